@@ -1,0 +1,1 @@
+"""The analysis pipeline stages and their Ray actors."""

@@ -1,0 +1,1 @@
+"""The Falcon ASGI app of the public REST API."""

@@ -1,0 +1,1 @@
+"""One module per REST resource; each stays thin: parse, authorize, call a service, shape the response."""

@@ -1,0 +1,3 @@
+"""Callscope: self-hosted call-recording analysis service."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Catalog database: SQLAlchemy tables, Alembic migrations, id allocation, key usage, call records."""

@@ -1,0 +1,31 @@
+"""Configuration objects shaped like Kubernetes custom resources (group callscope.io)."""
+
+from callscope.resources.meta import API_VERSION, GROUP, Condition, ObjectMeta, Resource
+from callscope.resources.kinds import (
+    KINDS,
+    Account,
+    AccountSpec,
+    ApiKey,
+    ApiKeySpec,
+    ApiKeyStatus,
+    Member,
+    MemberSpec,
+    Operator,
+    OperatorSpec,
+    Project,
+    ProjectSpec,
+    Tag,
+    TagSpec,
+    TagStatus,
+    VirtualNumber,
+    VirtualNumberSpec,
+    VirtualNumberStatus,
+    kind_class,
+)
+
+__all__ = [
+    "API_VERSION", "GROUP", "KINDS", "Account", "AccountSpec", "ApiKey", "ApiKeySpec", "ApiKeyStatus",
+    "Condition", "Member", "MemberSpec", "ObjectMeta", "Operator", "OperatorSpec", "Project", "ProjectSpec",
+    "Resource", "Tag", "TagSpec", "TagStatus", "VirtualNumber", "VirtualNumberSpec", "VirtualNumberStatus",
+    "kind_class",
+]

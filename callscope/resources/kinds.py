@@ -1,0 +1,180 @@
+"""The seven configuration kinds. Their pydantic models are the single source of the CRD schemas,
+of what the stores accept, and of what `callscope apply` validates.
+
+References between objects are by metadata.name within the account's namespace (GitOps-friendly);
+the REST API translates them to and from the integer ids in status.id.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from callscope.resources.meta import BaseStatus, CamelModel, Resource
+
+E164_PATTERN = r"^\+[1-9]\d{1,14}$"
+Permission = Literal["read", "write", "delete"]
+RoutingStrategy = Literal["priority", "round_robin", "simultaneous"]
+NumberType = Literal["mobile", "local", "toll-free", "national"]
+
+
+class AccountSpec(CamelModel):
+    display_name: str = Field(description="Account name, shown as shared_by of shares made through the API.")
+    default_language: str = Field("en", description="Language for projects that set none.")
+    audio_retention_days: int | None = Field(
+        None, ge=1, description="Default audio retention for projects without retention_days."
+    )
+
+
+class Account(Resource[AccountSpec, BaseStatus]):
+    KIND = "Account"
+    PLURAL = "accounts"
+    SHORT_NAMES = ("csaccount",)
+    kind: Literal["Account"] = "Account"
+    spec: AccountSpec
+    status: BaseStatus = Field(default_factory=BaseStatus)
+
+
+class MemberSpec(CamelModel):
+    email: str = Field(pattern=r"^[^@\s]+@[^@\s]+$", description="Sign-in email of the person.")
+    name: str = Field(min_length=1, description="Display name.")
+    locked: bool = Field(False, description="A locked member loses access to everything shared with them.")
+
+
+class Member(Resource[MemberSpec, BaseStatus]):
+    KIND = "Member"
+    PLURAL = "members"
+    SHORT_NAMES = ("csmember",)
+    kind: Literal["Member"] = "Member"
+    spec: MemberSpec
+    status: BaseStatus = Field(default_factory=BaseStatus)
+
+
+class ProjectSpec(CamelModel):
+    name: str = Field(min_length=1, description="Display name.")
+    language: str = Field(min_length=1, description="Default ISO language code for transcription.")
+    description: str | None = None
+    industry: str | None = None
+    goal_language: str | None = Field(None, description="Language of goal-evaluation prompts; defaults to language.")
+    summary_language: str | None = Field(None, description="Language of call summaries; defaults to language.")
+    long_pause_threshold_seconds: int | None = Field(
+        None, ge=0, description="Minimum silence in seconds that is flagged as a long pause."
+    )
+    transcription_hints: str | None = Field(None, description="Domain vocabulary that biases transcription.")
+    retention_days: int | None = Field(None, ge=1, description="Days recordings are kept; null disables retention.")
+    quality_baseline_enabled: bool = False
+    quality_baseline_pct: float | None = Field(None, ge=0, le=100, description="Target percentile, 0 to 100.")
+
+
+class Project(Resource[ProjectSpec, BaseStatus]):
+    KIND = "Project"
+    PLURAL = "projects"
+    SHORT_NAMES = ("csproject", "csproj")
+    kind: Literal["Project"] = "Project"
+    spec: ProjectSpec
+    status: BaseStatus = Field(default_factory=BaseStatus)
+
+
+class OperatorSpec(CamelModel):
+    name: str = Field(min_length=1, description="Full display name; initials derive from it.")
+    external_id: str | None = Field(None, description="The customer's own identifier; unique per account.")
+    phone_number: str | None = Field(None, pattern=E164_PATTERN, description="E.164; unique per account.")
+    email: str | None = None
+    active: bool = Field(True, description="Whether the operator can receive routed calls.")
+    projects: list[str] = Field(default_factory=list, description="Names of the projects the operator is linked to.")
+
+
+class Operator(Resource[OperatorSpec, BaseStatus]):
+    KIND = "Operator"
+    PLURAL = "operators"
+    SHORT_NAMES = ("csoperator", "csop")
+    kind: Literal["Operator"] = "Operator"
+    spec: OperatorSpec
+    status: BaseStatus = Field(default_factory=BaseStatus)
+
+
+class VirtualNumberSpec(CamelModel):
+    phone_number: str = Field(pattern=E164_PATTERN, description="E.164; unique per account.")
+    name: str | None = None
+    country_code: str = Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2.")
+    number_type: NumberType = "mobile"
+    active: bool = Field(True, description="Whether the number receives calls.")
+    recording: bool = Field(True, description="Whether inbound calls are recorded.")
+    routing_strategy: RoutingStrategy = "priority"
+    project: str | None = Field(None, description="Name of the project the number is attached to.")
+    operators: list[str] = Field(
+        default_factory=list, description="Names of the attached operators, highest priority first."
+    )
+
+
+class VirtualNumberStatus(BaseStatus):
+    provider: str | None = Field(None, description="Phone-number provider that sold the number.")
+    provider_ref: str | None = Field(None, description="The provider's identifier of the number.")
+    upfront_cost: str | None = None
+    monthly_cost: str | None = None
+
+
+class VirtualNumber(Resource[VirtualNumberSpec, VirtualNumberStatus]):
+    KIND = "VirtualNumber"
+    PLURAL = "virtualnumbers"
+    SHORT_NAMES = ("vnum",)
+    kind: Literal["VirtualNumber"] = "VirtualNumber"
+    spec: VirtualNumberSpec
+    status: VirtualNumberStatus = Field(default_factory=VirtualNumberStatus)
+
+
+class TagSpec(CamelModel):
+    name: str = Field(min_length=1, description="Tag name; unique within its project, case-insensitively.")
+    project: str = Field(min_length=1, description="Name of the owning project.")
+
+
+class TagStatus(BaseStatus):
+    color: str | None = Field(None, description="Hex colour from the project's ten-colour palette.")
+
+
+class Tag(Resource[TagSpec, TagStatus]):
+    KIND = "Tag"
+    PLURAL = "tags"
+    SHORT_NAMES = ("cstag",)
+    kind: Literal["Tag"] = "Tag"
+    spec: TagSpec
+    status: TagStatus = Field(default_factory=TagStatus)
+
+
+class ApiKeySpec(CamelModel):
+    permissions: list[Permission] = Field(min_length=1, description="Any combination of read, write, delete.")
+    project: str | None = Field(None, description="Name of the project a project-scoped key is bound to.")
+    expires_at: datetime | None = Field(None, description="The key is invalid after this time.")
+    revoked: bool = Field(False, description="A revoked key is invalid at once.")
+    rate_limit_per_minute: int | None = Field(None, ge=1, description="Requests per minute when limiting is on.")
+
+
+class ApiKeyStatus(BaseStatus):
+    key_hash: str | None = Field(None, description="SHA-256 of the key; the key itself is never stored.")
+    key_hint: str | None = Field(None, description="Prefix and last four characters, to recognise a key.")
+    rotated_at: datetime | None = None
+
+
+class ApiKey(Resource[ApiKeySpec, ApiKeyStatus]):
+    KIND = "ApiKey"
+    PLURAL = "apikeys"
+    SHORT_NAMES = ("csapikey",)
+    kind: Literal["ApiKey"] = "ApiKey"
+    spec: ApiKeySpec
+    status: ApiKeyStatus = Field(default_factory=ApiKeyStatus)
+
+
+KINDS: dict[str, type[Resource]] = {
+    cls.KIND: cls for cls in (Account, Member, Project, Operator, VirtualNumber, Tag, ApiKey)
+}
+
+
+def kind_class(name: str) -> type[Resource]:
+    """Resolve a kind by Kind, plural or short name, case-insensitively (as kubectl does)."""
+    wanted = name.lower()
+    for cls in KINDS.values():
+        if wanted in (cls.KIND.lower(), cls.PLURAL, cls.PLURAL.rstrip("s"), *cls.SHORT_NAMES):
+            return cls
+    raise KeyError(name)

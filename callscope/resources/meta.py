@@ -1,0 +1,94 @@
+"""The Kubernetes object envelope shared by every kind: apiVersion, kind, metadata, spec, status."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+GROUP = "callscope.io"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+ID_LABEL = f"{GROUP}/id"
+PROJECT_LABEL = f"{GROUP}/project"
+
+
+class CamelModel(BaseModel):
+    """Kubernetes field naming: camelCase on the wire, snake_case in Python."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class ObjectMeta(CamelModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    name: str
+    namespace: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: datetime | None = None
+    deletion_timestamp: datetime | None = None
+    finalizers: list[str] = Field(default_factory=list)
+
+
+class Condition(CamelModel):
+    type: str
+    status: str = Field(description="True, False or Unknown.")
+    reason: str = ""
+    message: str = ""
+    last_transition_time: datetime | None = None
+
+
+class BaseStatus(CamelModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    id: int | None = Field(None, description="Integer id of the REST API; assigned once, never reused.")
+    updated_at: datetime | None = Field(None, description="Last change of the spec.")
+    observed_generation: int | None = None
+    conditions: list[Condition] = Field(default_factory=list)
+
+
+SpecT = TypeVar("SpecT", bound=BaseModel)
+StatusT = TypeVar("StatusT", bound=BaseStatus)
+
+
+class Resource(CamelModel, Generic[SpecT, StatusT]):
+    """One configuration object; subclasses fix KIND, PLURAL and the spec/status types."""
+
+    KIND: ClassVar[str]
+    PLURAL: ClassVar[str]
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ()
+
+    api_version: str = API_VERSION
+    kind: str
+    metadata: ObjectMeta
+    spec: SpecT
+    status: StatusT
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        assert self.metadata.namespace is not None, "stored objects always carry a namespace"
+        return self.metadata.namespace
+
+    @property
+    def id(self) -> int | None:
+        return self.status.id
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]):
+        data = dict(data)
+        data.setdefault("kind", cls.KIND)
+        data.setdefault("status", {})
+        return cls.model_validate(data)

@@ -1,0 +1,1 @@
+"""Phone-number providers behind one interface: a sandbox and a commercial adapter."""
