@@ -1,5 +1,320 @@
+"""The `callscope` command: the embedded server and the administration of keys, members and resources.
+
+Every command reads CALLSCOPE_* settings (CALLSCOPE_DATA_DIR for the embedded data directory) and
+shares that data with a running server, which sees the changes without a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
 import click
+import yaml
+from pydantic import ValidationError
+
+from callscope import __version__, logs
+from callscope.config import Settings
+from callscope.errors import CallscopeError
+from callscope.runtime import Runtime, opened
+
+ACCOUNT_OPTION = click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
+
+
+def _settings() -> Settings:
+    settings = Settings()
+    logs.configure(settings.log_level, settings.log_format)
+    return settings
+
+
+def run_async(fn):
+    """Run an async command; typed errors become a one-line message and exit code 1, not a traceback."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return asyncio.run(fn(*args, **kwargs))
+        except CallscopeError as exc:
+            raise click.ClickException(exc.message) from None
+        except ValidationError as exc:
+            raise click.ClickException(str(exc)) from None
+    return wrapper
+
+
+def _parse_time(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 timestamp") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
 
 @click.group()
-def main():
-    """callscope"""
+@click.version_option(__version__, prog_name="callscope")
+def main() -> None:
+    """Callscope: self-hosted call-recording analysis."""
+
+
+@main.command()
+@click.option("--host", default=None, help="Interface to listen on (default CALLSCOPE_HOST, 127.0.0.1).")
+@click.option("--port", default=None, type=int, help="Port (default CALLSCOPE_PORT, 8080).")
+def serve(host: str | None, port: int | None) -> None:
+    """Run the API, the reconcilers and the background loops in one process."""
+    import uvicorn
+
+    from callscope.api.app import Lifespan, create_app
+
+    settings = _settings()
+    runtime = Runtime(settings)
+    app = create_app(runtime.ctx, runtime.usage, runtime.limiter, Lifespan(runtime.start, runtime.stop))
+    uvicorn.run(app, host=host or settings.host, port=port or settings.port, log_config=None,
+                access_log=False, lifespan="on")
+
+
+@main.command()
+@run_async
+async def migrate() -> None:
+    """Create or upgrade the catalog database schema (serve does this on start)."""
+    settings = _settings()
+    async with opened(settings):
+        click.echo(f"catalog at {settings.catalog_url.split('@')[-1]} is up to date")
+
+
+# ----- keys -----------------------------------------------------------------------------------
+
+@main.group()
+def keys() -> None:
+    """API keys: create, list (with usage), revoke, regenerate."""
+
+
+@keys.command("create")
+@ACCOUNT_OPTION
+@click.option("--name", required=True, help="Key name, unique in the account (lowercase, digits, '-').")
+@click.option("--permissions", required=True, help="Comma-separated: read,write,delete.")
+@click.option("--project-id", type=int, default=None, help="Bind the key to one project.")
+@click.option("--expires-at", default=None, help="ISO 8601 time after which the key is invalid.")
+@click.option("--rate-limit", type=int, default=None, help="Requests per minute when rate limiting is on.")
+@run_async
+async def keys_create(account, name, permissions, project_id, expires_at, rate_limit) -> None:
+    """Create a key; the key is printed once, alone on the last line."""
+    from callscope.services import keys as key_service
+
+    wanted = [p.strip() for p in permissions.split(",") if p.strip()]
+    unknown = set(wanted) - {"read", "write", "delete"}
+    if unknown or not wanted:
+        raise click.BadParameter("permissions are a comma-separated subset of read,write,delete")
+    async with opened(_settings()) as rt:
+        obj, key = await key_service.create_key(rt.ctx, account, name, wanted, project_id, _parse_time(expires_at),
+                                                rate_limit)
+        click.echo(f"created key {obj.name} in account {account} ({','.join(obj.spec.permissions)}"
+                   f"{', project ' + str(project_id) if project_id else ''}); it is shown only once:")
+        click.echo(key)
+
+
+@keys.command("list")
+@ACCOUNT_OPTION
+@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
+@run_async
+async def keys_list(account, output) -> None:
+    """Keys of an account with their usage: last used, requests, requests by endpoint, error rate."""
+    from callscope.catalog.usage import read_usage
+    from callscope.services import keys as key_service
+    from callscope.services.scope import project_id_of
+
+    async with opened(_settings()) as rt:
+        found = key_service.list_keys(rt.ctx, account)
+        usage = await rt.catalog.run(read_usage, rt.catalog, [k.metadata.uid for k in found])
+        rows = []
+        for key in found:
+            used = usage.get(key.metadata.uid)
+            rows.append({
+                "name": key.name, "hint": key.status.key_hint, "permissions": key.spec.permissions,
+                "project_id": project_id_of(rt.ctx, account, key.spec.project),
+                "state": "revoked" if key.spec.revoked else (
+                    "expired" if key.spec.expires_at and key.spec.expires_at <= rt.ctx.clock() else "active"),
+                "expires_at": key.spec.expires_at.isoformat() if key.spec.expires_at else None,
+                "last_used_at": used.last_used_at.isoformat() if used and used.last_used_at else None,
+                "total_requests": used.total_requests if used else 0,
+                "error_rate": round(used.error_rate, 4) if used else 0.0,
+                "requests_by_endpoint": used.requests_by_endpoint if used else {},
+            })
+    if output == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    click.echo(f"{'NAME':<24} {'STATE':<8} {'PERMISSIONS':<18} {'PROJECT':<8} {'REQUESTS':>8} {'ERRORS':>7}  LAST USED")
+    for r in rows:
+        click.echo(f"{r['name']:<24} {r['state']:<8} {','.join(r['permissions']):<18} {str(r['project_id'] or '-'):<8} "
+                   f"{r['total_requests']:>8} {r['error_rate']:>7.1%}  {r['last_used_at'] or 'never'}")
+        for endpoint, count in sorted(r["requests_by_endpoint"].items()):
+            click.echo(f"{'':<24}   {count:>6}  {endpoint}")
+
+
+@keys.command("revoke")
+@ACCOUNT_OPTION
+@click.option("--name", required=True)
+@run_async
+async def keys_revoke(account, name) -> None:
+    """Revoke a key: it is invalid at once."""
+    from callscope.services import keys as key_service
+
+    async with opened(_settings()) as rt:
+        await key_service.revoke_key(rt.ctx, account, name)
+    click.echo(f"revoked key {name} in account {account}")
+
+
+@keys.command("regenerate")
+@ACCOUNT_OPTION
+@click.option("--name", required=True)
+@run_async
+async def keys_regenerate(account, name) -> None:
+    """Replace a key's secret: the old key is invalid at once; the new one is printed on the last line."""
+    from callscope.services import keys as key_service
+
+    async with opened(_settings()) as rt:
+        _, key = await key_service.regenerate_key(rt.ctx, account, name)
+    click.echo(f"regenerated key {name} in account {account}; the old key no longer works. New key:")
+    click.echo(key)
+
+
+# ----- members --------------------------------------------------------------------------------
+
+@main.group()
+def members() -> None:
+    """Account members (the people recordings are shared with)."""
+
+
+@members.command("add")
+@ACCOUNT_OPTION
+@click.option("--email", required=True)
+@click.option("--name", required=True)
+@run_async
+async def members_add(account, email, name) -> None:
+    from callscope.services import accounts
+
+    async with opened(_settings()) as rt:
+        member = await accounts.add_member(rt.ctx, account, email, name)
+    click.echo(f"added {member.spec.email} to account {account}")
+
+
+def _lock_command(locked: bool):
+    @ACCOUNT_OPTION
+    @click.option("--email", required=True)
+    @run_async
+    async def command(account, email) -> None:
+        from callscope.services import accounts
+
+        async with opened(_settings()) as rt:
+            await accounts.set_member_locked(rt.ctx, account, email, locked)
+        click.echo(f"{'locked' if locked else 'unlocked'} {email} in account {account}")
+    return command
+
+
+members.command("lock", help="Lock a member: they lose access to everything shared with them.")(_lock_command(True))
+members.command("unlock", help="Unlock a member.")(_lock_command(False))
+
+
+@members.command("remove")
+@ACCOUNT_OPTION
+@click.option("--email", required=True)
+@run_async
+async def members_remove(account, email) -> None:
+    from callscope.services import accounts
+
+    async with opened(_settings()) as rt:
+        await accounts.remove_member(rt.ctx, account, email)
+    click.echo(f"removed {email} from account {account}")
+
+
+@members.command("list")
+@ACCOUNT_OPTION
+@run_async
+async def members_list(account) -> None:
+    from callscope.services import accounts
+
+    async with opened(_settings()) as rt:
+        found = accounts.list_members(rt.ctx, account)
+    click.echo(f"{'EMAIL':<36} {'NAME':<28} STATE")
+    for m in found:
+        click.echo(f"{m.spec.email:<36} {m.spec.name:<28} {'locked' if m.spec.locked else 'active'}")
+
+
+# ----- resources as YAML ----------------------------------------------------------------------
+
+@main.command()
+@click.option("-f", "--filename", "path", required=True, type=click.File("r"), help="YAML file, or - for stdin.")
+@click.option("--account", default=None, help="Namespace for objects that name none (default: default).")
+@run_async
+async def apply(path, account) -> None:
+    """Create or update resources from YAML, as `kubectl apply -f` does in a cluster."""
+    from callscope.operator.handlers import reconcile
+    from callscope.operator.embedded import key_file_writer
+    from callscope.services.apply import apply_documents
+
+    try:
+        documents = [d for d in yaml.safe_load_all(path) if d]
+    except yaml.YAMLError as exc:
+        raise click.ClickException(f"invalid YAML: {exc}") from None
+    settings = _settings()
+    async with opened(settings) as rt:
+        for obj, line in await apply_documents(rt.ctx, documents, account or "default"):
+            # Reconcile at once so `get` shows ids right away; a running server would do the same.
+            await reconcile(rt.ctx, obj, key_file_writer(settings.data_dir / "secrets"))
+            click.echo(line)
+
+
+@main.command()
+@click.argument("kind")
+@click.argument("name", required=False)
+@ACCOUNT_OPTION
+@click.option("--output", "-o", type=click.Choice(["table", "yaml", "json"]), default="table")
+@run_async
+async def get(kind, name, account, output) -> None:
+    """Show resources of a KIND (Kind, plural or short name), or one by NAME."""
+    from callscope.resources import kind_class
+    from callscope.services.apply import table
+
+    try:
+        cls = kind_class(kind)
+    except KeyError:
+        raise click.BadParameter(f"unknown kind {kind!r}") from None
+    async with opened(_settings()) as rt:
+        objects = [await rt.store.get(cls, account, name)] if name else await rt.store.list(cls, account)
+    dicts: list[dict[str, Any]] = [o.to_dict() for o in objects]
+    if output == "yaml":
+        click.echo(yaml.safe_dump_all(dicts, sort_keys=False) if dicts else "", nl=False)
+    elif output == "json":
+        click.echo(json.dumps(dicts[0] if name else {"apiVersion": "v1", "kind": "List", "items": dicts}, indent=2))
+    else:
+        click.echo(table(objects))
+
+
+@main.command()
+@click.argument("kind")
+@click.argument("name")
+@ACCOUNT_OPTION
+@run_async
+async def delete(kind, name, account) -> None:
+    """Delete one resource (a Project cascades like the REST delete)."""
+    from callscope.resources import Project, kind_class
+    from callscope.services.projects import cascade_project_delete
+
+    try:
+        cls = kind_class(kind)
+    except KeyError:
+        raise click.BadParameter(f"unknown kind {kind!r}") from None
+    async with opened(_settings()) as rt:
+        obj = await rt.store.get(cls, account, name)
+        if cls is Project:
+            await cascade_project_delete(rt.ctx, obj)
+        else:
+            await rt.store.delete(cls, account, name)
+    click.echo(f"{cls.KIND.lower()}/{name} deleted")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -43,8 +43,17 @@ class Settings(BaseSettings):
     twilio_account_sid: str | None = None
     twilio_auth_token: str | None = None
     twilio_base_url: str = "https://api.twilio.com"
+    twilio_bundles: dict[int, str] = Field(
+        default_factory=dict,
+        description='Requirement group id → Twilio regulatory BundleSid, JSON (e.g. {"1": "BU..."}).',
+    )
 
+    default_phone_region: str = Field("US", description="Region assumed for phone numbers given without +country.")
     max_json_body_bytes: int = Field(1_048_576, ge=1024, description="Largest JSON request body accepted.")
+    upload_limits_mb: dict[str, int] = Field(
+        default_factory=lambda: {"mp3": 100, "m4a": 100, "ogg": 100, "webm": 100, "wav": 500, "flac": 500},
+        description="Largest upload per audio format, in MB (JSON object).",
+    )
     default_audio_retention_days: int = Field(90, ge=1, description="Audio retention when a project sets none.")
 
     @cached_property

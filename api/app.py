@@ -1,0 +1,66 @@
+"""create_app(): the Falcon ASGI app of the public API, wired to injected services (tests inject theirs)."""
+
+from __future__ import annotations
+
+import falcon
+import falcon.asgi
+
+from callscope.api import errors
+from callscope.api.middleware import ApiMiddleware
+from callscope.api.openapi import build_document
+from callscope.api.resources.operators import OperatorCollection, OperatorItem
+from callscope.api.resources.projects import ProjectCollection, ProjectItem
+from callscope.api.resources.service import Health, Metrics, OpenApiDocument
+from callscope.api.resources.settings import AppSettingsResource
+from callscope.api.resources.tags import TagCollection, TagItem
+from callscope.api.resources.virtual_numbers import AvailableNumbers, NumberCollection, NumberItem, NumberPurchase
+from callscope.api.routing import Router
+from callscope.catalog.usage import UsageRecorder
+from callscope.ratelimit import RateLimiter
+from callscope.services.context import Context
+
+
+class Lifespan:
+    """Runs the owner's start/stop with the ASGI lifespan (uvicorn); tests start things themselves."""
+
+    def __init__(self, on_startup, on_shutdown):
+        self.on_startup, self.on_shutdown = on_startup, on_shutdown
+
+    async def process_startup(self, scope, event):
+        await self.on_startup()
+
+    async def process_shutdown(self, scope, event):
+        await self.on_shutdown()
+
+
+def create_app(ctx: Context, usage: UsageRecorder, limiter: RateLimiter | None = None,
+               lifespan: Lifespan | None = None) -> falcon.asgi.App:
+    app = falcon.asgi.App(middleware=[m for m in (lifespan,) if m is not None])
+    router = Router(app)
+    app.add_middleware(ApiMiddleware(ctx, router, usage, limiter))
+    errors.install(app)
+    app.req_options.strip_url_path_trailing_slash = True
+
+    router.add("/projects", ProjectCollection(ctx), tag="projects")
+    router.add("/projects/{id:int}", ProjectItem(ctx), tag="projects")
+    router.add("/operators", OperatorCollection(ctx), tag="operators")
+    operator_item = OperatorItem(ctx)
+    router.add("/operators/{id:int}", operator_item, tag="operators")
+    router.add("/operators/{id:int}/add_project", operator_item, tag="operators", suffix="add_project")
+    router.add("/operators/{id:int}/remove_project", operator_item, tag="operators", suffix="remove_project")
+    router.add("/virtual_numbers", NumberCollection(ctx), tag="virtual_numbers")
+    router.add("/virtual_numbers/available", AvailableNumbers(ctx), tag="virtual_numbers")
+    router.add("/virtual_numbers/purchase", NumberPurchase(ctx), tag="virtual_numbers")
+    number_item = NumberItem(ctx)
+    router.add("/virtual_numbers/{id:int}", number_item, tag="virtual_numbers")
+    router.add("/virtual_numbers/{id:int}/add_operator", number_item, tag="virtual_numbers", suffix="add_operator")
+    router.add("/virtual_numbers/{id:int}/remove_operator", number_item, tag="virtual_numbers",
+               suffix="remove_operator")
+    router.add("/tags", TagCollection(ctx), tag="tags")
+    router.add("/tags/{id:int}", TagItem(ctx), tag="tags")
+    router.add("/app/settings", AppSettingsResource(ctx), tag="settings")
+
+    router.add("/healthz", Health(ctx), tag="service", prefix="")
+    router.add("/metrics", Metrics(), tag="service", prefix="")
+    router.add("/openapi.json", OpenApiDocument(build_document(router)), tag="service")
+    return app

@@ -1,0 +1,79 @@
+"""The OpenAPI 3.1 document of the public API, generated from the operation table and the same pydantic
+models that validate requests and build responses."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from callscope.api import schemas as s
+from callscope.api.routing import PREFIX, Router
+from callscope import __version__
+
+_PATH_PARAM = re.compile(r"\{(\w+)(?::(\w+))?\}")
+_ERROR_MODELS = {400: s.ErrorBody, 401: s.ErrorBody, 403: s.ErrorBody, 404: s.ErrorBody, 413: s.ErrorBody,
+                 422: s.ErrorsBody, 429: s.RateLimitBody, 503: s.ErrorBody}
+_ERROR_TEXT = {400: "Malformed request", 401: "Missing, malformed, revoked or expired API key",
+               403: "The key lacks the permission or the scope", 404: "Not found or outside the key's scope",
+               413: "Request body too large", 422: "Validation failed", 429: "Rate limit exceeded",
+               503: "Temporarily unavailable"}
+
+
+def build_document(router: Router) -> dict[str, Any]:
+    ops = [op for op in router.operations.values() if op.permission is not None]
+    wanted: list[tuple[type[BaseModel], str]] = [(m, "serialization") for m in set(_ERROR_MODELS.values())]
+    for op in ops:
+        if op.body is not None:
+            wanted.append((op.body, "validation"))
+        for model in (op.response, *op.extra_statuses.values()):
+            if model is not None:
+                wanted.append((model, "serialization"))
+    refs, defs = models_json_schema(list(dict.fromkeys(wanted)), ref_template="#/components/schemas/{model}")
+
+    paths: dict[str, dict[str, Any]] = {}
+    for op in sorted(ops, key=lambda o: (o.path, o.method)):
+        path = _PATH_PARAM.sub(r"{\1}", op.path)
+        parameters = [
+            {"name": name, "in": "path", "required": True,
+             "schema": {"type": "integer"} if conv == "int" else {"type": "string"}}
+            for name, conv in _PATH_PARAM.findall(op.path)
+        ]
+        parameters += [{"name": q.name, "in": "query", "required": q.required, "schema": q.schema,
+                        "description": q.description} for q in op.query]
+        responses: dict[str, Any] = {}
+        for status, model in {op.status: op.response, **op.extra_statuses}.items():
+            entry: dict[str, Any] = {"description": "Success"}
+            if model is not None and status != 204:
+                entry["content"] = {"application/json": {"schema": refs[(model, "serialization")]}}
+            responses[str(status)] = entry
+        for status in sorted({*op.errors, 401, 403, 429, *((400, 413, 422) if op.body else ())}):
+            responses[str(status)] = {
+                "description": _ERROR_TEXT[status],
+                "content": {"application/json": {"schema": refs[(_ERROR_MODELS[status], "serialization")]}},
+            }
+        entry = {
+            "operationId": f"{op.method.lower()}_{path.removeprefix(PREFIX).strip('/').replace('/', '_').replace('{', '').replace('}', '')}",
+            "summary": op.summary, "tags": [op.tag], "parameters": parameters, "responses": responses,
+            "x-permission": op.permission,
+        }
+        if op.body is not None:
+            entry["requestBody"] = {"required": False,
+                                    "content": {"application/json": {"schema": refs[(op.body, "validation")]}}}
+        paths.setdefault(path, {})[op.method.lower()] = entry
+
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Callscope public API", "version": __version__,
+                 "description": "Call-recording analysis: projects, operators, virtual numbers, tags, recordings."},
+        "servers": [{"url": "/"}],
+        "security": [{"bearerAuth": []}],
+        "paths": paths,
+        "components": {
+            "schemas": defs.get("$defs", {}),
+            "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer",
+                                               "description": "API key: a fixed prefix plus 32 alphanumerics."}},
+        },
+    }

@@ -1,0 +1,42 @@
+"""/projects and /projects/{id}."""
+
+from __future__ import annotations
+
+from callscope.api import presenters, schemas as s
+from callscope.api.body import parse_json
+from callscope.api.resources.base import Resource, data, principal_of
+from callscope.api.routing import operation
+from callscope.services import projects
+
+
+class ProjectCollection(Resource):
+    @operation("List projects (ordered by name; a project-scoped key sees its own)", "read",
+               response=s.Data[list[s.ProjectShort]], errors=(401, 403))
+    async def on_get(self, req, resp):
+        resp.media = data([presenters.project_short(p) for p in projects.list_projects(self.ctx, principal_of(req))])
+
+    @operation("Create a project (account-wide keys only)", "write", body=s.ProjectCreate,
+               response=s.Data[s.ProjectDetail], status=201, errors=(400, 401, 403, 422))
+    async def on_post(self, req, resp):
+        body = await parse_json(req, s.ProjectCreate, self.body_limit)
+        project = await projects.create_project(self.ctx, principal_of(req), body.model_dump(exclude_unset=True))
+        resp.status = 201
+        resp.media = data(presenters.project_detail(self.ctx, project))
+
+
+class ProjectItem(Resource):
+    @operation("Get a project (detail form)", "read", response=s.Data[s.ProjectDetail], errors=(401, 403, 404))
+    async def on_get(self, req, resp, id: int):
+        resp.media = data(presenters.project_detail(self.ctx, projects.get_project(self.ctx, principal_of(req), id)))
+
+    @operation("Update a project (only supplied fields change)", "write", body=s.ProjectUpdate,
+               response=s.Data[s.ProjectDetail], errors=(400, 401, 403, 404, 422))
+    async def on_patch(self, req, resp, id: int):
+        body = await parse_json(req, s.ProjectUpdate, self.body_limit)
+        project = await projects.update_project(self.ctx, principal_of(req), id, body.model_dump(exclude_unset=True))
+        resp.media = data(presenters.project_detail(self.ctx, project))
+
+    @operation("Delete a project and everything in it (irreversible)", "delete", status=204, errors=(401, 403, 404))
+    async def on_delete(self, req, resp, id: int):
+        await projects.delete_project(self.ctx, principal_of(req), id)
+        resp.status = 204

@@ -1,0 +1,37 @@
+"""Unauthenticated service endpoints: health, Prometheus metrics and the OpenAPI document."""
+
+from __future__ import annotations
+
+import falcon
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+
+from callscope.api.routing import operation
+from callscope.services.context import Context
+
+
+class Health:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    @operation("Ready when the object cache is loaded and the catalog answers", None)
+    async def on_get(self, req, resp):
+        checks = {"store": bool(self.ctx.store.ready), "catalog": await self.ctx.catalog.run(self.ctx.catalog.ping)}
+        resp.status = 200 if all(checks.values()) else 503
+        resp.media = {"status": "ok" if resp.status == 200 else "unavailable", "checks": checks}
+
+
+class Metrics:
+    @operation("Prometheus metrics", None)
+    async def on_get(self, req, resp):
+        resp.content_type = CONTENT_TYPE_LATEST
+        resp.data = generate_latest(REGISTRY)
+
+
+class OpenApiDocument:
+    def __init__(self, document: dict):
+        self.document = document
+
+    @operation("This document", None)
+    async def on_get(self, req, resp):
+        resp.media = self.document
+        resp.content_type = falcon.MEDIA_JSON

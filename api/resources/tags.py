@@ -1,0 +1,35 @@
+"""/tags and /tags/{id}."""
+
+from __future__ import annotations
+
+from callscope.api import presenters, schemas as s
+from callscope.api.body import parse_json, query_int
+from callscope.api.resources.base import Resource, data, principal_of
+from callscope.api.routing import QueryParam, operation
+from callscope.services import tags
+
+
+class TagCollection(Resource):
+    @operation("List a project's tags (ordered by name)", "read", response=s.Data[list[s.TagOut]],
+               query=(QueryParam("project_id", {"type": "integer"}, "Required for account-wide keys."),),
+               errors=(401, 403, 404, 422))
+    async def on_get(self, req, resp):
+        found = tags.list_tags(self.ctx, principal_of(req), query_int(req, "project_id"))
+        resp.media = data([presenters.tag_out(self.ctx, t) for t in found])
+
+    @operation("Create a tag (idempotent on name: 200 with the existing tag)", "write", body=s.TagCreate,
+               response=s.Data[s.TagOut], status=201, extra_statuses={200: s.Data[s.TagOut]},
+               errors=(400, 401, 403, 404, 422))
+    async def on_post(self, req, resp):
+        body = await parse_json(req, s.TagCreate, self.body_limit)
+        tag, created = await tags.create_tag(self.ctx, principal_of(req), body.name, body.project_id)
+        resp.status = 201 if created else 200
+        resp.media = data(presenters.tag_out(self.ctx, tag))
+
+
+class TagItem(Resource):
+    @operation("Delete a tag (removed from the recordings that carry it)", "write", status=204,
+               errors=(401, 403, 404))
+    async def on_delete(self, req, resp, id: int):
+        await tags.delete_tag(self.ctx, principal_of(req), id)
+        resp.status = 204

@@ -1,0 +1,73 @@
+"""/virtual_numbers: list, detail, update, search, purchase, add_operator, remove_operator."""
+
+from __future__ import annotations
+
+from callscope.api import presenters, schemas as s
+from callscope.api.body import parse_json, query_int
+from callscope.api.resources.base import Resource, data, principal_of
+from callscope.api.routing import QueryParam, operation
+from callscope.services import numbers
+
+
+class NumberCollection(Resource):
+    @operation("List virtual numbers", "read", response=s.Data[list[s.NumberListItem]], errors=(401, 403),
+               forbidden_message="Forbidden")
+    async def on_get(self, req, resp):
+        found = numbers.list_numbers(self.ctx, principal_of(req))
+        resp.media = data([presenters.number_item(self.ctx, n) for n in found])
+
+
+class NumberItem(Resource):
+    @operation("Get a virtual number (detail form)", "read", response=s.Data[s.NumberDetail], errors=(401, 403, 404))
+    async def on_get(self, req, resp, id: int):
+        principal = principal_of(req)
+        number = numbers.get_number(self.ctx, principal, id)
+        resp.media = data(await presenters.number_detail(self.ctx, principal, number))
+
+    @operation("Update a virtual number", "write", body=s.NumberUpdate, response=s.Data[s.NumberDetail],
+               errors=(400, 401, 403, 404, 422))
+    async def on_patch(self, req, resp, id: int):
+        principal = principal_of(req)
+        body = await parse_json(req, s.NumberUpdate, self.body_limit)
+        number = await numbers.update_number(self.ctx, principal, id, body.model_dump(exclude_unset=True))
+        resp.media = data(await presenters.number_detail(self.ctx, principal, number))
+
+    @operation("Attach an operator at the next priority slot", "write", body=s.AddOperator,
+               response=s.Data[s.NumberDetail], errors=(400, 401, 403, 404, 422))
+    async def on_post_add_operator(self, req, resp, id: int):
+        principal = principal_of(req)
+        body = await parse_json(req, s.AddOperator, self.body_limit)
+        number = await numbers.add_operator(self.ctx, principal, id, body.model_dump(exclude_unset=True))
+        resp.media = data(await presenters.number_detail(self.ctx, principal, number))
+
+    @operation("Detach an operator", "write", body=s.RemoveOperator,
+               query=(QueryParam("operator_id", {"type": "integer"}, "Or in a JSON body."),),
+               response=s.Data[s.NumberDetail], errors=(400, 401, 403, 404, 422))
+    async def on_delete_remove_operator(self, req, resp, id: int):
+        principal = principal_of(req)
+        body = await parse_json(req, s.RemoveOperator, self.body_limit)
+        operator_id = query_int(req, "operator_id")
+        number = await numbers.remove_operator(
+            self.ctx, principal, id, operator_id if operator_id is not None else body.operator_id)
+        resp.media = data(await presenters.number_detail(self.ctx, principal, number))
+
+
+class AvailableNumbers(Resource):
+    @operation("Search numbers available for purchase", "read", response=s.Data[list[s.NumberCandidate]],
+               query=(QueryParam("country", {"type": "string", "default": "US"}, "ISO 3166-1 alpha-2"),
+                      QueryParam("number_type", {"type": "string", "default": "mobile",
+                                                 "enum": list(numbers.NUMBER_TYPES)})),
+               errors=(401, 403, 422))
+    async def on_get(self, req, resp):
+        found = await numbers.search_available(self.ctx, req.get_param("country"), req.get_param("number_type"))
+        resp.media = {"data": [c.model_dump(mode="json") for c in found]}
+
+
+class NumberPurchase(Resource):
+    @operation("Purchase a number", "write", body=s.NumberPurchase, response=s.Data[s.NumberListItem], status=201,
+               errors=(400, 401, 403, 422, 503))
+    async def on_post(self, req, resp):
+        body = await parse_json(req, s.NumberPurchase, self.body_limit)
+        number = await numbers.purchase_number(self.ctx, principal_of(req), body.model_dump(exclude_unset=True))
+        resp.status = 201
+        resp.media = data(presenters.number_item(self.ctx, number))

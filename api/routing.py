@@ -1,0 +1,64 @@
+"""One table of the API's operations: each responder declares its permission, models and statuses once,
+and the auth middleware, the OpenAPI document and the usage tracker all read it from here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pydantic import BaseModel
+
+PREFIX = "/api/v1/public"
+
+
+@dataclass(frozen=True)
+class QueryParam:
+    name: str
+    schema: dict[str, Any]
+    description: str = ""
+    required: bool = False
+
+
+@dataclass
+class Operation:
+    summary: str
+    permission: str | None  # None: no API key needed (health, metrics, the OpenAPI document)
+    response: type[BaseModel] | None = None
+    status: int = 200
+    body: type[BaseModel] | None = None
+    query: tuple[QueryParam, ...] = ()
+    errors: tuple[int, ...] = ()
+    forbidden_message: str | None = None  # the spec's odd `Forbidden` on the virtual-number list
+    extra_statuses: dict[int, type[BaseModel]] = field(default_factory=dict)
+    method: str = ""
+    path: str = ""
+    tag: str = ""
+
+
+def operation(summary: str, permission: str | None, **kwargs: Any) -> Callable:
+    def decorate(responder: Callable) -> Callable:
+        responder.__operation__ = Operation(summary=summary, permission=permission, **kwargs)
+        return responder
+    return decorate
+
+
+class Router:
+    """Registers Falcon routes and remembers their operations by (METHOD, URI template)."""
+
+    def __init__(self, app):
+        self.app = app
+        self.operations: dict[tuple[str, str], Operation] = {}
+
+    def add(self, path: str, resource: object, *, tag: str, suffix: str | None = None, prefix: str = PREFIX) -> None:
+        template = prefix + path
+        self.app.add_route(template, resource, suffix=suffix) if suffix else self.app.add_route(template, resource)
+        for method in ("get", "post", "patch", "put", "delete"):
+            name = f"on_{method}" + (f"_{suffix}" if suffix else "")
+            responder = getattr(resource, name, None)
+            op: Operation | None = getattr(responder, "__operation__", None)
+            if op is not None:
+                op.method, op.path, op.tag = method.upper(), template, tag
+                self.operations[(method.upper(), template)] = op
+
+    def find(self, method: str, template: str | None) -> Operation | None:
+        return self.operations.get((method, template or ""))

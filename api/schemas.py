@@ -1,0 +1,291 @@
+"""Public JSON shapes: request bodies (validated on the way in) and responses (built on the way out).
+The OpenAPI document is generated from these same models."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+T = TypeVar("T")
+
+
+class Shape(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+# ----- envelopes and errors -------------------------------------------------------------------
+
+class Data(Shape, Generic[T]):
+    data: T
+
+
+class Meta(Shape):
+    current_page: int
+    per_page: int
+    total_pages: int
+    total_count: int
+
+
+class Page(Shape, Generic[T]):
+    data: list[T]
+    meta: Meta
+
+
+class ErrorBody(Shape):
+    error: str
+
+
+class ErrorsBody(Shape):
+    errors: list[str]
+
+
+class RateLimitBody(Shape):
+    error: str
+    retry_after: int
+
+
+# ----- projects -------------------------------------------------------------------------------
+
+class ProjectFields(Shape):
+    description: str | None = None
+    industry: str | None = None
+    goal_language: str | None = None
+    summary_language: str | None = None
+    long_pause_threshold_seconds: int | None = Field(None, description="Minimum silence flagged as a long pause.")
+    transcription_hints: str | None = None
+    retention_days: int | None = Field(None, description="Days recordings are kept; null disables retention.")
+    quality_baseline_enabled: bool | None = None
+    quality_baseline_pct: float | None = Field(None, description="Target percentile, 0 to 100.")
+
+
+class ProjectCreate(ProjectFields):
+    name: str | None = Field(None, description="Display name (required).")
+    language: str | None = Field(None, description="Default ISO language code for transcription (required).")
+
+
+class ProjectUpdate(ProjectCreate):
+    """Same fields as create, all optional; only supplied fields change."""
+
+
+class ProjectShort(Shape):
+    id: int
+    name: str
+    language: str | None
+    industry: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class ProjectDetail(ProjectShort):
+    description: str | None
+    goal_language: str | None
+    summary_language: str | None
+    long_pause_threshold_seconds: int | None
+    transcription_hints: str | None
+    retention_days: int | None
+    quality_baseline_enabled: bool
+    quality_baseline_pct: float | None
+    recordings_count: int
+    virtual_numbers_count: int
+
+
+# ----- operators ------------------------------------------------------------------------------
+
+class OperatorCreate(Shape):
+    name: str | None = Field(None, description="Full display name (required); initials derive from it.")
+    external_id: str | None = Field(None, description="Your own identifier; unique per account.")
+    phone_number: str | None = Field(None, description="Normalised to E.164; unique per account.")
+    email: str | None = None
+    active: bool = True
+    project_id: int | None = Field(None, description="Links the new operator to this project.")
+
+
+class OperatorUpdate(Shape):
+    name: str | None = None
+    phone_number: str | None = None
+    email: str | None = Field(None, description="null clears it.")
+    active: bool | None = None
+
+
+class ProjectLink(Shape):
+    project_id: int | None = Field(None, description="Required for account-wide keys.")
+
+
+class NumberOfOperator(Shape):
+    id: int
+    phone_number: str
+    name: str | None
+    active: bool
+
+
+class OperatorListItem(Shape):
+    id: int
+    name: str
+    phone_number: str | None
+    email: str | None
+    active: bool
+    external_id: str | None
+    initials: str
+    virtual_numbers_count: int
+    recording_project_ids: list[int]
+
+
+class OperatorDetail(Shape):
+    id: int
+    name: str
+    external_id: str | None
+    phone_number: str | None
+    email: str | None
+    active: bool
+    initials: str
+    recording_project_ids: list[int]
+    virtual_numbers: list[NumberOfOperator]
+
+
+# ----- virtual numbers ------------------------------------------------------------------------
+
+RoutingStrategy = Literal["priority", "round_robin", "simultaneous"]
+
+
+class NumberUpdate(Shape):
+    name: str | None = None
+    active: bool | None = None
+    recording: bool | None = None
+    routing_strategy: str | None = Field(None, description="priority, round_robin or simultaneous.")
+
+
+class NumberPurchase(Shape):
+    phone_number: str | None = Field(None, description="E.164 (required).")
+    country_code: str | None = None
+    number_type: str | None = Field(None, description="mobile, local, toll-free or national.")
+    name: str | None = None
+    requirement_group_id: int | None = Field(None, description="An approved requirement group.")
+    upfront_cost: str | None = None
+    monthly_cost: str | None = None
+
+
+class AddOperator(Shape):
+    operator_id: int | None = Field(None, description="Shape A: an existing operator (wins over phone_number).")
+    phone_number: str | None = Field(None, description="Shape B: create and attach a new operator.")
+    name: str | None = Field(None, description="Shape B: the new operator's name (default Operator).")
+
+
+class RemoveOperator(Shape):
+    operator_id: int | None = None
+
+
+class OperatorBrief(Shape):
+    id: int
+    name: str
+    initials: str
+
+
+class OperatorAvailable(Shape):
+    id: int
+    name: str
+    phone_number: str | None
+    initials: str
+
+
+class OperatorAttached(OperatorAvailable):
+    priority: int
+
+
+class NumberStats(Shape):
+    total_calls: int
+    answered_calls: int
+    missed_calls: int
+    average_duration_seconds: int
+
+
+class RecentCall(Shape):
+    id: int
+    phone_number: str
+    caller_name: str | None
+    call_status: str
+    call_duration: int
+    direction: str
+    ai_handled: bool
+    transcript_summary: str | None
+    created_at: datetime
+
+
+class NumberListItem(Shape):
+    id: int
+    phone_number: str
+    name: str | None
+    country_code: str
+    active: bool
+    project_id: int | None
+    operators: list[OperatorBrief]
+    operators_count: int
+
+
+class NumberDetail(Shape):
+    id: int
+    phone_number: str
+    name: str | None
+    country_code: str
+    active: bool
+    project_id: int | None
+    recording: bool
+    routing_strategy: RoutingStrategy
+    stats: NumberStats
+    operators: list[OperatorAttached]
+    available_operators: list[OperatorAvailable]
+    recent_calls: list[RecentCall]
+
+
+class RegionInformation(Shape):
+    region_type: str
+    region_name: str
+
+
+class NumberCandidate(Shape):
+    phone_number: str
+    country_code: str
+    number_type: str
+    upfront_cost: str
+    monthly_cost: str
+    features: list[str]
+    region_information: list[RegionInformation]
+
+
+# ----- tags -----------------------------------------------------------------------------------
+
+class TagCreate(Shape):
+    name: str | None = Field(None, description="Required; surrounding whitespace is stripped.")
+    project_id: int | None = Field(None, description="Required for account-wide keys.")
+
+
+class TagOut(Shape):
+    id: int
+    name: str
+    color: str
+    project_id: int
+    recordings_count: int
+
+
+# ----- app settings ---------------------------------------------------------------------------
+
+class KeyInfo(Shape):
+    name: str
+    permissions: list[str]
+    project_id: int | None
+    expires_at: datetime | None
+    rate_limit_per_minute: int | None
+
+
+class AppSettings(Shape):
+    account: str
+    default_language: str
+    audio_formats: list[str]
+    upload_limits_bytes: dict[str, int]
+    default_audio_retention_days: int
+    emotion_classes: list[str]
+    pagination: dict[str, int]
+    rate_limiting_enabled: bool
+    virtual_number_purchase_paused: bool
+    api_key: KeyInfo

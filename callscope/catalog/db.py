@@ -1,0 +1,253 @@
+"""The catalog database: engine set-up, Alembic migrations, sessions and a thread bridge for async code.
+
+SQLite (embedded, the default) and PostgreSQL are supported.
+
+SQLite notes
+  * WAL journal, ``synchronous=NORMAL``, foreign keys on and a generous busy timeout are set on every
+    new connection, so several processes (API workers, the operator, CLI commands) can share one file:
+    readers never block the writer and writers queue on the database lock instead of failing.
+  * The pysqlite driver's own transaction handling is switched off and SQLAlchemy emits ``BEGIN``
+    itself (the recipe from the SQLAlchemy SQLite dialect docs). That makes transactions behave as
+    SQLAlchemy expects (DDL inside transactions, SAVEPOINTs) and lets :meth:`Catalog.session` open
+    ``BEGIN IMMEDIATE`` transactions for read-then-write work: a deferred transaction that reads first
+    and writes later can fail with "database is locked" without waiting for the busy timeout.
+
+Migrations live in ``callscope/catalog/migrations`` (Alembic). :meth:`Catalog.alembic_config`
+builds the Alembic ``Config`` in code, so no ``alembic.ini`` is needed. To add a revision::
+
+    from alembic import command
+    from callscope.catalog.db import Catalog
+    command.revision(Catalog("sqlite:///scratch.db").alembic_config(), message="add recordings",
+                     autogenerate=True, rev_id="0002")
+
+(run ``Catalog(...).migrate()`` on the scratch database first so autogenerate diffs against head).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Table, create_engine, event
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.orm import Session
+from sqlalchemy.pool import StaticPool
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+#: Milliseconds an SQLite connection waits for another process's write lock before giving up.
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+# Any fixed 64-bit number: the PostgreSQL advisory lock that serialises concurrent `migrate()` calls.
+_MIGRATION_LOCK_KEY = 0x63616C6C73636F70  # "callscop"
+
+# Execution option read by the SQLite "begin" listener: start the transaction with BEGIN IMMEDIATE.
+_IMMEDIATE = "callscope_sqlite_begin_immediate"
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class Catalog:
+    """Handle on the catalog database. One per process; safe to share between threads."""
+
+    def __init__(
+        self,
+        url: str | URL,
+        *,
+        pool_size: int = 5,
+        max_overflow: int = 10,
+        max_workers: int | None = None,
+        echo: bool = False,
+    ):
+        self.url: URL = make_url(url)
+        if self.url.get_backend_name() == "sqlite":
+            self.engine = _sqlite_engine(self.url, pool_size=pool_size, max_overflow=max_overflow, echo=echo)
+        else:
+            connect_args: dict[str, Any] = {}
+            if self.url.get_backend_name() == "postgresql":
+                connect_args["connect_timeout"] = 10
+            self.engine = create_engine(
+                self.url,
+                pool_size=pool_size,
+                max_overflow=max_overflow,
+                pool_pre_ping=True,
+                pool_recycle=1800,
+                connect_args=connect_args,
+                echo=echo,
+            )
+        # Same pool and listeners; on SQLite its transactions start with BEGIN IMMEDIATE.
+        self._write_engine: Engine = self.engine.execution_options(**{_IMMEDIATE: True})
+        self._max_workers = max_workers or pool_size + max_overflow
+        self._executor: ThreadPoolExecutor | None = None
+        self._executor_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.url.render_as_string(hide_password=True)!r})"
+
+    @property
+    def dialect(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``."""
+        return self.engine.dialect.name
+
+    # --- schema -------------------------------------------------------------------------------
+
+    def alembic_config(self) -> Config:
+        """An Alembic ``Config`` for this database, built in code (no alembic.ini)."""
+        cfg = Config()
+        cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+        # configparser interpolation: a literal % in the URL (escaped password) must be doubled.
+        cfg.set_main_option("sqlalchemy.url", self.url.render_as_string(hide_password=False).replace("%", "%%"))
+        return cfg
+
+    def migrate(self, revision: str = "head") -> None:
+        """Upgrade the schema to `revision`. Safe to call from several processes at once."""
+        cfg = self.alembic_config()
+        # One transaction around the whole upgrade; concurrent migrators queue on a lock (SQLite:
+        # BEGIN IMMEDIATE takes the write lock; PostgreSQL: an advisory lock held until commit), and the
+        # later ones find alembic_version already at head and do nothing.
+        with self._write_engine.begin() as conn:
+            if self.dialect == "postgresql":
+                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK_KEY})")
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, revision)
+
+    # --- sessions -----------------------------------------------------------------------------
+
+    @contextmanager
+    def session(self, *, write: bool = False) -> Iterator[Session]:
+        """A Session in one transaction: committed when the block ends normally, rolled back otherwise.
+
+        ``write=True`` matters on SQLite only: the transaction takes the write lock up front (BEGIN
+        IMMEDIATE). Use it when a transaction reads before it writes; a transaction whose first
+        statement writes needs no such care.
+        """
+        with Session(self._write_engine if write else self.engine, expire_on_commit=False) as s, s.begin():
+            yield s
+
+    @contextmanager
+    def connect(self) -> Iterator[Connection]:
+        """A Core connection in one transaction (commit on success)."""
+        with self.engine.begin() as conn:
+            yield conn
+
+    def insert(self, table: Table | type) -> Any:
+        """The dialect's INSERT construct for `table` (it has ``on_conflict_do_update`` on both back ends)."""
+        if self.dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        elif self.dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert
+        else:  # pragma: no cover - only SQLite and PostgreSQL are supported
+            raise NotImplementedError(f"unsupported catalog database: {self.dialect}")
+        return insert(table)
+
+    def ping(self) -> bool:
+        """True when the database answers a trivial query (for health checks). Never raises."""
+        try:
+            with self.engine.connect() as conn:
+                conn.exec_driver_sql("SELECT 1")
+            return True
+        except Exception:  # noqa: BLE001 - a health check reports, it does not raise
+            log.warning("catalog ping failed", exc_info=True)
+            return False
+
+    # --- async bridge -------------------------------------------------------------------------
+
+    async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run blocking `fn(*args, **kwargs)` in the catalog's bounded thread pool and await its result.
+
+        The pool is as large as the connection pool, so waiting for a connection happens in a
+        thread, never on the event loop. Context variables (request ids for logging) are carried over.
+        """
+        loop = asyncio.get_running_loop()
+        ctx = contextvars.copy_context()
+        call = functools.partial(ctx.run, fn, *args, **kwargs)
+        return await loop.run_in_executor(self._get_executor(), call)
+
+    def _get_executor(self) -> ThreadPoolExecutor:
+        executor = self._executor
+        if executor is None:
+            with self._executor_lock:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(self._max_workers, thread_name_prefix="catalog")
+                executor = self._executor
+        return executor
+
+    def dispose(self) -> None:
+        """Close pooled connections and stop the worker threads (a later call starts them again)."""
+        with self._executor_lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+        self.engine.dispose()
+
+
+def _ensure_wal(cur: Any) -> None:
+    """Switch the database file to WAL (a persistent setting: usually it already is).
+
+    The switch needs an exclusive lock and SQLite may answer "database is locked" at once, without
+    waiting for the busy timeout, when other connections are busy with a brand-new file; so retry.
+    """
+    if str(cur.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+        return
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            mode = cur.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() == "wal":
+                return
+            raise sqlite3.OperationalError(f"could not switch the journal mode to WAL (still {mode})")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+def _sqlite_engine(url: URL, *, pool_size: int, max_overflow: int, echo: bool) -> Engine:
+    database = url.database or ""
+    in_memory = database in ("", ":memory:") or url.query.get("mode") == "memory"
+    connect_args: dict[str, Any] = {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+    if in_memory:
+        # One shared connection; for tests and experiments only (not for concurrent use).
+        engine = create_engine(url, poolclass=StaticPool, connect_args=connect_args, echo=echo)
+    else:
+        if not database.startswith("file:"):
+            Path(database).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url, pool_size=pool_size, max_overflow=max_overflow, connect_args=connect_args, echo=echo
+        )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # the driver issues no BEGIN/COMMIT of its own; see _on_begin
+        cur = dbapi_conn.cursor()
+        try:
+            cur.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")  # before WAL: switching may wait
+            if not in_memory:
+                _ensure_wal(cur)
+                cur.execute("PRAGMA synchronous = NORMAL")
+            cur.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_IMMEDIATE) else "BEGIN")
+
+    return engine

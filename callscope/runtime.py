@@ -1,0 +1,72 @@
+"""The composition root: builds the stores, catalog and provider from Settings and runs the background
+loops. `callscope serve` runs all of it; the other CLI commands open it without the loops."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import structlog
+
+from callscope.catalog.db import Catalog
+from callscope.catalog.usage import UsageRecorder
+from callscope.config import Settings
+from callscope.ratelimit import RateLimiter, build_rate_limiter
+from callscope.resources import ApiKey
+from callscope.services.context import Context
+from callscope.services.keys import HASH_INDEX
+from callscope.store.cache import CachedStore
+from callscope.store.sqlite import SQLiteStore
+from callscope.telephony.factory import build_provider
+
+log = structlog.get_logger()
+
+
+class Runtime:
+    def __init__(self, settings: Settings):
+        settings.ensure_data_dir()
+        self.settings = settings
+        self.backend = SQLiteStore(settings.store_path, poll_interval=settings.store_poll_interval)
+        self.store = CachedStore(self.backend)
+        self.store.add_index(ApiKey, HASH_INDEX, lambda key: key.status.key_hash)
+        self.catalog = Catalog(settings.catalog_url)
+        self.ctx = Context(settings=settings, store=self.store, catalog=self.catalog, provider=build_provider(settings))
+        self.usage = UsageRecorder(self.catalog)
+        self.limiter: RateLimiter | None = (
+            build_rate_limiter(settings, self.catalog) if settings.rate_limit_enabled else None
+        )
+        self._tasks: list[asyncio.Task] = []
+        self._operator = None
+
+    async def start(self, *, background: bool = True) -> None:
+        await asyncio.to_thread(self.catalog.migrate)
+        await self.store.start()
+        if background:
+            from callscope.operator.embedded import EmbeddedOperator  # the loops only `serve` runs
+
+            self._operator = EmbeddedOperator(self.ctx)
+            await self._operator.start()
+            self._tasks.append(asyncio.create_task(self.usage.run(self.settings.usage_flush_interval), name="usage"))
+        log.info("runtime_started", data_dir=str(self.settings.data_dir), catalog=self.catalog.dialect,
+                 background=background)
+
+    async def stop(self) -> None:
+        if self._operator is not None:
+            await self._operator.stop()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        await self.usage.flush()
+        await self.store.close()
+        self.catalog.dispose()
+
+
+@contextlib.asynccontextmanager
+async def opened(settings: Settings, *, background: bool = False):
+    runtime = Runtime(settings)
+    await runtime.start(background=background)
+    try:
+        yield runtime
+    finally:
+        await runtime.stop()

@@ -1,0 +1,90 @@
+"""`callscope apply` and `callscope get`: the YAML that `kubectl apply -f` takes, in embedded mode."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from callscope.errors import ValidationFailed
+from callscope.resources import API_VERSION, KINDS, Account, Resource
+from callscope.services.accounts import check_account_name, ensure_account
+from callscope.services.context import Context
+from callscope.store.interface import ObjectNotFound
+
+
+def _parse(document: dict[str, Any], default_namespace: str) -> Resource:
+    if not isinstance(document, dict):
+        raise ValidationFailed("every YAML document must be a mapping")
+    kind = document.get("kind")
+    if document.get("apiVersion") != API_VERSION or kind not in KINDS:
+        raise ValidationFailed(f"apiVersion must be {API_VERSION} and kind one of {', '.join(KINDS)}")
+    data = {k: v for k, v in document.items() if k != "status"}  # status is the operator's, as with kubectl
+    data.setdefault("metadata", {})
+    data["metadata"] = {**data["metadata"], "namespace": data["metadata"].get("namespace") or default_namespace}
+    try:
+        return KINDS[kind].from_dict(data)
+    except ValidationError as exc:
+        name = data["metadata"].get("name", "?")
+        raise ValidationFailed([f"{kind} {name}: {'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]) from None
+
+
+async def apply_object(ctx: Context, obj: Resource) -> tuple[Resource, str]:
+    """Create the object, or update its labels, annotations and spec: (stored object, what happened)."""
+    check_account_name(obj.namespace)
+    if not isinstance(obj, Account):
+        await ensure_account(ctx, obj.namespace)
+    label = f"{obj.KIND.lower()}/{obj.name}"
+    try:
+        current = await ctx.store.get(type(obj), obj.namespace, obj.name)
+    except ObjectNotFound:
+        return await ctx.store.create(obj), f"{label} created"
+    draft = current.model_copy(deep=True)
+    draft.spec = obj.spec
+    draft.metadata.labels = {**current.metadata.labels, **obj.metadata.labels}
+    draft.metadata.annotations = {**current.metadata.annotations, **obj.metadata.annotations}
+    if draft.spec == current.spec and draft.metadata == current.metadata:
+        return current, f"{label} unchanged"
+    return await ctx.store.update(draft), f"{label} configured"
+
+
+async def apply_documents(ctx: Context, documents: list[Any], default_namespace: str) -> list[tuple[Resource, str]]:
+    """Validate every document first, so a bad file changes nothing, then apply them in order."""
+    objects = [_parse(d, default_namespace) for d in documents]
+    return [await apply_object(ctx, obj) for obj in objects]
+
+
+def _age(obj: Resource) -> str:
+    created = obj.metadata.creation_timestamp
+    if created is None:
+        return "-"
+    seconds = int((datetime.now(UTC) - created).total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _summary(obj: Resource) -> str:
+    spec = obj.spec
+    return {
+        "Account": lambda: spec.display_name,
+        "Member": lambda: f"{spec.email}{' (locked)' if spec.locked else ''}",
+        "Project": lambda: f"{spec.name} [{spec.language}]",
+        "Operator": lambda: f"{spec.name} {spec.phone_number or ''}".strip(),
+        "VirtualNumber": lambda: f"{spec.phone_number} {spec.project or '-'}",
+        "Tag": lambda: f"{spec.name} {spec.project} {getattr(obj.status, 'color', '') or ''}".strip(),
+        "ApiKey": lambda: ",".join(spec.permissions) + (" revoked" if spec.revoked else ""),
+    }[obj.KIND]()
+
+
+def table(objects: list[Resource]) -> str:
+    if not objects:
+        return "No resources found."
+    rows = [("NAME", "ID", "READY", "SUMMARY", "AGE")]
+    for obj in objects:
+        ready = next((c.status for c in obj.status.conditions if c.type == "Ready"), "-")
+        rows.append((obj.name, str(obj.status.id or "-"), ready, _summary(obj), _age(obj)))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return "\n".join("   ".join(r[i].ljust(widths[i]) for i in range(4)) + "   " + r[4] for r in rows)

@@ -1,0 +1,49 @@
+"""What every service function works with: the stores, the catalog, the provider, and who is asking."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Callable
+
+from callscope.config import Settings
+
+if TYPE_CHECKING:
+    from callscope.catalog.db import Catalog
+    from callscope.store.cache import CachedStore
+    from callscope.telephony.base import NumberProvider
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class Context:
+    settings: Settings
+    store: CachedStore
+    catalog: Catalog
+    provider: NumberProvider
+    clock: Callable[[], datetime] = field(default=utcnow)
+    # Serialises check-then-write sequences (uniqueness rules) per account within this process.
+    account_locks: defaultdict[str, asyncio.Lock] = field(default_factory=lambda: defaultdict(asyncio.Lock))
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The caller, as its API key says: one account, some permissions, maybe one project."""
+
+    account: str
+    key_name: str
+    key_uid: str
+    permissions: frozenset[str]
+    project: str | None = None  # metadata.name of the bound project; None for account-wide keys
+    project_id: int | None = None
+    rate_limit_per_minute: int | None = None
+    expires_at: datetime | None = None
+
+    @property
+    def scoped(self) -> bool:
+        return self.project is not None

@@ -1,0 +1,109 @@
+"""Projects: the spec's rules for list, get, create, update and the cascading delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from callscope.errors import Forbidden, NotFound, ValidationFailed
+from callscope.resources import ApiKey, Operator, Project, ProjectSpec, Tag, VirtualNumber
+from callscope.services import scope
+from callscope.services.context import Context, Principal
+from callscope.services.objects import change_spec, create_with_id
+from callscope.services.operators import unlink
+
+log = structlog.get_logger()
+
+SCOPED_CANNOT = "Project-scoped API keys cannot create or destroy projects"
+
+
+def list_projects(ctx: Context, principal: Principal) -> list[Project]:
+    projects = scope.all_of(ctx, Project, principal.account)
+    if principal.scoped:
+        projects = [p for p in projects if p.name == principal.project]
+    return sorted(projects, key=lambda p: (p.spec.name.casefold(), p.status.id))
+
+
+def get_project(ctx: Context, principal: Principal, project_id: int) -> Project:
+    return scope.visible_project(ctx, principal, project_id)
+
+
+def _validate(fields: dict[str, Any], *, creating: bool) -> None:
+    errors: list[str] = []
+    for key, label in (("name", "Name"), ("language", "Language")):
+        if (creating or key in fields) and not (fields.get(key) or "").strip():
+            errors.append(f"{label} can't be blank")
+    pct = fields.get("quality_baseline_pct")
+    if pct is not None and not 0 <= pct <= 100:
+        errors.append("Quality baseline pct must be between 0 and 100")
+    for key, label in (("retention_days", "Retention days"),
+                       ("long_pause_threshold_seconds", "Long pause threshold seconds")):
+        if fields.get(key) is not None and fields[key] < 1:
+            errors.append(f"{label} must be greater than 0")
+    if errors:
+        raise ValidationFailed(errors)
+
+
+def _normalised(fields: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v.strip() if isinstance(v, str) and k in ("name", "language") else v for k, v in fields.items()}
+    if "quality_baseline_enabled" in out and out["quality_baseline_enabled"] is None:
+        out["quality_baseline_enabled"] = False
+    return out
+
+
+async def create_project(ctx: Context, principal: Principal, fields: dict[str, Any]) -> Project:
+    if principal.scoped:
+        raise Forbidden(SCOPED_CANNOT)
+    _validate(fields, creating=True)
+    spec = ProjectSpec(**_normalised(fields))
+    return await create_with_id(ctx, Project, principal.account, spec.name, spec)
+
+
+async def update_project(ctx: Context, principal: Principal, project_id: int, fields: dict[str, Any]) -> Project:
+    project = scope.visible_project(ctx, principal, project_id)
+    _validate(fields, creating=False)
+    changes = _normalised(fields)
+
+    def apply(draft: Project) -> None:
+        draft.spec = draft.spec.model_copy(update=changes)
+
+    return await change_spec(ctx, project, apply)
+
+
+async def delete_project(ctx: Context, principal: Principal, project_id: int) -> None:
+    """Delete the project and everything that hangs on it, dependants first so that a failure part-way
+    leaves a project that can be deleted again rather than orphans."""
+    if principal.scoped:
+        raise Forbidden(SCOPED_CANNOT)
+    project = scope.by_id(ctx, Project, principal.account, project_id)
+    if project is None:
+        raise NotFound()
+    await cascade_project_delete(ctx, project)
+
+
+async def cascade_project_delete(ctx: Context, project: Project) -> None:
+    account, name = project.namespace, project.name
+    for number in scope.all_of(ctx, VirtualNumber, account):
+        if number.spec.project == name:
+            await _release_number(ctx, number)
+            await ctx.store.delete(VirtualNumber, account, number.name)
+    for tag in ctx.store.cached_list(Tag, account):
+        if tag.spec.project == name:
+            await ctx.store.delete(Tag, account, tag.name)
+    for operator in ctx.store.cached_list(Operator, account):
+        if name in operator.spec.projects:
+            await change_spec(ctx, operator, unlink(name))
+    for key in ctx.store.cached_list(ApiKey, account):
+        if key.spec.project == name:  # a key bound to a deleted project can reach nothing
+            await ctx.store.delete(ApiKey, account, key.name)
+    await ctx.store.delete(Project, account, name)
+    log.info("project_deleted", account=account, project=name, project_id=project.status.id)
+
+
+async def _release_number(ctx: Context, number: VirtualNumber) -> None:
+    if number.status.provider_ref and number.status.provider == ctx.provider.name:
+        try:
+            await ctx.provider.release(number.status.provider_ref)
+        except Exception as exc:  # the number goes anyway; the provider side is logged for follow-up
+            log.warning("number_release_failed", number=number.spec.phone_number, error=str(exc))

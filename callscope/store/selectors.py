@@ -1,0 +1,236 @@
+"""Kubernetes label selectors: parsing and matching.
+
+Grammar (as `kubectl get -l` and the Kubernetes API accept it), requirements joined by commas,
+all of which must hold:
+
+    key=value   key==value   key!=value       equality (!= also matches when the key is absent)
+    key in (v1,v2)           key notin (v1,v2) set membership (notin also matches when absent)
+    key                      !key              existence / absence
+    key>3   key<3                              integer comparison (label must exist and be an integer)
+
+Keys are qualified names (`prefix/name` with an optional DNS-subdomain prefix); values are empty or
+up to 63 characters of ``[A-Za-z0-9._-]`` starting and ending alphanumerically. An empty selector
+matches everything. Bad syntax raises `callscope.errors.ValidationFailed`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from callscope.errors import ValidationFailed
+
+Operator = Literal["=", "!=", "in", "notin", "exists", "!", ">", "<"]
+
+_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_INT_RE = re.compile(r"^-?[0-9]+$")
+_SPECIAL = set("!=(),<>")
+
+
+def _bad(text: str, reason: str) -> ValidationFailed:
+    return ValidationFailed(f"invalid label selector {text!r}: {reason}")
+
+
+def _check_key(text: str, key: str) -> None:
+    prefix, slash, name = key.rpartition("/")
+    if slash:
+        if not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN_RE.match(prefix):
+            raise _bad(text, f"key {key!r} has an invalid prefix (must be a DNS subdomain)")
+    if not name or len(name) > 63 or not _NAME_RE.match(name):
+        raise _bad(
+            text,
+            f"key {key!r} is invalid (a name of up to 63 alphanumerics, '-', '_' or '.', "
+            "starting and ending alphanumerically, optionally prefixed by a DNS subdomain and '/')",
+        )
+
+
+def _check_value(text: str, value: str) -> None:
+    if value and (len(value) > 63 or not _NAME_RE.match(value)):
+        raise _bad(
+            text,
+            f"value {value!r} is invalid (empty or up to 63 alphanumerics, '-', '_' or '.', "
+            "starting and ending alphanumerically)",
+        )
+
+
+@dataclass(frozen=True)
+class Requirement:
+    key: str
+    operator: Operator
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        present = self.key in labels
+        value = labels.get(self.key)
+        match self.operator:
+            case "=":
+                return present and value == self.values[0]
+            case "!=":
+                return not present or value != self.values[0]
+            case "in":
+                return present and value in self.values
+            case "notin":
+                return not present or value not in self.values
+            case "exists":
+                return present
+            case "!":
+                return not present
+            case ">" | "<":
+                if not present or value is None or not _INT_RE.match(value):
+                    return False
+                bound = int(self.values[0])
+                return int(value) > bound if self.operator == ">" else int(value) < bound
+        raise AssertionError(self.operator)  # pragma: no cover
+
+    def __str__(self) -> str:
+        match self.operator:
+            case "exists":
+                return self.key
+            case "!":
+                return f"!{self.key}"
+            case "in" | "notin":
+                return f"{self.key} {self.operator} ({','.join(self.values)})"
+            case _:
+                return f"{self.key}{self.operator}{self.values[0]}"
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A parsed label selector: a conjunction of requirements (none: matches everything)."""
+
+    requirements: tuple[Requirement, ...] = ()
+
+    def matches(self, labels: Mapping[str, str] | None) -> bool:
+        labels = labels or {}
+        return all(r.matches(labels) for r in self.requirements)
+
+    @property
+    def empty(self) -> bool:
+        return not self.requirements
+
+    def __str__(self) -> str:
+        return ",".join(str(r) for r in self.requirements)
+
+
+def _tokenize(text: str) -> list[str]:
+    tokens: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c.isspace():
+            i += 1
+        elif c in "=!":
+            if text.startswith("==", i) or text.startswith("!=", i):
+                tokens.append(text[i : i + 2])
+                i += 2
+            else:
+                tokens.append(c)
+                i += 1
+        elif c in _SPECIAL:
+            tokens.append(c)
+            i += 1
+        else:
+            j = i
+            while j < n and not text[j].isspace() and text[j] not in _SPECIAL:
+                j += 1
+            tokens.append(text[i:j])
+            i = j
+    return tokens
+
+
+def _is_ident(tok: str | None) -> bool:
+    return tok is not None and tok not in _SPECIAL and tok not in ("==", "!=")
+
+
+def parse_selector(text: str | None) -> Selector:
+    """Parse a Kubernetes label selector; ValidationFailed on bad syntax."""
+    if text is None or not text.strip():
+        return Selector()
+    tokens = _tokenize(text)
+    pos = 0
+
+    def peek() -> str | None:
+        return tokens[pos] if pos < len(tokens) else None
+
+    def take() -> str | None:
+        nonlocal pos
+        tok = peek()
+        pos += 1
+        return tok
+
+    requirements: list[Requirement] = []
+    while True:
+        tok = take()
+        if tok == "!":
+            key = take()
+            if not _is_ident(key) or key in ("in", "notin"):
+                raise _bad(text, "expected a key after '!'")
+            assert key is not None
+            _check_key(text, key)
+            requirements.append(Requirement(key, "!"))
+        elif _is_ident(tok) and tok not in ("in", "notin"):
+            assert tok is not None
+            key = tok
+            _check_key(text, key)
+            op = peek()
+            if op is None or op == ",":
+                requirements.append(Requirement(key, "exists"))
+            elif op in ("=", "==", "!="):
+                take()
+                nxt = peek()
+                if nxt is None or nxt == ",":
+                    value = ""
+                elif _is_ident(nxt):
+                    value = take() or ""
+                else:
+                    raise _bad(text, f"expected a value after {key}{op}, found {nxt!r}")
+                _check_value(text, value)
+                requirements.append(Requirement(key, "!=" if op == "!=" else "=", (value,)))
+            elif op in ("in", "notin"):
+                take()
+                if take() != "(":
+                    raise _bad(text, f"expected '(' after '{key} {op}'")
+                values: list[str] = []
+                expect_value = True
+                while True:
+                    t = take()
+                    if t is None:
+                        raise _bad(text, f"missing ')' in '{key} {op} (...'")
+                    if t == ")":
+                        if expect_value:
+                            values.append("")
+                        break
+                    if t == ",":
+                        if expect_value:
+                            values.append("")
+                        expect_value = True
+                    elif _is_ident(t) and expect_value:
+                        values.append(t)
+                        expect_value = False
+                    else:
+                        raise _bad(text, f"unexpected {t!r} in the value list of '{key} {op}'")
+                for v in values:
+                    _check_value(text, v)
+                requirements.append(Requirement(key, op, tuple(dict.fromkeys(values))))  # type: ignore[arg-type]
+            elif op in (">", "<"):
+                take()
+                value = take()
+                if value is None or not _INT_RE.match(value):
+                    raise _bad(text, f"'{key}{op}' needs an integer value")
+                requirements.append(Requirement(key, op, (value,)))  # type: ignore[arg-type]
+            else:
+                raise _bad(text, f"unexpected {op!r} after key {key!r}")
+        elif tok is None:
+            raise _bad(text, "expected a requirement (empty requirement or trailing comma)")
+        else:
+            raise _bad(text, f"unexpected {tok!r} where a key was expected")
+
+        sep = take()
+        if sep is None:
+            break
+        if sep != ",":
+            raise _bad(text, f"expected ',' between requirements, found {sep!r}")
+    return Selector(tuple(requirements))

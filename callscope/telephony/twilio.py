@@ -1,0 +1,223 @@
+"""Twilio adapter on its REST API (httpx, HTTP basic auth with the account SID and auth token).
+
+- search: GET {base}/2010-04-01/Accounts/{sid}/AvailablePhoneNumbers/{CC}/{Mobile|Local|TollFree|National}.json
+  The answer carries no prices, so costs come from Twilio's Pricing API
+  (GET {pricing}/v1/PhoneNumbers/Countries/{CC}, the `current_price` of the matching
+  `number_type`, cached per country for an hour); Twilio charges no set-up fee, so
+  upfront_cost is "0.00".
+- purchase: POST {base}/2010-04-01/Accounts/{sid}/IncomingPhoneNumbers.json
+  (form PhoneNumber, and BundleSid when the requirement group maps to a bundle).
+- requirement_group_status: GET {numbers}/v2/RegulatoryCompliance/Bundles/{BundleSid}; a
+  requirement group is a key of `bundle_sids` (group id → BundleSid).
+- release: DELETE {base}/2010-04-01/Accounts/{sid}/IncomingPhoneNumbers/{PNsid}.json
+
+Errors: a 4xx becomes ProviderError with Twilio's `message` (a search 404, which Twilio gives
+for a country or type it does not offer, gets a readable message instead of the resource path);
+5xx, timeouts, connection failures, 401 (bad credentials: not the user's to fix) and 429 become
+ProviderUnavailable ("Phone-number provider is unavailable", a 422 ProviderError subclass).
+The auth token is never logged nor put in an error message.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import httpx
+import phonenumbers
+
+from callscope.errors import ProviderError
+
+from .base import (
+    NumberCandidate,
+    ProviderBase,
+    ProviderUnavailable,
+    PurchasedNumber,
+    RegionInfo,
+    RequirementGroupStatus,
+)
+
+log = logging.getLogger(__name__)
+
+_TYPE_PATHS = {"mobile": "Mobile", "local": "Local", "toll-free": "TollFree", "national": "National"}
+_PRICING_TYPES = {"mobile": "mobile", "local": "local", "toll-free": "toll free", "national": "national"}
+_BUNDLE_STATUSES: dict[str, RequirementGroupStatus] = {
+    "twilio-approved": "approved",
+    "provisionally-approved": "pending",
+    "pending-review": "pending",
+    "in-review": "pending",
+    "draft": "pending",
+    "twilio-rejected": "rejected",
+}
+_REGION_FIELDS = (("locality", "locality"), ("region", "region"), ("rate_center", "rate_center"))
+PAGE_SIZE = 10
+PRICING_TTL_S = 3600.0
+UPFRONT_COST = "0.00"
+
+
+class TwilioProvider(ProviderBase):
+    name = "twilio"
+
+    def __init__(
+        self,
+        account_sid: str,
+        auth_token: str,
+        base_url: str = "https://api.twilio.com",
+        bundle_sids: dict[int, str] | None = None,
+        client: httpx.AsyncClient | None = None,
+        numbers_base_url: str = "https://numbers.twilio.com",
+        pricing_base_url: str = "https://pricing.twilio.com",
+        timeout: float = 15.0,
+    ):
+        if not account_sid or not auth_token:
+            raise ValueError("Twilio needs an account SID and an auth token")
+        self.account_sid = account_sid
+        self._auth = httpx.BasicAuth(account_sid, auth_token)
+        self.base_url = base_url.rstrip("/")
+        self.numbers_base_url = numbers_base_url.rstrip("/")
+        self.pricing_base_url = pricing_base_url.rstrip("/")
+        self.bundle_sids = {int(k): v for k, v in (bundle_sids or {}).items()}
+        self._own_client = client is None
+        self._client = client or httpx.AsyncClient(timeout=timeout)
+        self._prices: dict[str, tuple[float, dict[str, str]]] = {}
+
+    def __repr__(self) -> str:  # never show the token
+        return f"TwilioProvider(account_sid={self.account_sid!r}, base_url={self.base_url!r})"
+
+    async def aclose(self) -> None:
+        if self._own_client:
+            await self._client.aclose()
+
+    # --- HTTP -------------------------------------------------------------------------------
+
+    @property
+    def _account_url(self) -> str:
+        return f"{self.base_url}/2010-04-01/Accounts/{self.account_sid}"
+
+    async def _request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """Send one request; map failures. Returns the response for 2xx and 404 (caller decides)."""
+        try:
+            response = await self._client.request(method, url, auth=self._auth, **kwargs)
+        except httpx.HTTPError as exc:
+            log.warning("twilio request failed: %s %s: %s", method, url, type(exc).__name__)
+            raise ProviderUnavailable() from None
+        if response.is_success or response.status_code == 404:
+            return response
+        message = _twilio_message(response)
+        if response.status_code >= 500 or response.status_code in (401, 429):
+            log.warning("twilio %s %s answered %s: %s", method, url, response.status_code, message)
+            raise ProviderUnavailable()
+        raise ProviderError(message)
+
+    # --- pricing ----------------------------------------------------------------------------
+
+    async def _monthly_prices(self, country: str) -> dict[str, str]:
+        cached = self._prices.get(country)
+        if cached and time.monotonic() - cached[0] < PRICING_TTL_S:
+            return cached[1]
+        response = await self._request("GET", f"{self.pricing_base_url}/v1/PhoneNumbers/Countries/{country}")
+        prices: dict[str, str] = {}
+        if response.status_code != 404:
+            for entry in response.json().get("phone_number_prices") or []:
+                kind = str(entry.get("number_type", "")).lower()
+                price = entry.get("current_price") or entry.get("base_price")
+                if kind and price is not None:
+                    prices[kind] = _decimal(price)
+        self._prices[country] = (time.monotonic(), prices)
+        return prices
+
+    async def _monthly_cost(self, country: str, number_type: str) -> str:
+        prices = await self._monthly_prices(country)
+        price = prices.get(_PRICING_TYPES[number_type])
+        if price is None:
+            raise ProviderError(f"No {number_type} numbers are offered in {country}")
+        return price
+
+    # --- provider ---------------------------------------------------------------------------
+
+    async def _search(self, country: str, number_type: str) -> list[NumberCandidate]:
+        url = f"{self._account_url}/AvailablePhoneNumbers/{country}/{_TYPE_PATHS[number_type]}.json"
+        response = await self._request("GET", url, params={"PageSize": PAGE_SIZE})
+        if response.status_code == 404:
+            raise ProviderError(f"No {number_type} numbers are offered in {country}")
+        entries = response.json().get("available_phone_numbers") or []
+        if not entries:
+            return []
+        monthly = await self._monthly_cost(country, number_type)
+        return [_candidate(entry, country, number_type, monthly) for entry in entries[:PAGE_SIZE]]
+
+    async def _purchase(
+        self,
+        phone_number: str,
+        parsed: phonenumbers.PhoneNumber,
+        country: str,
+        number_type: str,
+        requirement_group_id: int | None,
+    ) -> PurchasedNumber:
+        monthly = await self._monthly_cost(country, number_type)
+        form = {"PhoneNumber": phone_number}
+        if requirement_group_id is not None and requirement_group_id in self.bundle_sids:
+            form["BundleSid"] = self.bundle_sids[requirement_group_id]
+        response = await self._request("POST", f"{self._account_url}/IncomingPhoneNumbers.json", data=form)
+        if response.status_code == 404:
+            raise ProviderError(_twilio_message(response))
+        body = response.json()
+        return PurchasedNumber(
+            phone_number=body.get("phone_number") or phone_number,
+            country_code=country,
+            number_type=number_type,  # type: ignore[arg-type]
+            provider=self.name,
+            provider_ref=body["sid"],
+            upfront_cost=UPFRONT_COST,
+            monthly_cost=monthly,
+        )
+
+    async def requirement_group_status(self, group_id: int) -> RequirementGroupStatus | None:
+        bundle_sid = self.bundle_sids.get(group_id)
+        if bundle_sid is None:
+            return None
+        response = await self._request("GET", f"{self.numbers_base_url}/v2/RegulatoryCompliance/Bundles/{bundle_sid}")
+        if response.status_code == 404:
+            return None
+        return _BUNDLE_STATUSES.get(str(response.json().get("status", "")))
+
+    async def release(self, provider_ref: str) -> None:
+        response = await self._request("DELETE", f"{self._account_url}/IncomingPhoneNumbers/{provider_ref}.json")
+        if response.status_code == 404:
+            raise ProviderError("Phone number not found at the provider")
+
+
+def _twilio_message(response: httpx.Response) -> str:
+    try:
+        message = response.json().get("message")
+    except (ValueError, AttributeError):
+        message = None
+    return str(message) if message else f"Phone-number provider rejected the request (HTTP {response.status_code})"
+
+
+def _decimal(value: Any) -> str:
+    try:
+        return str(Decimal(str(value)).quantize(Decimal("0.01")))
+    except InvalidOperation:
+        return str(value)
+
+
+def _candidate(entry: dict[str, Any], country: str, number_type: str, monthly: str) -> NumberCandidate:
+    capabilities = entry.get("capabilities") or {}
+    features = [name.lower() for name, enabled in capabilities.items() if enabled]
+    regions = [
+        RegionInfo(region_type=region_type, region_name=str(entry[field]))
+        for field, region_type in _REGION_FIELDS
+        if entry.get(field)
+    ]
+    return NumberCandidate(
+        phone_number=entry["phone_number"],
+        country_code=str(entry.get("iso_country") or country).upper(),
+        number_type=number_type,  # type: ignore[arg-type]
+        upfront_cost=UPFRONT_COST,
+        monthly_cost=monthly,
+        features=features,
+        region_information=regions,
+    )

@@ -1,0 +1,81 @@
+"""The in-process driver of the reconcile handlers for `callscope serve` (Kopf drives them in a cluster):
+one pass over everything at start, then every change the store's watch reports."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import structlog
+
+from callscope.operator.handlers import reconcile
+from callscope.resources import KINDS, ApiKey, Resource
+from callscope.services.context import Context
+from callscope.store.interface import Gone, StaleResourceVersion
+
+log = structlog.get_logger()
+
+
+def key_file_writer(secrets_dir: Path):
+    """Embedded stand-in for the Kubernetes Secret of an ApiKey applied without key material:
+    a file readable by its owner only."""
+    def write(obj: ApiKey, key: str) -> None:
+        folder = secrets_dir / obj.namespace
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{obj.name}.key"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(key + "\n")
+        log.info("api_key_written", account=obj.namespace, name=obj.name, path=str(path))
+    return write
+
+
+class EmbeddedOperator:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.write_key = key_file_writer(ctx.settings.data_dir / "secrets")
+        self._tasks: list[asyncio.Task] = []
+
+    async def reconcile_one(self, obj: Resource) -> None:
+        try:
+            await reconcile(self.ctx, obj, self.write_key)
+        except StaleResourceVersion:
+            pass  # someone changed it meanwhile; their change comes back through the watch
+        except Exception:
+            log.exception("reconcile_failed", kind=obj.KIND, account=obj.namespace, name=obj.name)
+
+    async def reconcile_all(self) -> None:
+        for cls in KINDS.values():
+            for obj in list(self.ctx.store.cached_list(cls)):
+                current = self.ctx.store.cached_get(cls, obj.namespace, obj.name)
+                if current is not None:
+                    await self.reconcile_one(current)
+
+    async def _follow(self, cls: type[Resource]) -> None:
+        while True:
+            try:
+                _, version = await self.ctx.store.list_with_version(cls)
+                async for event in self.ctx.store.watch(cls, None, version):
+                    if event.type != "DELETED":
+                        await self.ctx.store.sync()
+                        current = self.ctx.store.cached_get(cls, event.object.namespace, event.object.name)
+                        if current is not None:
+                            await self.reconcile_one(current)
+            except Gone:
+                await self.reconcile_all()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("operator_watch_failed", kind=cls.KIND)
+                await asyncio.sleep(1)
+
+    async def start(self) -> None:
+        await self.reconcile_all()
+        self._tasks = [asyncio.create_task(self._follow(cls), name=f"reconcile-{cls.KIND}") for cls in KINDS.values()]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []

@@ -1,0 +1,102 @@
+"""Reconcile handlers: idempotent functions of an object's spec and the world around it.
+
+They fill in what objects applied as YAML (kubectl, `callscope apply`) lack and what REST-created
+objects already carry: the integer id (status and the `callscope.io/id` label), tag colours, key
+material for ApiKeys, the account-wide uniqueness rules as a Conflict condition, observedGeneration
+and a Ready condition. They write status (and the id label), never spec: applied YAML does not drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import structlog
+
+from callscope.catalog.ids import allocate_id_async
+from callscope.resources import ApiKey, Condition, Operator, Project, Resource, Tag, VirtualNumber
+from callscope.resources.meta import ID_LABEL
+from callscope.services.context import Context
+from callscope.services.keys import generate_key, key_status
+from callscope.services.tags import next_color, project_tags
+
+log = structlog.get_logger()
+
+ID_KINDS = (Project, Operator, VirtualNumber, Tag)
+
+
+def conflicts(ctx: Context, obj: Resource) -> list[str]:
+    """Account-wide uniqueness rules the REST API enforces at write time, checked for YAML-made objects."""
+    def others(cls):
+        return [o for o in ctx.store.cached_list(cls, obj.namespace) if o.name != obj.name]
+
+    found: list[str] = []
+    if isinstance(obj, Operator):
+        if obj.spec.external_id and any(o.spec.external_id == obj.spec.external_id for o in others(Operator)):
+            found.append(f"externalId {obj.spec.external_id!r} is used by another operator")
+        if obj.spec.phone_number and any(o.spec.phone_number == obj.spec.phone_number for o in others(Operator)):
+            found.append(f"phoneNumber {obj.spec.phone_number} is used by another operator")
+    elif isinstance(obj, VirtualNumber):
+        if any(n.spec.phone_number == obj.spec.phone_number for n in others(VirtualNumber)):
+            found.append(f"phoneNumber {obj.spec.phone_number} is used by another virtual number")
+    elif isinstance(obj, Tag):
+        same = [t for t in others(Tag) if t.spec.project == obj.spec.project
+                and t.spec.name.casefold() == obj.spec.name.casefold()]
+        if same:
+            found.append(f"tag {obj.spec.name!r} already exists in project {obj.spec.project}")
+    return found
+
+
+def _condition(conditions: list[Condition], new: Condition, now) -> list[Condition]:
+    kept = [c for c in conditions if c.type != new.type]
+    old = next((c for c in conditions if c.type == new.type), None)
+    if old is not None and (old.status, old.reason, old.message) == (new.status, new.reason, new.message):
+        return conditions
+    return [*kept, new.model_copy(update={"last_transition_time": now})]
+
+
+async def reconcile(ctx: Context, obj: Resource, write_key: Callable[[ApiKey, str], None] | None = None) -> Resource:
+    """Bring one object's status (and id label) in line with its spec; a no-op when it already is."""
+    now = ctx.clock()
+    if isinstance(obj, ID_KINDS) and obj.status.id is None:
+        obj = await _assign_id(ctx, obj)
+    status = obj.status.model_copy(deep=True)
+    if isinstance(obj, Tag) and not status.color:
+        status.color = next_color([t for t in project_tags(ctx, obj.namespace, obj.spec.project) if t.name != obj.name])
+    key = None
+    if isinstance(obj, ApiKey) and not status.key_hash:
+        key = generate_key(ctx.settings.api_key_prefix)
+        status = key_status(key, now)
+    if status.observed_generation != obj.metadata.generation:
+        status.observed_generation = obj.metadata.generation
+        status.updated_at = now if status.updated_at is None or obj.metadata.generation != 1 else status.updated_at
+    problems = conflicts(ctx, obj)
+    conflict = Condition(type="Conflict", status="True" if problems else "False",
+                         reason="NotUnique" if problems else "Unique", message="; ".join(problems))
+    ready = Condition(type="Ready", status="False" if problems else "True",
+                      reason="Conflict" if problems else "Reconciled", message="; ".join(problems))
+    status.conditions = _condition(_condition(status.conditions, conflict, now), ready, now)
+    if status == obj.status:
+        return obj
+    if key is not None and write_key is not None:
+        write_key(obj, key)  # before the hash is stored, so a key that works is never lost
+    draft = obj.model_copy(deep=True)
+    draft.status = status
+    updated = await ctx.store.update_status(draft)
+    if problems:
+        log.warning("reconcile_conflict", kind=obj.KIND, account=obj.namespace, name=obj.name, problems=problems)
+    return updated
+
+
+async def _assign_id(ctx: Context, obj: Resource) -> Resource:
+    """Adopt the id a REST create put in the label, or allocate one for a YAML-made object."""
+    label = obj.metadata.labels.get(ID_LABEL, "")
+    holder = ctx.store.get_by_id(type(obj), obj.namespace, int(label)) if label.isdigit() else None
+    adoptable = label.isdigit() and (holder is None or holder.name == obj.name)  # a copied label is not adopted
+    object_id = int(label) if adoptable else await allocate_id_async(ctx.catalog, obj.KIND)
+    draft = obj.model_copy(deep=True)
+    if draft.metadata.labels.get(ID_LABEL) != str(object_id):
+        draft.metadata.labels[ID_LABEL] = str(object_id)
+        draft = (await ctx.store.update(draft)).model_copy(deep=True)
+    draft.status.id = object_id
+    draft.status.updated_at = draft.status.updated_at or ctx.clock()
+    return await ctx.store.update_status(draft)

@@ -1,0 +1,81 @@
+"""An embedded runtime (SQLite store, catalog, sandbox provider) and an HTTP client on its ASGI app.
+
+`make_key(...)` creates API keys through the same service the CLI uses and returns request headers.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import httpx
+import pytest
+
+from callscope.api.app import create_app
+from callscope.config import Settings
+from callscope.runtime import Runtime
+from callscope.services import keys as key_service
+
+BASE = "http://callscope.test/api/v1/public"
+
+
+@pytest.fixture
+def settings_overrides() -> dict:
+    """Override in a test module (or with `@pytest.mark.parametrize(indirect=...)`) to change settings."""
+    return {}
+
+
+@pytest.fixture
+def settings(tmp_path, settings_overrides) -> Settings:
+    values = {"data_dir": tmp_path / "data", "store_poll_interval": 0.05, "log_level": "WARNING", **settings_overrides}
+    return Settings(**values)
+
+
+@pytest.fixture
+async def runtime(settings):
+    rt = Runtime(settings)
+    await rt.start(background=False)
+    yield rt
+    await rt.stop()
+
+
+@pytest.fixture
+async def client(runtime):
+    app = create_app(runtime.ctx, runtime.usage, runtime.limiter)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as http:
+        yield http
+
+
+@pytest.fixture
+def make_key(runtime):
+    counter = iter(range(1, 10_000))
+
+    async def make(permissions: str = "read,write,delete", project_id: int | None = None, account: str = "default",
+                   expires_at: datetime | None = None, rate_limit: int | None = None) -> dict[str, str]:
+        _, key = await key_service.create_key(runtime.ctx, account, f"key-{next(counter)}", permissions.split(","),
+                                              project_id, expires_at, rate_limit)
+        return {"Authorization": f"Bearer {key}"}
+    return make
+
+
+@pytest.fixture
+async def admin(make_key) -> dict[str, str]:
+    """Headers of an account-wide key with every permission."""
+    return await make_key()
+
+
+@pytest.fixture
+def create_project(client, admin):
+    async def create(name: str = "Sales", language: str = "en", **fields) -> dict:
+        resp = await client.post("/projects", json={"name": name, "language": language, **fields}, headers=admin)
+        assert resp.status_code == 201, resp.text
+        return resp.json()["data"]
+    return create
+
+
+@pytest.fixture
+def create_operator(client, admin):
+    async def create(name: str = "Jane Doe", **fields) -> dict:
+        resp = await client.post("/operators", json={"name": name, **fields}, headers=admin)
+        assert resp.status_code == 200, resp.text
+        return resp.json()["data"]
+    return create

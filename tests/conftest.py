@@ -1,0 +1,138 @@
+"""Shared fixtures.
+
+External services (skipped cleanly, with the reason, when unreachable):
+
+* ``postgres_url`` (session): a fresh, uniquely named PostgreSQL database created for the test session
+  on the server of ``CALLSCOPE_TEST_POSTGRES_URL`` (default ``postgresql+psycopg://postgres@127.0.0.1:5432/test``)
+  and dropped at the end.
+* ``redis_url`` (session): ``CALLSCOPE_TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379/15``). Tests share
+  the database: use unique key names (e.g. ``unique_name``); keys should carry a TTL.
+
+Catalog database:
+
+* ``clean_postgres_url``: ``postgres_url``, emptied (alembic_version included) before and after the test.
+* ``catalog_url``: parametrized over ``sqlite`` (a file in tmp_path) and ``postgres`` (the session database,
+  emptied after each test, alembic_version included), so a test using it runs on both.
+* ``catalog``: a migrated :class:`callscope.catalog.db.Catalog` on ``catalog_url``, disposed after the test.
+
+Tests needing a service should also carry the ``postgres`` / ``redis`` marker (see pyproject.toml) so
+``-m "not postgres"`` can deselect them; ``catalog_url`` adds the marker to its postgres case itself.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import make_url
+
+from callscope.catalog.db import Catalog
+
+DEFAULT_TEST_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+DEFAULT_TEST_REDIS_URL = "redis://127.0.0.1:6379/15"
+
+
+@pytest.fixture
+def unique_name() -> str:
+    """A name no other test (or test run) uses: for buckets, keys, accounts."""
+    return f"t-{uuid.uuid4().hex[:12]}"
+
+
+# --- PostgreSQL -------------------------------------------------------------------------------------
+
+
+def _pg_connect(url):  # noqa: ANN001, ANN202 - psycopg connection to the database named in `url`
+    import psycopg
+
+    return psycopg.connect(
+        host=url.host or "127.0.0.1",
+        port=url.port or 5432,
+        user=url.username,
+        password=url.password,
+        dbname=url.database or "postgres",
+        autocommit=True,
+        connect_timeout=3,
+    )
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """URL of a fresh PostgreSQL database for this test session (dropped at the end)."""
+    server = make_url(os.environ.get("CALLSCOPE_TEST_POSTGRES_URL", DEFAULT_TEST_POSTGRES_URL))
+    try:
+        admin = _pg_connect(server)
+    except Exception as exc:  # noqa: BLE001 - any failure to connect means "no PostgreSQL here"
+        pytest.skip(f"PostgreSQL unreachable at {server.render_as_string(hide_password=True)}: {exc}")
+    name = f"callscope_test_{uuid.uuid4().hex[:12]}"
+    try:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        admin.close()
+    try:
+        yield server.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with _pg_connect(server) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _reset_postgres(url: str) -> None:
+    """Drop everything the test created (tables, alembic_version, types) by recreating the public schema."""
+    with _pg_connect(make_url(url)) as conn:
+        conn.execute("SET lock_timeout = '10s'")
+        conn.execute("DROP SCHEMA public CASCADE")
+        conn.execute("CREATE SCHEMA public")
+
+
+# --- Redis ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """URL of the test Redis database; skips when Redis does not answer."""
+    import redis
+
+    url = os.environ.get("CALLSCOPE_TEST_REDIS_URL", DEFAULT_TEST_REDIS_URL)
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
+        try:
+            client.ping()
+        finally:
+            client.close()
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(f"Redis unreachable at {url}: {exc}")
+    return url
+
+
+# --- catalog database -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def clean_postgres_url(postgres_url: str) -> Iterator[str]:
+    """The session PostgreSQL database, empty at the start of the test and emptied again after it."""
+    _reset_postgres(postgres_url)  # in case an earlier test was interrupted before its teardown
+    try:
+        yield postgres_url
+    finally:
+        _reset_postgres(postgres_url)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def catalog_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty catalog database URL, once on SQLite and once on PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'catalog.db'}"
+    return request.getfixturevalue("clean_postgres_url")
+
+
+@pytest.fixture
+def catalog(catalog_url: str) -> Iterator[Catalog]:
+    """A migrated Catalog on ``catalog_url``."""
+    cat = Catalog(catalog_url)
+    cat.migrate()
+    try:
+        yield cat
+    finally:
+        cat.dispose()

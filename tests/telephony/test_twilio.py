@@ -1,0 +1,351 @@
+"""TwilioProvider against a real local HTTP server (pytest-httpserver) standing in for Twilio."""
+
+from __future__ import annotations
+
+import base64
+import logging
+
+import httpx
+import pytest
+from pytest_httpserver import HTTPServer
+
+from callscope.errors import ProviderError
+from callscope.telephony.base import (
+    PROVIDER_UNAVAILABLE,
+    REQUIREMENT_GROUP_NOT_APPROVED,
+    NumberCandidate,
+    NumberProvider,
+    ProviderUnavailable,
+    RegionInfo,
+)
+from callscope.telephony.twilio import TwilioProvider
+
+SID = "AC0123456789abcdef0123456789abcdef"
+TOKEN = "s3cret-auth-token"
+AUTH = "Basic " + base64.b64encode(f"{SID}:{TOKEN}".encode()).decode()
+ACCOUNT = f"/2010-04-01/Accounts/{SID}"
+
+US_PRICES = {
+    "country": "United States",
+    "iso_country": "US",
+    "price_unit": "USD",
+    "phone_number_prices": [
+        {"number_type": "local", "base_price": "1.15", "current_price": "1.15"},
+        {"number_type": "toll free", "base_price": "2.15", "current_price": "2.15"},
+    ],
+}
+DE_PRICES = {
+    "iso_country": "DE",
+    "phone_number_prices": [
+        {"number_type": "mobile", "base_price": "12.00", "current_price": "12.0"},
+        {"number_type": "local", "base_price": "1.00", "current_price": "1.00"},
+    ],
+}
+AVAILABLE = {
+    "available_phone_numbers": [
+        {
+            "friendly_name": "(808) 925-1571",
+            "phone_number": "+18089251571",
+            "lata": "834",
+            "locality": "Hilo",
+            "rate_center": "HILO",
+            "latitude": "19.720000",
+            "longitude": "-155.090000",
+            "region": "HI",
+            "postal_code": "96720",
+            "iso_country": "US",
+            "address_requirements": "none",
+            "beta": False,
+            "capabilities": {"voice": True, "SMS": True, "MMS": False, "fax": False},
+        },
+        {
+            "friendly_name": "(808) 925-5327",
+            "phone_number": "+18089255327",
+            "locality": None,
+            "rate_center": None,
+            "region": "HI",
+            "iso_country": "US",
+            "capabilities": {"voice": True, "SMS": False, "MMS": False},
+        },
+    ],
+    "uri": f"{ACCOUNT}/AvailablePhoneNumbers/US/Local.json",
+}
+
+
+@pytest.fixture
+async def provider(httpserver: HTTPServer):
+    url = httpserver.url_for("").rstrip("/")
+    p = TwilioProvider(
+        SID,
+        TOKEN,
+        base_url=url,
+        bundle_sids={7: "BU_approved", 8: "BU_pending", 9: "BU_rejected", 10: "BU_gone"},
+        numbers_base_url=url + "/numbers",
+        pricing_base_url=url + "/pricing",
+        timeout=2.0,
+    )
+    yield p
+    await p.aclose()
+
+
+def _expect(httpserver: HTTPServer, path: str, method: str = "GET", **kwargs):
+    return httpserver.expect_oneshot_request(path, method=method, headers={"Authorization": AUTH}, **kwargs)
+
+
+def test_is_a_number_provider(provider):
+    assert isinstance(provider, NumberProvider)
+    assert provider.name == "twilio"
+    assert TOKEN not in repr(provider)
+
+
+async def test_search_maps_available_numbers(provider, httpserver):
+    _expect(httpserver, f"{ACCOUNT}/AvailablePhoneNumbers/US/Local.json", query_string="PageSize=10").respond_with_json(
+        AVAILABLE
+    )
+    _expect(httpserver, "/pricing/v1/PhoneNumbers/Countries/US").respond_with_json(US_PRICES)
+
+    candidates = await provider.search("us", "local")
+
+    httpserver.check_assertions()
+    assert candidates == [
+        NumberCandidate(
+            phone_number="+18089251571",
+            country_code="US",
+            number_type="local",
+            upfront_cost="0.00",
+            monthly_cost="1.15",
+            features=["voice", "sms"],
+            region_information=[
+                RegionInfo(region_type="locality", region_name="Hilo"),
+                RegionInfo(region_type="region", region_name="HI"),
+                RegionInfo(region_type="rate_center", region_name="HILO"),
+            ],
+        ),
+        NumberCandidate(
+            phone_number="+18089255327",
+            country_code="US",
+            number_type="local",
+            upfront_cost="0.00",
+            monthly_cost="1.15",
+            features=["voice"],
+            region_information=[RegionInfo(region_type="region", region_name="HI")],
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("number_type", "segment", "price"),
+    [("mobile", "Mobile", "12.00"), ("toll-free", "TollFree", "2.15"), ("national", "National", None)],
+)
+async def test_search_type_paths_and_pricing(provider, httpserver, number_type, segment, price):
+    country = "DE" if number_type == "mobile" else "US"
+    _expect(httpserver, f"{ACCOUNT}/AvailablePhoneNumbers/{country}/{segment}.json").respond_with_json(AVAILABLE)
+    _expect(httpserver, f"/pricing/v1/PhoneNumbers/Countries/{country}").respond_with_json(
+        DE_PRICES if country == "DE" else US_PRICES
+    )
+    if price is None:
+        with pytest.raises(ProviderError, match="No national numbers are offered in US"):
+            await provider.search(country, number_type)
+    else:
+        candidates = await provider.search(country, number_type)
+        assert {c.monthly_cost for c in candidates} == {price}
+        assert {c.number_type for c in candidates} == {number_type}
+    httpserver.check_assertions()
+
+
+async def test_pricing_is_cached_per_country(provider, httpserver):
+    for _ in range(2):
+        _expect(httpserver, f"{ACCOUNT}/AvailablePhoneNumbers/US/Local.json").respond_with_json(AVAILABLE)
+    _expect(httpserver, "/pricing/v1/PhoneNumbers/Countries/US").respond_with_json(US_PRICES)
+    await provider.search("US", "local")
+    await provider.search("US", "local")
+    httpserver.check_assertions()
+    assert len(httpserver.log) == 3
+
+
+async def test_empty_search_needs_no_pricing(provider, httpserver):
+    _expect(httpserver, f"{ACCOUNT}/AvailablePhoneNumbers/GB/Mobile.json").respond_with_json(
+        {"available_phone_numbers": []}
+    )
+    assert await provider.search("GB", "mobile") == []
+    assert len(httpserver.log) == 1
+
+
+async def test_search_4xx_gives_twilios_message(provider, httpserver):
+    _expect(httpserver, f"{ACCOUNT}/AvailablePhoneNumbers/US/Local.json").respond_with_json(
+        {"code": 21452, "message": "AreaCode must be a valid area code", "more_info": "https://x", "status": 400},
+        status=400,
+    )
+    with pytest.raises(ProviderError) as err:
+        await provider.search("US", "local")
+    assert err.value.errors == ["AreaCode must be a valid area code"]
+    assert not isinstance(err.value, ProviderUnavailable)
+
+
+async def test_search_404_gives_a_readable_message(provider, httpserver):
+    _expect(httpserver, f"{ACCOUNT}/AvailablePhoneNumbers/GB/TollFree.json").respond_with_json(
+        {"code": 20404, "message": f"The requested resource {ACCOUNT}/... was not found", "status": 404},
+        status=404,
+    )
+    with pytest.raises(ProviderError) as err:
+        await provider.search("GB", "toll-free")
+    assert err.value.errors == ["No toll-free numbers are offered in GB"]
+
+
+async def test_search_rejects_bad_input_without_calling(provider, httpserver):
+    with pytest.raises(ProviderError, match="Unknown country"):
+        await provider.search("XX", "local")
+    with pytest.raises(ProviderError, match="number_type must be one of"):
+        await provider.search("US", "fax")
+    assert httpserver.log == []
+
+
+@pytest.mark.parametrize("status", [500, 503, 401, 429])
+async def test_5xx_and_credentials_give_unavailable(provider, httpserver, status, caplog):
+    _expect(httpserver, f"{ACCOUNT}/AvailablePhoneNumbers/US/Local.json").respond_with_json(
+        {"code": 20500, "message": "Internal Server Error", "status": status}, status=status
+    )
+    with caplog.at_level(logging.DEBUG), pytest.raises(ProviderUnavailable) as err:
+        await provider.search("US", "local")
+    assert err.value.errors == [PROVIDER_UNAVAILABLE]
+    assert err.value.status == 422 and isinstance(err.value, ProviderError)
+    assert TOKEN not in caplog.text
+
+
+async def test_timeout_and_connection_errors_give_unavailable(httpserver, caplog):
+    def slow(request):
+        import time
+
+        time.sleep(0.6)
+        from werkzeug import Response
+
+        return Response("{}", content_type="application/json")
+
+    httpserver.expect_request(f"{ACCOUNT}/AvailablePhoneNumbers/US/Local.json").respond_with_handler(slow)
+    slow_provider = TwilioProvider(SID, TOKEN, base_url=httpserver.url_for("").rstrip("/"), timeout=0.2)
+    with caplog.at_level(logging.DEBUG), pytest.raises(ProviderUnavailable):
+        await slow_provider.search("US", "local")
+    await slow_provider.aclose()
+
+    async with httpx.AsyncClient() as client:
+        down = TwilioProvider(SID, TOKEN, base_url="http://127.0.0.1:9", client=client)
+        with pytest.raises(ProviderError, match=PROVIDER_UNAVAILABLE):
+            await down.search("US", "local")
+    assert TOKEN not in caplog.text
+
+
+async def test_purchase_posts_the_number(provider, httpserver):
+    _expect(httpserver, "/pricing/v1/PhoneNumbers/Countries/US").respond_with_json(US_PRICES)
+    _expect(httpserver, f"{ACCOUNT}/IncomingPhoneNumbers.json", method="POST").respond_with_json(
+        {"sid": "PN0123456789abcdef0123456789abcdef", "phone_number": "+18089251571", "account_sid": SID},
+        status=201,
+    )
+    bought = await provider.purchase("+18089251571", "US", "local", None)
+    httpserver.check_assertions()
+    request = httpserver.log[-1][0]
+    assert request.content_type.startswith("application/x-www-form-urlencoded")
+    assert request.form.to_dict() == {"PhoneNumber": "+18089251571"}
+    assert bought.model_dump() == {
+        "phone_number": "+18089251571",
+        "country_code": "US",
+        "number_type": "local",
+        "provider": "twilio",
+        "provider_ref": "PN0123456789abcdef0123456789abcdef",
+        "upfront_cost": "0.00",
+        "monthly_cost": "1.15",
+    }
+
+
+async def test_purchase_with_approved_bundle(provider, httpserver):
+    _expect(httpserver, "/numbers/v2/RegulatoryCompliance/Bundles/BU_approved").respond_with_json(
+        {"sid": "BU_approved", "status": "twilio-approved"}
+    )
+    _expect(httpserver, "/pricing/v1/PhoneNumbers/Countries/DE").respond_with_json(DE_PRICES)
+    _expect(httpserver, f"{ACCOUNT}/IncomingPhoneNumbers.json", method="POST").respond_with_json(
+        {"sid": "PNde", "phone_number": "+4915123456789"}, status=201
+    )
+    bought = await provider.purchase("+4915123456789", None, None, 7)
+    httpserver.check_assertions()
+    assert httpserver.log[-1][0].form.to_dict() == {"PhoneNumber": "+4915123456789", "BundleSid": "BU_approved"}
+    assert (bought.country_code, bought.number_type, bought.monthly_cost) == ("DE", "mobile", "12.00")
+
+
+@pytest.mark.parametrize(
+    ("twilio_status", "expected"),
+    [
+        ("twilio-approved", "approved"),
+        ("pending-review", "pending"),
+        ("in-review", "pending"),
+        ("draft", "pending"),
+        ("twilio-rejected", "rejected"),
+        ("something-new", None),
+    ],
+)
+async def test_requirement_group_status_maps_bundles(provider, httpserver, twilio_status, expected):
+    _expect(httpserver, "/numbers/v2/RegulatoryCompliance/Bundles/BU_pending").respond_with_json(
+        {"sid": "BU_pending", "status": twilio_status}
+    )
+    assert await provider.requirement_group_status(8) == expected
+    httpserver.check_assertions()
+
+
+async def test_requirement_group_status_unknown(provider, httpserver):
+    assert await provider.requirement_group_status(1234) is None  # no bundle mapped: no request
+    assert httpserver.log == []
+    _expect(httpserver, "/numbers/v2/RegulatoryCompliance/Bundles/BU_gone").respond_with_json(
+        {"code": 20404, "message": "not found"}, status=404
+    )
+    assert await provider.requirement_group_status(10) is None
+
+
+@pytest.mark.parametrize(
+    ("group", "bundle_status"), [(None, None), (8, "pending-review"), (9, "twilio-rejected"), (55, None)]
+)
+async def test_document_country_needs_approved_bundle(provider, httpserver, group, bundle_status):
+    if bundle_status:
+        sid = provider.bundle_sids[group]
+        _expect(httpserver, f"/numbers/v2/RegulatoryCompliance/Bundles/{sid}").respond_with_json(
+            {"sid": sid, "status": bundle_status}
+        )
+    with pytest.raises(ProviderError) as err:
+        await provider.purchase("+4930123456", "DE", "local", group)
+    assert err.value.errors == [REQUIREMENT_GROUP_NOT_APPROVED]
+    assert all("IncomingPhoneNumbers" not in req.path for req, _ in httpserver.log)
+
+
+async def test_purchase_4xx_gives_twilios_message(provider, httpserver):
+    _expect(httpserver, "/pricing/v1/PhoneNumbers/Countries/US").respond_with_json(US_PRICES)
+    _expect(httpserver, f"{ACCOUNT}/IncomingPhoneNumbers.json", method="POST").respond_with_json(
+        {"code": 21422, "message": "Phone number +18089251571 is not available", "status": 400}, status=400
+    )
+    with pytest.raises(ProviderError) as err:
+        await provider.purchase("+18089251571", "US", "local", None)
+    assert err.value.errors == ["Phone number +18089251571 is not available"]
+
+
+async def test_purchase_5xx_gives_unavailable(provider, httpserver):
+    _expect(httpserver, "/pricing/v1/PhoneNumbers/Countries/US").respond_with_json(US_PRICES)
+    _expect(httpserver, f"{ACCOUNT}/IncomingPhoneNumbers.json", method="POST").respond_with_data(
+        "<html>bad gateway</html>", status=502
+    )
+    with pytest.raises(ProviderUnavailable):
+        await provider.purchase("+18089251571", "US", "local", None)
+
+
+async def test_release_deletes_the_incoming_number(provider, httpserver):
+    _expect(httpserver, f"{ACCOUNT}/IncomingPhoneNumbers/PNabc.json", method="DELETE").respond_with_data("", status=204)
+    assert await provider.release("PNabc") is None
+    httpserver.check_assertions()
+    _expect(httpserver, f"{ACCOUNT}/IncomingPhoneNumbers/PNgone.json", method="DELETE").respond_with_json(
+        {"code": 20404, "message": "The requested resource was not found", "status": 404}, status=404
+    )
+    with pytest.raises(ProviderError, match="not found"):
+        await provider.release("PNgone")
+
+
+async def test_unexpected_request_fails_loudly(provider, httpserver):
+    # No expectation registered: the server answers 500, which must read as unavailable, not crash.
+    with pytest.raises(ProviderUnavailable):
+        await provider.release("PNnone")
+    httpserver.clear_log()
+    httpserver.clear_assertions()
