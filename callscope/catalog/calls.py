@@ -24,7 +24,7 @@ class NumberStats(BaseModel):
 class CallRecord(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
-    id: str
+    id: int
     phone_number: str
     caller_name: str
     call_status: str

@@ -92,7 +92,8 @@ class Call(Base):
     __tablename__ = "calls"
     __table_args__ = (Index("ix_calls_virtual_number_id_created_at", "virtual_number_id", "created_at"),)
 
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    # BIGINT identity on PostgreSQL; SQLite autoincrements only an INTEGER PRIMARY KEY.
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
     account: Mapped[str] = mapped_column(String(128), nullable=False)
     virtual_number_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
     phone_number: Mapped[str] = mapped_column(String(32), nullable=False)

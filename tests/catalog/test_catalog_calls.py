@@ -11,7 +11,6 @@ from callscope.catalog.db import Catalog
 from callscope.catalog.tables import Call
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
-_seq = iter(range(1_000_000))
 
 
 def add_calls(catalog: Catalog, account: str, number_id: int, statuses: list[str], durations: list[int] | None = None,
@@ -20,7 +19,7 @@ def add_calls(catalog: Catalog, account: str, number_id: int, statuses: list[str
     with catalog.session() as s:
         for i, (status, duration) in enumerate(zip(statuses, durations, strict=True)):
             s.add(Call(
-                id=f"call-{next(_seq)}", account=account, virtual_number_id=number_id,
+                account=account, virtual_number_id=number_id,
                 phone_number="+14155550100", caller_name=f"Caller {i}", call_status=status,
                 call_duration=duration, direction="inbound", ai_handled=i % 2 == 0,
                 transcript_summary=None if i % 3 else f"summary {i}", created_at=start + timedelta(minutes=i),

@@ -44,7 +44,7 @@ def upgrade() -> None:
     op.create_index("ix_rate_limit_windows_window_start", "rate_limit_windows", ["window_start"])
     op.create_table(
         "calls",
-        sa.Column("id", sa.String(64), nullable=False),
+        sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), autoincrement=True, nullable=False),
         sa.Column("account", sa.String(128), nullable=False),
         sa.Column("virtual_number_id", sa.BigInteger(), nullable=False),
         sa.Column("phone_number", sa.String(32), nullable=False),
