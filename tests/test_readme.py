@@ -1,0 +1,24 @@
+"""The README's settings table and quick start stay true to the code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from callscope.config import Settings
+
+README = (Path(__file__).parent.parent / "README.md").read_text()
+
+
+def test_every_setting_is_documented_in_the_readme():
+    documented = set(re.findall(r"`(CALLSCOPE_[A-Z0-9_]+)`", README))
+    missing = {f"CALLSCOPE_{name.upper()}" for name in Settings.model_fields} - documented
+    assert not missing, f"settings missing from README's table: {sorted(missing)}"
+
+
+def test_quick_start_is_two_make_commands_and_ci_runs_the_test_one():
+    block = README.split("## Quick start", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    commands = [line.split("#")[0].strip() for line in block.strip().splitlines()]
+    assert commands == ["make serve", "make test"]
+    ci = (Path(__file__).parent.parent / ".ci" / "run").read_text()
+    assert re.search(r"^make test$", ci, re.M)
