@@ -191,3 +191,11 @@ async def test_scoped_key_may_omit_project_id_on_links(client, make_key, create_
     assert resp.status_code == 200 and resp.json()["data"]["recording_project_ids"] == [project["id"]]
     resp = await client.delete(f"/operators/{operator['id']}/remove_project", headers=scoped)
     assert resp.status_code == 200 and resp.json()["data"]["recording_project_ids"] == []
+
+
+async def test_concurrent_creates_with_one_external_id_make_one_operator(client, admin):
+    import asyncio
+
+    responses = await asyncio.gather(*(client.post("/operators", json={"name": f"P{i}", "external_id": "dup"},
+                                                   headers=admin) for i in range(6)))
+    assert sorted(r.status_code for r in responses) == [200] + [422] * 5

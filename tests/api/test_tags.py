@@ -110,3 +110,13 @@ async def test_scoped_key_cannot_delete_another_projects_tag(client, admin, make
     scoped = await make_key(project_id=one["id"])
     resp = await client.delete(f"/tags/{tag['id']}", headers=scoped)
     assert (resp.status_code, resp.json()) == (404, {"error": "Resource not found"})
+
+
+async def test_concurrent_creates_of_one_name_make_one_tag(client, admin, create_project):
+    import asyncio
+
+    project = await create_project()
+    responses = await asyncio.gather(*(client.post("/tags", json={"name": "Race", "project_id": project["id"]},
+                                                   headers=admin) for _ in range(8)))
+    assert sorted(r.status_code for r in responses) == [200] * 7 + [201]
+    assert len({r.json()["data"]["id"] for r in responses}) == 1
