@@ -92,15 +92,14 @@ def number_item(ctx: Context, number: VirtualNumber) -> s.NumberListItem:
 
 async def number_detail(ctx: Context, principal: Principal, number: VirtualNumber) -> s.NumberDetail:
     number_id = number.status.id
-    stats = (await ctx.catalog.run(number_stats, ctx.catalog, number.namespace, [number_id])).get(number_id)
+    stats = (await ctx.catalog.run(number_stats, ctx.catalog, number.namespace, [number_id]))[number_id]
     calls = await ctx.catalog.run(recent_calls, ctx.catalog, number.namespace, number_id, 10)
     return s.NumberDetail(
         id=number_id, phone_number=number.spec.phone_number, name=number.spec.name,
         country_code=number.spec.country_code, active=number.spec.active,
         project_id=scope.project_id_of(ctx, number.namespace, number.spec.project),
         recording=number.spec.recording, routing_strategy=number.spec.routing_strategy,
-        stats=s.NumberStats.model_validate(stats.model_dump()) if stats else s.NumberStats(
-            total_calls=0, answered_calls=0, missed_calls=0, average_duration_seconds=0),
+        stats=stats,
         operators=[
             s.OperatorAttached(id=o.status.id, name=o.spec.name, phone_number=o.spec.phone_number,
                                initials=initials(o.spec.name), priority=i)
@@ -111,7 +110,7 @@ async def number_detail(ctx: Context, principal: Principal, number: VirtualNumbe
                                 initials=initials(o.spec.name))
             for o in available_operators(ctx, principal, number)
         ],
-        recent_calls=[s.RecentCall.model_validate(c.model_dump()) for c in calls],
+        recent_calls=calls,
     )
 
 

@@ -8,6 +8,8 @@ from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from callscope.catalog.calls import CallRecord as RecentCall, NumberStats  # the call records' own shapes
+
 T = TypeVar("T")
 
 
@@ -191,25 +193,6 @@ class OperatorAvailable(Shape):
 
 class OperatorAttached(OperatorAvailable):
     priority: int
-
-
-class NumberStats(Shape):
-    total_calls: int
-    answered_calls: int
-    missed_calls: int
-    average_duration_seconds: int
-
-
-class RecentCall(Shape):
-    id: int
-    phone_number: str
-    caller_name: str | None
-    call_status: str
-    call_duration: int
-    direction: str
-    ai_handled: bool
-    transcript_summary: str | None
-    created_at: datetime
 
 
 class NumberListItem(Shape):

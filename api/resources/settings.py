@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from callscope.api import schemas as s
+from callscope.api.pagination import DEFAULT_PER_PAGE, MAX_PER_PAGE
 from callscope.api.resources.base import Resource, data, principal_of
 from callscope.api.routing import operation
 from callscope.resources import Account
@@ -25,7 +26,7 @@ class AppSettingsResource(Resource):
             default_audio_retention_days=(account.spec.audio_retention_days if account and account.spec.audio_retention_days
                                           else settings.default_audio_retention_days),
             emotion_classes=EMOTION_CLASSES,
-            pagination={"default_per_page": 20, "max_per_page": 100},
+            pagination={"default_per_page": DEFAULT_PER_PAGE, "max_per_page": MAX_PER_PAGE},
             rate_limiting_enabled=settings.rate_limit_enabled,
             virtual_number_purchase_paused=settings.virtual_number_purchase_paused,
             api_key=s.KeyInfo(name=principal.key_name, permissions=sorted(principal.permissions),

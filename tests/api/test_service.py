@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 from callscope.api.app import create_app
+from callscope.ratelimit import build_rate_limiter
 from tests.api.conftest import BASE
 
 
@@ -55,8 +56,21 @@ async def test_no_rate_limit_headers_when_limiting_is_off(client, make_key):
     assert resp.status_code == 200 and "X-RateLimit-Limit" not in resp.headers
 
 
-@pytest.mark.parametrize("settings_overrides", [{"rate_limit_enabled": True}])
-async def test_rate_limit_per_key(client, make_key):
+@pytest.fixture(params=["database", pytest.param("redis", marks=pytest.mark.redis)])
+def rate_limited_settings(request):
+    if request.param == "redis":
+        return {"rate_limit_enabled": True, "rate_limit_backend": "redis",
+                "redis_url": request.getfixturevalue("redis_url")}
+    return {"rate_limit_enabled": True}
+
+
+@pytest.fixture
+def settings_overrides(request):
+    """Tests that ask for `rate_limited_settings` run with limiting on, once per back end."""
+    return request.getfixturevalue("rate_limited_settings") if "rate_limited_settings" in request.fixturenames else {}
+
+
+async def test_rate_limited_per_key(rate_limited_settings, client, make_key):
     limited = await make_key(rate_limit=2)
     for remaining in (1, 0):
         resp = await client.get("/projects", headers=limited)
@@ -73,11 +87,11 @@ async def test_rate_limit_per_key(client, make_key):
     assert (await client.get("/projects", headers=other)).status_code == 200
 
 
-@pytest.mark.parametrize("settings_overrides", [{"rate_limit_enabled": True}])
-async def test_rate_limit_is_shared_between_api_processes(runtime, make_key):
+async def test_rate_limited_counts_are_shared_between_api_processes(rate_limited_settings, runtime, make_key):
     """Two app instances (two API processes) on one catalog share each key's count."""
     headers = await make_key(rate_limit=3)
-    apps = [create_app(runtime.ctx, runtime.usage, runtime.limiter.__class__(runtime.catalog)) for _ in range(2)]
+    limiters = [runtime.limiter, build_rate_limiter(runtime.settings, runtime.catalog)]
+    apps = [create_app(runtime.ctx, runtime.usage, limiter) for limiter in limiters]
     statuses = []
     for i in range(4):
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=apps[i % 2]), base_url=BASE) as http:
