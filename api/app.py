@@ -9,7 +9,10 @@ from callscope.api import errors
 from callscope.api.middleware import ApiMiddleware
 from callscope.api.openapi import build_document
 from callscope.api.resources.operators import OperatorCollection, OperatorItem
+from callscope.api.resources.files import SignedFile
 from callscope.api.resources.projects import ProjectCollection, ProjectItem
+from callscope.api.resources.recordings import RecordingCollection, RecordingFilters, RecordingItem
+from callscope.api.resources.shares import ShareCollection, ShareItem
 from callscope.api.resources.service import Health, Metrics, OpenApiDocument
 from callscope.api.resources.settings import AppSettingsResource
 from callscope.api.resources.tags import TagCollection, TagItem
@@ -41,6 +44,16 @@ def create_app(ctx: Context, usage: UsageRecorder, limiter: RateLimiter | None =
     errors.install(app)
     app.req_options.strip_url_path_trailing_slash = True
 
+    router.add("/recordings", RecordingCollection(ctx), tag="recordings")
+    router.add("/recordings/filters", RecordingFilters(ctx), tag="recordings")
+    recording_item = RecordingItem(ctx)
+    router.add("/recordings/{id}", recording_item, tag="recordings")
+    for suffix in ("audio_url", "transcription", "results", "summary"):
+        router.add(f"/recordings/{{id}}/{suffix}", recording_item, tag="recordings", suffix=suffix)
+    # Falcon needs one field name per path level: the spec's {recording_id} is {id} here, and its
+    # share {id} is {share_id}.
+    router.add("/recordings/{id}/shares", ShareCollection(ctx), tag="shares")
+    router.add("/recordings/{id}/shares/{share_id:int}", ShareItem(ctx), tag="shares")
     router.add("/projects", ProjectCollection(ctx), tag="projects")
     router.add("/projects/{id:int}", ProjectItem(ctx), tag="projects")
     router.add("/operators", OperatorCollection(ctx), tag="operators")
@@ -62,5 +75,6 @@ def create_app(ctx: Context, usage: UsageRecorder, limiter: RateLimiter | None =
 
     router.add("/healthz", Health(ctx), tag="service", prefix="")
     router.add("/metrics", Metrics(), tag="service", prefix="")
+    router.add("/files/{token}", SignedFile(ctx), tag="service", prefix="")
     router.add("/openapi.json", OpenApiDocument(build_document(router)), tag="service")
     return app

@@ -3,6 +3,7 @@ spec's error shapes (400 for malformed JSON, 422 `{errors}` for wrong fields).""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TypeVar
 
 import falcon.asgi
@@ -37,6 +38,8 @@ def messages(exc: ValidationError) -> list[str]:
             text = "Request body must be a JSON object"
         elif kind in _TYPE_WORDS:
             text = f"{field} must be {_TYPE_WORDS[kind]}"
+        elif kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+            text = f"{field} is out of range"
         elif kind == "missing":
             text = f"{field} is required"
         else:
@@ -70,14 +73,45 @@ async def parse_json(req: falcon.asgi.Request, model: type[M], limit: int) -> M:
         raise ValidationFailed(messages(exc)) from None
 
 
-def query_int(req: falcon.asgi.Request, name: str, *, minimum: int | None = None) -> int | None:
-    raw = req.get_param(name)
-    if raw is None or raw == "":
+INT64_MAX = 2**63 - 1  # the catalog's BIGINT
+
+
+def parse_int(name: str, raw: str | None) -> int | None:
+    if raw is None or raw.strip() == "":
         return None
     try:
         value = int(raw)
     except ValueError:
         raise ValidationFailed(f"{name} must be an integer") from None
+    if not -INT64_MAX <= value <= INT64_MAX:
+        raise ValidationFailed(f"{name} is out of range")
+    return value
+
+
+def parse_datetime(name: str, raw: str | None) -> datetime | None:
+    if raw is None or raw.strip() == "":
+        return None
+    try:
+        value = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationFailed(f"{name} must be an ISO 8601 timestamp") from None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def query_datetime(req: falcon.asgi.Request, name: str) -> datetime | None:
+    return parse_datetime(name, req.get_param(name))
+
+
+def query_int_list(req: falcon.asgi.Request, name: str) -> list[int]:
+    """A repeatable integer parameter, as `name[]=1&name[]=2` (or `name=1&name=2`)."""
+    raw = (req.get_param_as_list(f"{name}[]") or []) + (req.get_param_as_list(name) or [])
+    return [value for item in raw if (value := parse_int(f"{name}[]", item)) is not None]
+
+
+def query_int(req: falcon.asgi.Request, name: str, *, minimum: int | None = None) -> int | None:
+    value = parse_int(name, req.get_param(name))
+    if value is None:
+        return None
     if minimum is not None and value < minimum:
         raise ValidationFailed(f"{name} must be greater than or equal to {minimum}")
     return value

@@ -60,8 +60,8 @@ def build_document(router: Router) -> dict[str, Any]:
             "x-permission": op.permission,
         }
         if op.body is not None:
-            entry["requestBody"] = {"required": False,
-                                    "content": {"application/json": {"schema": refs[(op.body, "validation")]}}}
+            entry["requestBody"] = {"required": op.body_content_type != "application/json",
+                                    "content": {op.body_content_type: {"schema": refs[(op.body, "validation")]}}}
         paths.setdefault(path, {})[op.method.lower()] = entry
 
     return {

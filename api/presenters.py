@@ -9,12 +9,9 @@ from callscope.services import scope
 from callscope.services.context import Context, Principal
 from callscope.services.naming import initials
 from callscope.services.numbers import attached_operators, available_operators
+from callscope.services.recordings import STATUSES, Found, recordings_per_project, recordings_per_tag
+from callscope.services.shares import ShareView, recording_page_url
 from callscope.api import schemas as s
-
-# Recordings are not stored yet: the catalog gains them with the recordings API, and these counts
-# then read it. Until then there are none to count.
-NO_RECORDINGS = 0
-
 
 def _timestamps(obj) -> tuple:
     created = obj.metadata.creation_timestamp
@@ -28,8 +25,9 @@ def project_short(project: Project) -> s.ProjectShort:
                           created_at=created, updated_at=updated)
 
 
-def project_detail(ctx: Context, project: Project) -> s.ProjectDetail:
+async def project_detail(ctx: Context, project: Project) -> s.ProjectDetail:
     spec = project.spec
+    recordings = await recordings_per_project(ctx, project.namespace, [project.status.id])
     numbers = sum(1 for n in ctx.store.cached_list(VirtualNumber, project.namespace) if n.spec.project == project.name)
     return s.ProjectDetail(
         **project_short(project).model_dump(),
@@ -37,7 +35,8 @@ def project_detail(ctx: Context, project: Project) -> s.ProjectDetail:
         summary_language=spec.summary_language or spec.language,
         long_pause_threshold_seconds=spec.long_pause_threshold_seconds, transcription_hints=spec.transcription_hints,
         retention_days=spec.retention_days, quality_baseline_enabled=spec.quality_baseline_enabled,
-        quality_baseline_pct=spec.quality_baseline_pct, recordings_count=NO_RECORDINGS, virtual_numbers_count=numbers,
+        quality_baseline_pct=spec.quality_baseline_pct, recordings_count=recordings.get(project.status.id, 0),
+        virtual_numbers_count=numbers,
     )
 
 
@@ -114,7 +113,48 @@ async def number_detail(ctx: Context, principal: Principal, number: VirtualNumbe
     )
 
 
-def tag_out(ctx: Context, tag: Tag) -> s.TagOut:
-    return s.TagOut(id=tag.status.id, name=tag.spec.name, color=tag.status.color or "",
-                    project_id=scope.project_id_of(ctx, tag.namespace, tag.spec.project) or 0,
-                    recordings_count=NO_RECORDINGS)
+async def tag_outs(ctx: Context, tags: list[Tag]) -> list[s.TagOut]:
+    if not tags:
+        return []
+    counts = await recordings_per_tag(ctx, tags[0].namespace, [t.status.id for t in tags])
+    return [s.TagOut(id=t.status.id, name=t.spec.name, color=t.status.color or "",
+                     project_id=scope.project_id_of(ctx, t.namespace, t.spec.project) or 0,
+                     recordings_count=counts.get(t.status.id, 0)) for t in tags]
+
+
+def recording_out(found: Found) -> s.RecordingOut:
+    r = found.recording
+    return s.RecordingOut(
+        public_id=r.public_id, name=r.name, status=r.status, language=r.language, duration_ms=r.duration_ms,
+        created_at=r.created_at, updated_at=r.updated_at, dialogues_count=r.dialogues_count,
+        goals_evaluated=r.goals_evaluated, pauses_detected=r.pauses_detected, audio_attached=r.blob_key is not None,
+        project_id=r.project_id, external_id=r.external_id, called_at=r.called_at,
+        recording_source=r.recording_source, operator_id=r.operator_id, tag_ids=found.tag_ids,
+        processing_restricted=r.processing_restricted, stage=r.stage, progress=r.progress,
+        status_reason=r.status_reason, audio_format=r.audio_format, size_bytes=r.size_bytes,
+    )
+
+
+def filter_options(ctx: Context, values: dict) -> s.RecordingFilterOptions:
+    def span(pair) -> s.Range:
+        return s.Range(min=pair[0], max=pair[1])
+
+    return s.RecordingFilterOptions(
+        projects=[s.IdName(id=p.status.id, name=p.spec.name) for p in values["projects"]],
+        operators=[s.IdName(id=o.status.id, name=o.spec.name) for o in values["operators"]],
+        tags=[s.TagRef(id=t.status.id, name=t.spec.name, color=t.status.color or "",
+                       project_id=scope.project_id_of(ctx, t.namespace, t.spec.project) or 0) for t in values["tags"]],
+        statuses=list(STATUSES), status_counts=values["status_counts"], languages=values["languages"],
+        called_at=span(values["called_at"]), created_at=span(values["created_at"]),
+        duration_ms=span(values["duration_ms"]),
+    )
+
+
+def share_out(ctx: Context, view: ShareView) -> s.ShareOut:
+    share = view.share
+    return s.ShareOut(
+        id=share.id, everyone=share.everyone,
+        user=s.ShareUser(email=view.member.spec.email, name=view.member.spec.name) if view.member else None,
+        shared_by=s.SharedBy(type=view.shared_by_type, name=share.shared_by_name), created_at=share.created_at,
+        url=recording_page_url(ctx, view.recording_public_id),
+    )

@@ -26,6 +26,7 @@ class Operation:
     response: type[BaseModel] | None = None
     status: int = 200
     body: type[BaseModel] | None = None
+    body_content_type: str = "application/json"
     query: tuple[QueryParam, ...] = ()
     errors: tuple[int, ...] = ()
     forbidden_message: str | None = None  # the spec's odd `Forbidden` on the virtual-number list

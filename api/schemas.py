@@ -4,13 +4,16 @@ The OpenAPI document is generated from these same models."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Generic, Literal, TypeVar
+from typing import Annotated, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from callscope.catalog.calls import CallRecord as RecentCall, NumberStats  # the call records' own shapes
 
 T = TypeVar("T")
+
+# Integers a client sends must fit the catalog's BIGINT columns.
+Int = Annotated[int, Field(ge=-(2**63 - 1), le=2**63 - 1)]
 
 
 class Shape(BaseModel):
@@ -55,9 +58,9 @@ class ProjectFields(Shape):
     industry: str | None = None
     goal_language: str | None = None
     summary_language: str | None = None
-    long_pause_threshold_seconds: int | None = Field(None, description="Minimum silence flagged as a long pause.")
+    long_pause_threshold_seconds: Int | None = Field(None, description="Minimum silence flagged as a long pause.")
     transcription_hints: str | None = None
-    retention_days: int | None = Field(None, description="Days recordings are kept; null disables retention.")
+    retention_days: Int | None = Field(None, description="Days recordings are kept; null disables retention.")
     quality_baseline_enabled: bool | None = None
     quality_baseline_pct: float | None = Field(None, description="Target percentile, 0 to 100.")
 
@@ -101,7 +104,7 @@ class OperatorCreate(Shape):
     phone_number: str | None = Field(None, description="Normalised to E.164; unique per account.")
     email: str | None = None
     active: bool = True
-    project_id: int | None = Field(None, description="Links the new operator to this project.")
+    project_id: Int | None = Field(None, description="Links the new operator to this project.")
 
 
 class OperatorUpdate(Shape):
@@ -112,7 +115,7 @@ class OperatorUpdate(Shape):
 
 
 class ProjectLink(Shape):
-    project_id: int | None = Field(None, description="Required for account-wide keys.")
+    project_id: Int | None = Field(None, description="Required for account-wide keys.")
 
 
 class NumberOfOperator(Shape):
@@ -163,19 +166,19 @@ class NumberPurchase(Shape):
     country_code: str | None = None
     number_type: str | None = Field(None, description="mobile, local, toll-free or national.")
     name: str | None = None
-    requirement_group_id: int | None = Field(None, description="An approved requirement group.")
+    requirement_group_id: Int | None = Field(None, description="An approved requirement group.")
     upfront_cost: str | None = None
     monthly_cost: str | None = None
 
 
 class AddOperator(Shape):
-    operator_id: int | None = Field(None, description="Shape A: an existing operator (wins over phone_number).")
+    operator_id: Int | None = Field(None, description="Shape A: an existing operator (wins over phone_number).")
     phone_number: str | None = Field(None, description="Shape B: create and attach a new operator.")
     name: str | None = Field(None, description="Shape B: the new operator's name (default Operator).")
 
 
 class RemoveOperator(Shape):
-    operator_id: int | None = None
+    operator_id: Int | None = None
 
 
 class OperatorBrief(Shape):
@@ -240,7 +243,7 @@ class NumberCandidate(Shape):
 
 class TagCreate(Shape):
     name: str | None = Field(None, description="Required; surrounding whitespace is stripped.")
-    project_id: int | None = Field(None, description="Required for account-wide keys.")
+    project_id: Int | None = Field(None, description="Required for account-wide keys.")
 
 
 class TagOut(Shape):
@@ -272,3 +275,167 @@ class AppSettings(Shape):
     rate_limiting_enabled: bool
     virtual_number_purchase_paused: bool
     api_key: KeyInfo
+
+
+# ----- recordings -----------------------------------------------------------------------------
+
+RecordingStatus = Literal["pending", "processing", "completed", "failed"]
+
+
+class RecordingUpload(Shape):
+    """multipart/form-data fields of POST /recordings (documentation of the form; parsed by hand)."""
+
+    file: bytes = Field(description="The audio: MP3, WAV, FLAC, M4A, OGG or WebM.",
+                        json_schema_extra={"format": "binary", "contentMediaType": "application/octet-stream"})
+    project_id: Int | None = Field(None, description="Required for account-wide keys.")
+    name: str | None = Field(None, description="Display name (default: the file name).")
+    external_id: str | None = Field(None, description="Your id; a repeat in the project returns the first upload.")
+    operator_id: Int | None = Field(None, description="Any operator of the account.")
+    called_at: datetime | None = Field(None, description="When the call took place (ISO 8601).")
+    language: str | None = Field(None, description="Language code (default: the project's).")
+    recording_source: str | None = Field(None, description="Where the recording comes from, e.g. crm, pbx.")
+    tag_ids: list[Int] | None = Field(None, alias="tag_ids[]", description="Tags of the project (repeatable).")
+    conversation_id: str | None = Field(
+        None, description="public_id of the other leg of an internal call: both legs then share one conversation.")
+
+
+class RecordingOut(Shape):
+    public_id: str
+    name: str
+    status: RecordingStatus
+    language: str
+    duration_ms: int
+    created_at: datetime
+    updated_at: datetime
+    dialogues_count: int
+    goals_evaluated: bool
+    pauses_detected: int
+    audio_attached: bool
+    project_id: int
+    external_id: str | None
+    called_at: datetime | None
+    recording_source: str | None
+    operator_id: int | None
+    tag_ids: list[int]
+    processing_restricted: bool = Field(description="GDPR restriction: no further processing or sharing.")
+    stage: str | None = Field(description="Current analysis stage while processing.")
+    progress: int = Field(description="Analysis progress in percent.")
+    status_reason: str | None = Field(description="Why processing failed.")
+    audio_format: str
+    size_bytes: int
+
+
+class RecordingUpdate(Shape):
+    name: str | None = None
+    project_id: Int | None = Field(None, description="Move to another project (account-wide keys only).")
+    operator_id: Int | None = None
+    called_at: datetime | None = None
+    tag_ids: list[Int] | None = Field(None, description="Replaces the set of tags.")
+    processing_restricted: bool | None = None
+
+
+class IdName(Shape):
+    id: int
+    name: str
+
+
+class TagRef(IdName):
+    color: str
+    project_id: int
+
+
+class Range(Shape):
+    min: datetime | int | None
+    max: datetime | int | None
+
+
+class RecordingFilterOptions(Shape):
+    projects: list[IdName]
+    operators: list[IdName]
+    tags: list[TagRef]
+    statuses: list[RecordingStatus]
+    status_counts: dict[str, int]
+    languages: list[str]
+    called_at: Range
+    created_at: Range
+    duration_ms: Range
+
+
+class AudioUrl(Shape):
+    url: str
+    expires_at: datetime
+
+
+class TranscriptSegment(Shape):
+    id: int
+    speaker: str
+    start_ms: int
+    end_ms: int
+    text: str
+    emotions: dict[str, float]
+
+
+class Transcription(Shape):
+    recording_id: int
+    public_id: str
+    status: RecordingStatus
+    language: str
+    segments: list[TranscriptSegment] = Field(description="Empty until the analysis has completed.")
+
+
+class Summary(Shape):
+    recording_id: int
+    public_id: str
+    status: RecordingStatus
+    summary: str | None = Field(description="null until the analysis has completed.")
+
+
+class GoalResult(Shape):
+    goal_id: int
+    goal_name: str
+    met: bool
+    score: float
+    explanation: str
+
+
+class Pause(Shape):
+    start_ms: int
+    end_ms: int
+    duration_ms: int
+    compliant: bool
+    after_dialogue_id: int
+
+
+class Results(Shape):
+    recording_id: int
+    status: RecordingStatus
+    goals: list[GoalResult] = Field(description="Empty until the analysis has completed.")
+    pauses: list[Pause] = Field(description="Empty until the analysis has completed.")
+
+
+# ----- shares ---------------------------------------------------------------------------------
+
+class ShareCreate(Shape):
+    email: str | None = Field(None, description="An active member of the account (or send everyone).")
+    everyone: bool | None = Field(None, description="true shares with every member (no email is sent).")
+    message: str | None = Field(None, description="Plain text for the email, at most 1000 characters; not stored.")
+    notify: bool | None = Field(None, description="false sends no email (default true).")
+
+
+class ShareUser(Shape):
+    email: str
+    name: str
+
+
+class SharedBy(Shape):
+    type: str | None
+    name: str
+
+
+class ShareOut(Shape):
+    id: int
+    everyone: bool
+    user: ShareUser | None
+    shared_by: SharedBy
+    created_at: datetime
+    url: str

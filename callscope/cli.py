@@ -38,9 +38,11 @@ def run_async(fn):
         try:
             return asyncio.run(fn(*args, **kwargs))
         except CallscopeError as exc:
-            raise click.ClickException(exc.message) from None
-        except ValidationError as exc:
-            raise click.ClickException(str(exc)) from None
+            # ObjectNotFound's message is the API's bare "Resource not found"; its detail names the object.
+            raise click.ClickException(getattr(exc, "detail", None) or exc.message) from None
+        except ValidationError as exc:  # one line, not pydantic's multi-line dump
+            raise click.ClickException("; ".join(
+                f"{'.'.join(map(str, e['loc'])) or exc.title}: {e['msg']}" for e in exc.errors())) from None
     return wrapper
 
 

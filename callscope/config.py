@@ -6,7 +6,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -54,7 +54,47 @@ class Settings(BaseSettings):
         default_factory=lambda: {"mp3": 100, "m4a": 100, "ogg": 100, "webm": 100, "wav": 500, "flac": 500},
         description="Largest upload per audio format, in MB (JSON object).",
     )
+    audio_url_ttl_seconds: int = Field(3600, ge=10, le=7 * 86400, description="Lifetime of audio URLs.")
+    blob_sweep_interval_seconds: int = Field(
+        3600, ge=10, description="Seconds between sweeps of audio left by interrupted uploads."
+    )
     default_audio_retention_days: int = Field(90, ge=1, description="Audio retention when a project sets none.")
+
+    blob_store: Literal["filesystem", "s3"] = Field(
+        "filesystem", description="Where audio is stored: files under <data_dir>/blobs, or S3-compatible storage."
+    )
+    blob_spool_dir: Path | None = Field(
+        None, description="Local directory of the temp copies of S3 uploads in progress; default <data_dir>/spool."
+    )
+    s3_bucket: str | None = Field(None, description="S3 bucket of the audio (required with blob_store=s3).")
+    s3_endpoint_url: str | None = Field(
+        None, description="Endpoint of an S3-compatible server (MinIO, Ceph, R2...); unset: AWS."
+    )
+    s3_region: str | None = Field(None, description="S3 region; unset: the AWS SDK's default.")
+    s3_access_key_id: str | None = Field(None, description="S3 access key id; unset: the AWS SDK's credential chain.")
+    s3_secret_access_key: str | None = Field(None, description="S3 secret access key.")
+    s3_prefix: str = Field("", description="Prefix of every object key in the bucket.")
+    s3_part_size_mb: int = Field(8, ge=5, le=5120, description="Size of S3 multipart upload parts, in MiB.")
+    s3_addressing_style: Literal["auto", "path", "virtual"] = Field(
+        "auto", description="S3 bucket addressing: path style is needed by most self-hosted servers."
+    )
+    url_signing_secret: str | None = Field(
+        None,
+        min_length=32,
+        description="Secret signing the embedded server's audio URLs; overrides the secret file in the data "
+        "directory (set the same value on every API replica).",
+    )
+
+    smtp_host: str | None = Field(
+        None, description="SMTP server for outgoing email; unset writes emails as .eml files to <data_dir>/outbox."
+    )
+    smtp_port: int = Field(587, ge=1, le=65535, description="SMTP server port.")
+    smtp_username: str | None = Field(None, description="SMTP user name; unset sends without authentication.")
+    smtp_password: SecretStr | None = Field(None, description="SMTP password.")
+    smtp_starttls: bool = Field(True, description="Require STARTTLS on the SMTP connection.")
+    smtp_tls: bool = Field(False, description="Implicit TLS (SMTPS, usually port 465); takes precedence over STARTTLS.")
+    smtp_timeout: float = Field(30.0, gt=0, description="Seconds before an SMTP connection or command times out.")
+    mail_from: str = Field("Callscope <callscope@localhost>", description="From address of outgoing email.")
 
     @cached_property
     def catalog_url(self) -> str:

@@ -8,13 +8,15 @@ import contextlib
 
 import structlog
 
+from callscope.blobs.factory import build_blob_store
+from callscope.blobs.signing import signing_secret
 from callscope.catalog.db import Catalog
 from callscope.catalog.usage import UsageRecorder
 from callscope.config import Settings
+from callscope.mail import build_mail_queue
 from callscope.ratelimit import RateLimiter, build_rate_limiter
-from callscope.resources import ApiKey
 from callscope.services.context import Context
-from callscope.services.keys import HASH_INDEX
+from callscope.services import indexes
 from callscope.store.cache import CachedStore
 from callscope.store.sqlite import SQLiteStore
 from callscope.telephony.factory import build_provider
@@ -28,9 +30,11 @@ class Runtime:
         self.settings = settings
         self.backend = SQLiteStore(settings.store_path, poll_interval=settings.store_poll_interval)
         self.store = CachedStore(self.backend)
-        self.store.add_index(ApiKey, HASH_INDEX, lambda key: key.status.key_hash)
+        indexes.register(self.store)
         self.catalog = Catalog(settings.catalog_url)
-        self.ctx = Context(settings=settings, store=self.store, catalog=self.catalog, provider=build_provider(settings))
+        self.mail = build_mail_queue(settings)
+        self.ctx = Context(settings=settings, store=self.store, catalog=self.catalog, provider=build_provider(settings),
+                           blobs=build_blob_store(settings), mail=self.mail, url_secret=signing_secret(settings))
         self.usage = UsageRecorder(self.catalog)
         self.limiter: RateLimiter | None = (
             build_rate_limiter(settings, self.catalog) if settings.rate_limit_enabled else None
@@ -43,10 +47,15 @@ class Runtime:
         await self.store.start()
         if background:
             from callscope.operator.embedded import EmbeddedOperator  # the loops only `serve` runs
+            from callscope.operator.loops import every, sweep_orphan_blobs
 
             self._operator = EmbeddedOperator(self.ctx)
             await self._operator.start()
-            self._tasks.append(asyncio.create_task(self.usage.run(self.settings.usage_flush_interval), name="usage"))
+            self._tasks += [
+                asyncio.create_task(self.usage.run(self.settings.usage_flush_interval), name="usage"),
+                asyncio.create_task(every(self.settings.blob_sweep_interval_seconds,
+                                          lambda: sweep_orphan_blobs(self.ctx), "blob-sweep"), name="blob-sweep"),
+            ]
         log.info("runtime_started", data_dir=str(self.settings.data_dir), catalog=self.catalog.dialect,
                  background=background)
 
@@ -58,6 +67,7 @@ class Runtime:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
         await self.usage.flush()
+        await self.mail.close(timeout=10)
         await self.store.close()
         self.catalog.dispose()
 

@@ -16,6 +16,7 @@ from callscope.catalog.ids import allocate_id_async
 from callscope.resources import ApiKey, Condition, Operator, Project, Resource, Tag, VirtualNumber
 from callscope.resources.meta import ID_LABEL
 from callscope.services.context import Context
+from callscope.services.indexes import OPERATOR_EXTERNAL_ID, PHONE, TAG_NAME, holders
 from callscope.services.keys import generate_key, key_status
 from callscope.services.tags import next_color, project_tags
 
@@ -25,23 +26,25 @@ ID_KINDS = (Project, Operator, VirtualNumber, Tag)
 
 
 def conflicts(ctx: Context, obj: Resource) -> list[str]:
-    """Account-wide uniqueness rules the REST API enforces at write time, checked for YAML-made objects."""
-    def others(cls):
-        return [o for o in ctx.store.cached_list(cls, obj.namespace) if o.name != obj.name]
+    """Account-wide uniqueness rules the REST API enforces at write time, checked for YAML-made objects.
+    The object created first keeps the value; a later one is the one in conflict."""
+    ns = obj.namespace
+
+    def taken(kind, index: str, value: tuple) -> bool:
+        mine = (obj.metadata.creation_timestamp, obj.name)
+        return any((h.metadata.creation_timestamp, h.name) < mine for h in holders(ctx.store, kind, index, value, obj.name))
 
     found: list[str] = []
     if isinstance(obj, Operator):
-        if obj.spec.external_id and any(o.spec.external_id == obj.spec.external_id for o in others(Operator)):
+        if obj.spec.external_id and taken(Operator, OPERATOR_EXTERNAL_ID, (ns, obj.spec.external_id)):
             found.append(f"externalId {obj.spec.external_id!r} is used by another operator")
-        if obj.spec.phone_number and any(o.spec.phone_number == obj.spec.phone_number for o in others(Operator)):
+        if obj.spec.phone_number and taken(Operator, PHONE, (ns, obj.spec.phone_number)):
             found.append(f"phoneNumber {obj.spec.phone_number} is used by another operator")
     elif isinstance(obj, VirtualNumber):
-        if any(n.spec.phone_number == obj.spec.phone_number for n in others(VirtualNumber)):
+        if taken(VirtualNumber, PHONE, (ns, obj.spec.phone_number)):
             found.append(f"phoneNumber {obj.spec.phone_number} is used by another virtual number")
     elif isinstance(obj, Tag):
-        same = [t for t in others(Tag) if t.spec.project == obj.spec.project
-                and t.spec.name.casefold() == obj.spec.name.casefold()]
-        if same:
+        if taken(Tag, TAG_NAME, (ns, obj.spec.project, obj.spec.name.casefold())):
             found.append(f"tag {obj.spec.name!r} already exists in project {obj.spec.project}")
     return found
 

@@ -21,20 +21,20 @@ class ProjectCollection(Resource):
         body = await parse_json(req, s.ProjectCreate, self.body_limit)
         project = await projects.create_project(self.ctx, principal_of(req), body.model_dump(exclude_unset=True))
         resp.status = 201
-        resp.media = data(presenters.project_detail(self.ctx, project))
+        resp.media = data(await presenters.project_detail(self.ctx, project))
 
 
 class ProjectItem(Resource):
     @operation("Get a project (detail form)", "read", response=s.Data[s.ProjectDetail], errors=(401, 403, 404))
     async def on_get(self, req, resp, id: int):
-        resp.media = data(presenters.project_detail(self.ctx, projects.get_project(self.ctx, principal_of(req), id)))
+        resp.media = data(await presenters.project_detail(self.ctx, projects.get_project(self.ctx, principal_of(req), id)))
 
     @operation("Update a project (only supplied fields change)", "write", body=s.ProjectUpdate,
                response=s.Data[s.ProjectDetail], errors=(400, 401, 403, 404, 422))
     async def on_patch(self, req, resp, id: int):
         body = await parse_json(req, s.ProjectUpdate, self.body_limit)
         project = await projects.update_project(self.ctx, principal_of(req), id, body.model_dump(exclude_unset=True))
-        resp.media = data(presenters.project_detail(self.ctx, project))
+        resp.media = data(await presenters.project_detail(self.ctx, project))
 
     @operation("Delete a project and everything in it (irreversible)", "delete", status=204, errors=(401, 403, 404))
     async def on_delete(self, req, resp, id: int):

@@ -15,7 +15,7 @@ class TagCollection(Resource):
                errors=(401, 403, 404, 422))
     async def on_get(self, req, resp):
         found = tags.list_tags(self.ctx, principal_of(req), query_int(req, "project_id"))
-        resp.media = data([presenters.tag_out(self.ctx, t) for t in found])
+        resp.media = data(await presenters.tag_outs(self.ctx, found))
 
     @operation("Create a tag (idempotent on name: 200 with the existing tag)", "write", body=s.TagCreate,
                response=s.Data[s.TagOut], status=201, extra_statuses={200: s.Data[s.TagOut]},
@@ -24,7 +24,7 @@ class TagCollection(Resource):
         body = await parse_json(req, s.TagCreate, self.body_limit)
         tag, created = await tags.create_tag(self.ctx, principal_of(req), body.name, body.project_id)
         resp.status = 201 if created else 200
-        resp.media = data(presenters.tag_out(self.ctx, tag))
+        resp.media = data((await presenters.tag_outs(self.ctx, [tag]))[0])
 
 
 class TagItem(Resource):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, DateTime, Index, Integer, MetaData, String, Text
+from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
@@ -52,6 +52,12 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
+def _serial() -> BigInteger:
+    """An auto-incrementing BIGINT key (SQLite autoincrements only an INTEGER PRIMARY KEY)."""
+    return BigInteger().with_variant(Integer, "sqlite")
+
+
+
 class IdSequence(Base):
     """One row per kind of object with integer ids; see callscope.catalog.ids.allocate_id."""
 
@@ -92,8 +98,7 @@ class Call(Base):
     __tablename__ = "calls"
     __table_args__ = (Index("ix_calls_virtual_number_id_created_at", "virtual_number_id", "created_at"),)
 
-    # BIGINT identity on PostgreSQL; SQLite autoincrements only an INTEGER PRIMARY KEY.
-    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(_serial(), primary_key=True, autoincrement=True)
     account: Mapped[str] = mapped_column(String(128), nullable=False)
     virtual_number_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
     phone_number: Mapped[str] = mapped_column(String(32), nullable=False)
@@ -103,4 +108,96 @@ class Call(Base):
     direction: Mapped[str] = mapped_column(String(16), nullable=False)
     ai_handled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     transcript_summary: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+class Recording(Base):
+    """An uploaded call. `id` is the legacy integer id that paths accept; `public_id` is the UUIDv7."""
+
+    __tablename__ = "recordings"
+    __table_args__ = (
+        UniqueConstraint("project_id", "external_id", name="uq_recordings_project_id_external_id"),
+        Index("ix_recordings_account_project_created", "account", "project_id", "created_at", "id"),
+        Index("ix_recordings_account_created", "account", "created_at", "id"),
+        Index("ix_recordings_account_status", "account", "status"),
+        Index("ix_recordings_account_operator", "account", "operator_id"),
+        Index("ix_recordings_account_called_at", "account", "called_at"),
+        Index("ix_recordings_conversation", "conversation_id"),
+    )
+
+    id: Mapped[int] = mapped_column(_serial(), primary_key=True, autoincrement=True)
+    public_id: Mapped[str] = mapped_column(String(36), nullable=False, unique=True)
+    account: Mapped[str] = mapped_column(String(128), nullable=False)
+    project_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    name: Mapped[str] = mapped_column(String(255), nullable=False)
+    external_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    operator_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    called_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    language: Mapped[str] = mapped_column(String(16), nullable=False)
+    recording_source: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    status: Mapped[str] = mapped_column(String(16), nullable=False, default="pending")
+    status_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    stage: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    progress: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # percent
+    duration_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    audio_format: Mapped[str] = mapped_column(String(8), nullable=False)
+    size_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    original_filename: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    blob_key: Mapped[str | None] = mapped_column(String(512), nullable=True)
+    dialogues_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    goals_evaluated: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    pauses_detected: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    processing_restricted: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    conversation_id: Mapped[str] = mapped_column(String(36), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+class RecordingTag(Base):
+    __tablename__ = "recording_tags"
+    __table_args__ = (Index("ix_recording_tags_tag_id", "tag_id"),)
+
+    recording_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), primary_key=True)
+    tag_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+
+
+class Job(Base):
+    """Work for the analysis dispatcher, written in the same transaction as its recording."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (Index("ix_jobs_state_available_at", "state", "available_at"),)
+
+    id: Mapped[int] = mapped_column(_serial(), primary_key=True, autoincrement=True)
+    recording_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), nullable=False, index=True)
+    kind: Mapped[str] = mapped_column(String(32), nullable=False)
+    state: Mapped[str] = mapped_column(String(16), nullable=False)  # queued, running, done, failed
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    available_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    lease_owner: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+class Share(Base):
+    """Read-only access to a conversation (every recording of it) for one member or for everyone."""
+
+    __tablename__ = "shares"
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "member_email", name="uq_shares_conversation_id_member_email"),
+        Index("ix_shares_conversation_id", "conversation_id"),
+    )
+
+    id: Mapped[int] = mapped_column(_serial(), primary_key=True, autoincrement=True)
+    account: Mapped[str] = mapped_column(String(128), nullable=False)
+    conversation_id: Mapped[str] = mapped_column(String(36), nullable=False)
+    everyone: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    # "*" for the everyone share, so the unique constraint also allows one everyone share per conversation.
+    member_email: Mapped[str] = mapped_column(String(320), nullable=False)
+    shared_by_type: Mapped[str] = mapped_column(String(16), nullable=False)
+    shared_by_name: Mapped[str] = mapped_column(String(255), nullable=False)
+    shared_by_ref: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)

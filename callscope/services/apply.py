@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -9,9 +10,11 @@ from pydantic import ValidationError
 
 from callscope.errors import ValidationFailed
 from callscope.resources import API_VERSION, KINDS, Account, Resource
-from callscope.services.accounts import check_account_name, ensure_account
+from callscope.services.accounts import ACCOUNT_NAME, check_account_name, ensure_account
 from callscope.services.context import Context
 from callscope.store.interface import ObjectNotFound
+
+OBJECT_NAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 def _parse(document: dict[str, Any], default_namespace: str) -> Resource:
@@ -21,12 +24,22 @@ def _parse(document: dict[str, Any], default_namespace: str) -> Resource:
     if document.get("apiVersion") != API_VERSION or kind not in KINDS:
         raise ValidationFailed(f"apiVersion must be {API_VERSION} and kind one of {', '.join(KINDS)}")
     data = {k: v for k, v in document.items() if k != "status"}  # status is the operator's, as with kubectl
-    data.setdefault("metadata", {})
-    data["metadata"] = {**data["metadata"], "namespace": data["metadata"].get("namespace") or default_namespace}
+    metadata = data.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise ValidationFailed(f"{kind}: metadata must be a mapping")
+    data["metadata"] = {**metadata, "namespace": metadata.get("namespace") or default_namespace}
+    name = data["metadata"].get("name", "?")
+    # Names are checked here, before anything is written, so that a bad file changes nothing (and an
+    # ApiKey name never leaves the secrets folder when its key file is written).
+    if not isinstance(data["metadata"]["namespace"], str) or not ACCOUNT_NAME.fullmatch(data["metadata"]["namespace"]):
+        raise ValidationFailed(f"{kind} {name}: metadata.namespace must be an account name "
+                               "(lowercase letters, digits and '-')")
+    if not isinstance(name, str) or not OBJECT_NAME.fullmatch(name):
+        raise ValidationFailed(f"{kind} {name}: metadata.name must be lowercase letters, digits, '-' and '.' "
+                               "(a Kubernetes object name)")
     try:
         return KINDS[kind].from_dict(data)
     except ValidationError as exc:
-        name = data["metadata"].get("name", "?")
         raise ValidationFailed([f"{kind} {name}: {'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]) from None
 
 

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Callable
 from callscope.config import Settings
 
 if TYPE_CHECKING:
+    from callscope.blobs.base import BlobStore
     from callscope.catalog.db import Catalog
+    from callscope.mail import MailQueue
     from callscope.store.cache import CachedStore
     from callscope.telephony.base import NumberProvider
 
@@ -26,6 +28,9 @@ class Context:
     store: CachedStore
     catalog: Catalog
     provider: NumberProvider
+    blobs: BlobStore
+    mail: MailQueue
+    url_secret: bytes  # signs the audio URLs this service serves itself
     clock: Callable[[], datetime] = field(default=utcnow)
     # Serialises check-then-write sequences (uniqueness rules) per account within this process.
     account_locks: defaultdict[str, asyncio.Lock] = field(default_factory=lambda: defaultdict(asyncio.Lock))

@@ -13,11 +13,12 @@ from callscope.resources import ApiKey, ApiKeySpec, ApiKeyStatus, ObjectMeta, Pr
 from callscope.services import scope
 from callscope.services.accounts import ensure_account
 from callscope.services.context import Context, Principal
+from callscope.services.indexes import KEY_HASH
+from callscope.store.interface import StaleResourceVersion
 
 KEY_ALPHABET = string.ascii_letters + string.digits
 KEY_RANDOM_LENGTH = 32
 KEY_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-HASH_INDEX = "keyHash"
 
 MISSING = "Unauthorized"
 MALFORMED = "Invalid API key"
@@ -58,9 +59,18 @@ async def create_key(ctx: Context, account: str, name: str, permissions: list[st
                       expires_at=expires_at, rate_limit_per_minute=rate_limit_per_minute)
     created = await ctx.store.create(ApiKey(metadata=ObjectMeta(name=name, namespace=account), spec=spec))
     key = generate_key(ctx.settings.api_key_prefix)
-    created = created.model_copy(deep=True)
-    created.status = key_status(key, ctx.clock())
-    return await ctx.store.update_status(created), key
+    status = key_status(key, ctx.clock())
+    for _ in range(5):
+        draft = created.model_copy(deep=True)
+        draft.status = status
+        try:
+            return await ctx.store.update_status(draft), key
+        except StaleResourceVersion:
+            # A running server's reconciler saw the new key before its hash was written and gave it
+            # key material of its own (as for an applied ApiKey): the key we print must be the one stored.
+            await ctx.store.sync()
+            created = await ctx.store.get(ApiKey, account, name)
+    raise StaleResourceVersion(ApiKey.KIND, name)
 
 
 def get_key(ctx: Context, account: str, name: str) -> ApiKey:
@@ -98,10 +108,10 @@ async def authenticate(ctx: Context, header: str | None) -> Principal:
     if scheme.lower() != "bearer" or not well_formed(ctx.settings.api_key_prefix, token):
         raise Unauthorized(MALFORMED)
     digest = hash_key(token)
-    matches = ctx.store.by_index(ApiKey, HASH_INDEX, digest)
+    matches = ctx.store.by_index(ApiKey, KEY_HASH, digest)
     if not matches:  # made a moment ago by another process (the CLI)? catch up once before refusing
         await ctx.store.sync()
-        matches = ctx.store.by_index(ApiKey, HASH_INDEX, digest)
+        matches = ctx.store.by_index(ApiKey, KEY_HASH, digest)
     if len(matches) != 1:
         raise Unauthorized(INVALID)
     key = matches[0]

@@ -8,6 +8,7 @@ from callscope.errors import ValidationFailed
 from callscope.resources import Operator, OperatorSpec, Project
 from callscope.services import scope
 from callscope.services.context import Context, Principal
+from callscope.services.indexes import OPERATOR_EXTERNAL_ID, PHONE, holders
 from callscope.services.objects import change_spec, create_with_id
 from callscope.services.phones import normalize_e164
 
@@ -48,10 +49,10 @@ def _clean(ctx: Context, account: str, fields: dict[str, Any], *, creating: bool
                 errors.append(PHONE_INVALID)
             else:
                 out["phone_number"] = normalised
-    others = [o for o in ctx.store.cached_list(Operator, account) if o.name != exclude]
-    if out.get("external_id") and any(o.spec.external_id == out["external_id"] for o in others):
+    if out.get("external_id") and holders(ctx.store, Operator, OPERATOR_EXTERNAL_ID, (account, out["external_id"]),
+                                          exclude):
         errors.append(EXTERNAL_TAKEN)
-    if out.get("phone_number") and any(o.spec.phone_number == out["phone_number"] for o in others):
+    if out.get("phone_number") and holders(ctx.store, Operator, PHONE, (account, out["phone_number"]), exclude):
         errors.append(PHONE_TAKEN)
     if errors:
         raise ValidationFailed(errors)

@@ -12,6 +12,7 @@ from callscope.services import scope
 from callscope.services.context import Context, Principal
 from callscope.services.objects import change_spec, create_with_id
 from callscope.services.operators import unlink
+from callscope.services.recordings import delete_project_recordings, remove_tag_everywhere
 
 log = structlog.get_logger()
 
@@ -84,6 +85,7 @@ async def delete_project(ctx: Context, principal: Principal, project_id: int) ->
 
 async def cascade_project_delete(ctx: Context, project: Project) -> None:
     account, name = project.namespace, project.name
+    await delete_project_recordings(ctx, account, project.status.id)
     for number in scope.all_of(ctx, VirtualNumber, account):
         if number.spec.project == name:
             await _release_number(ctx, number)
@@ -91,6 +93,8 @@ async def cascade_project_delete(ctx: Context, project: Project) -> None:
     for tag in ctx.store.cached_list(Tag, account):
         if tag.spec.project == name:
             await ctx.store.delete(Tag, account, tag.name)
+            if tag.status.id is not None:
+                await remove_tag_everywhere(ctx, tag.status.id)
     for operator in ctx.store.cached_list(Operator, account):
         if name in operator.spec.projects:
             await change_spec(ctx, operator, unlink(name))

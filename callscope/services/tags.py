@@ -7,7 +7,9 @@ from callscope.resources import Tag, TagSpec, TagStatus
 from callscope.resources.meta import PROJECT_LABEL
 from callscope.services import scope
 from callscope.services.context import Context, Principal
+from callscope.services.indexes import TAG_NAME, holders
 from callscope.services.objects import create_with_id
+from callscope.services.recordings import remove_tag_everywhere
 
 # Ten colours that stay distinguishable on light and dark backgrounds.
 PALETTE = (
@@ -41,10 +43,9 @@ async def create_tag(ctx: Context, principal: Principal, name: str | None, proje
     if not name:
         raise ValidationFailed("name is required")
     async with ctx.account_locks[principal.account]:
+        for tag in holders(ctx.store, Tag, TAG_NAME, (principal.account, project.name, name.casefold())):
+            return tag, False
         existing = project_tags(ctx, principal.account, project.name)
-        for tag in existing:
-            if tag.spec.name.casefold() == name.casefold():
-                return tag, False
         tag = await create_with_id(
             ctx, Tag, principal.account, name, TagSpec(name=name, project=project.name),
             TagStatus(color=next_color(existing)), labels={PROJECT_LABEL: project.name},
@@ -55,3 +56,4 @@ async def create_tag(ctx: Context, principal: Principal, name: str | None, proje
 async def delete_tag(ctx: Context, principal: Principal, tag_id: int) -> None:
     tag = scope.visible_tag(ctx, principal, tag_id)
     await ctx.store.delete(Tag, tag.namespace, tag.name)
+    await remove_tag_everywhere(ctx, tag_id)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from bisect import bisect_left
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -101,6 +102,15 @@ class _KindCache:
         self.ready = False
         self.watching = asyncio.Event()
         self.watch_iter: Any = None
+        self._order: list[Key] | None = None  # keys sorted by (namespace, name); rebuilt after adds/removes
+
+    def ordered(self, namespace: str | None) -> list[Key]:
+        """Keys in (namespace, name) order, one namespace as a slice of them: lists stay cheap."""
+        if self._order is None:
+            self._order = sorted(self.objects)
+        if namespace is None:
+            return self._order
+        return self._order[bisect_left(self._order, (namespace,)):bisect_left(self._order, (namespace + "\0",))]
 
     # -- indexes ---------------------------------------------------------------------------
 
@@ -134,6 +144,8 @@ class _KindCache:
     def put(self, key: Key, obj: Resource) -> None:
         for name in self.index_fns:
             self._index_remove(name, key)
+        if key not in self.objects:
+            self._order = None
         self.objects[key] = obj
         for name in self.index_fns:
             self._index_add(name, key, obj)
@@ -141,6 +153,7 @@ class _KindCache:
     def remove(self, key: Key) -> Resource | None:
         obj = self.objects.pop(key, None)
         if obj is not None:
+            self._order = None
             for name in self.index_fns:
                 self._index_remove(name, key)
         return obj
@@ -357,9 +370,11 @@ class CachedStore:
         return obj  # type: ignore[return-value]
 
     def _list(self, kc: _KindCache, namespace: str | None, label_selector: str | None) -> list[Any]:
+        objects = [kc.objects[k] for k in kc.ordered(namespace)]
         selector = parse_selector(label_selector)
-        keys = sorted(k for k in kc.objects if namespace is None or k[0] == namespace)
-        return [kc.objects[k] for k in keys if selector.matches(kc.objects[k].metadata.labels)]
+        if selector.empty:
+            return objects
+        return [o for o in objects if selector.matches(o.metadata.labels)]
 
     async def list(
         self, kind: type[R], namespace: str | None = None, label_selector: str | None = None

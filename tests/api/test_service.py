@@ -125,5 +125,10 @@ async def test_openapi_document_lists_every_public_operation(client):
         ("POST", "/virtual_numbers/purchase"), ("POST", "/virtual_numbers/{id}/add_operator"),
         ("DELETE", "/virtual_numbers/{id}/remove_operator"), ("GET", "/tags"), ("POST", "/tags"),
         ("DELETE", "/tags/{id}"), ("GET", "/app/settings"),
+        ("POST", "/recordings"), ("GET", "/recordings"), ("GET", "/recordings/filters"), ("GET", "/recordings/{id}"),
+        ("PATCH", "/recordings/{id}"), ("DELETE", "/recordings/{id}"), ("GET", "/recordings/{id}/audio_url"),
+        ("GET", "/recordings/{id}/transcription"), ("GET", "/recordings/{id}/results"),
+        ("GET", "/recordings/{id}/summary"), ("POST", "/recordings/{id}/shares"), ("GET", "/recordings/{id}/shares"),
+        ("DELETE", "/recordings/{id}/shares/{share_id}"),
     }
     assert ops == {(m, prefix + p) for m, p in expected}

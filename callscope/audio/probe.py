@@ -1,0 +1,356 @@
+"""Probe an uploaded recording with a real demuxer (PyAV / FFmpeg) — never trust its name.
+
+Accepted formats (spec, conventions 7): MP3, WAV, FLAC, M4A, OGG and WebM. :func:`probe` opens the file,
+decides which of the six it really is from the demuxer and codec, reads every packet of the audio
+stream (demuxing only: a 1 GB WAV is read at disk speed in flat memory) to measure the real duration
+and to catch truncated or corrupt files, decodes the first few packets to prove the codec data is real,
+and returns an :class:`AudioInfo`. Anything else raises :class:`~callscope.errors.ValidationFailed`
+(422) with one of the messages below.
+
+Format mapping (demuxer → codec → format):
+
+* ``mp3`` demuxer (MPEG audio layer 1/2/3) → ``mp3``
+* ``wav`` demuxer, any decodable audio codec (PCM, µ-law/A-law, ADPCM, GSM…) → ``wav``
+* ``flac`` demuxer → ``flac``
+* ``mov,mp4,m4a,3gp,3g2,mj2`` with an AAC or ALAC stream → ``m4a``
+* ``ogg`` with Vorbis, Opus or FLAC → ``ogg``
+* ``matroska,webm`` with Opus or Vorbis → ``webm``
+
+Decisions: a file with a *video* stream (an MP4 or WebM/Matroska movie, an Ogg/Theora video) is not an
+audio upload and gets the "unsupported" message, even when it also has an audio track. Cover art
+(a still picture attached to an MP3/M4A/FLAC, FFmpeg's ``attached_pic``) is not video and is allowed.
+Other codecs in these containers (e.g. MP3-in-MP4, AAC-in-Matroska, Speex-in-Ogg) are unsupported.
+Only the demuxers above are ever opened (FFmpeg's ``format_whitelist``), so playlists and other
+formats that could make FFmpeg read other files or URLs (HLS, concat, …) are refused before their
+header is parsed; only the ``file`` protocol is allowed.
+
+Truncation and corruption ("Audio file is truncated or corrupt"), per format:
+
+* WAV: the ``data`` chunk size is read from the header and compared with the file size (exact; FFmpeg
+  itself clamps it). A size of 0/0xFFFFFFFF (streaming writers) declares nothing: measured duration.
+* FLAC: STREAMINFO's sample count vs the demuxed frames (exact), and the last frame is decoded alone, so a
+  cut inside it is caught too. A FLAC without a sample count (0) cut at a frame boundary is undetectable.
+* MP3: the Xing/Info/VBRI frame count vs the demuxed frames, with :data:`TRUNCATION_TOLERANCE_S`; a cut
+  in the last 0.5 s is accepted with the measured (shorter) duration. An MP3 without such a header
+  declares nothing: cut anywhere it is a valid shorter MP3 (measured duration).
+* M4A: moov at the end (FFmpeg's default) — a cut loses the moov and the file cannot be opened; a cut of
+  only the trailing metadata (udta) is not noticed. moov first ("faststart") — the sample tables
+  promise packets past the end of the file: caught.
+* Ogg: the file must end with a whole page whose CRC is right (FFmpeg silently drops a cut-off page and
+  takes the duration from the last whole page). A cut exactly at a page boundary is undetectable.
+* WebM/Matroska: the segment's Duration vs the demuxed blocks, with the 0.5 s tolerance; a streamed WebM
+  (browser MediaRecorder) has no Duration, so a cut at a block boundary is undetectable.
+* All: a demux error, a packet FFmpeg flags corrupt, the first packets not decoding, or an unreadable
+  header of a file that starts like one of the six containers.
+
+``duration_ms`` is the duration the header declares when the packets present agree with it (this
+honours encoder delay/padding, e.g. LAME's gapless info and MP4 edit lists), otherwise the measured
+duration of the packets.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+from typing import Literal
+
+import av
+import av.error
+import av.logging
+from pydantic import BaseModel, ConfigDict
+
+from callscope.errors import ValidationFailed
+
+AudioFormat = Literal["mp3", "wav", "flac", "m4a", "ogg", "webm"]
+
+FORMATS: tuple[AudioFormat, ...] = ("mp3", "wav", "flac", "m4a", "ogg", "webm")
+
+CONTENT_TYPES: dict[AudioFormat, str] = {
+    "mp3": "audio/mpeg",
+    "wav": "audio/wav",
+    "flac": "audio/flac",
+    "m4a": "audio/mp4",
+    "ogg": "audio/ogg",
+    "webm": "audio/webm",
+}
+
+EMPTY = "File is empty"
+UNSUPPORTED = "Unsupported audio format: accepted formats are MP3, WAV, FLAC, M4A, OGG and WebM"
+CORRUPT = "Audio file is truncated or corrupt"
+NO_AUDIO = "File has no audio stream"
+
+TRUNCATION_TOLERANCE_S = 0.5
+"""A header may declare at most this much more audio than the packets present hold."""
+
+_EXACT_TOLERANCE_S = 0.02
+"""FLAC's STREAMINFO counts samples exactly, and so does demuxing its frames."""
+
+_PADDING_SLACK_S = 0.1
+"""Measured packets may fall this much short of the header (encoder delay/padding, edit lists) and the
+header's duration is still the one reported."""
+
+_DECODE_CHECK_PACKETS = 8
+"""The first packets decoded to prove the codec data is real (the rest is only demuxed)."""
+
+# FFmpeg demuxer names (as AVInputFormat.name) -> format, and the codecs accepted in each.
+# None: any audio codec FFmpeg can decode.
+_DEMUXERS: dict[str, tuple[AudioFormat, frozenset[str] | None]] = {
+    "mp3": ("mp3", frozenset({"mp3", "mp2", "mp1"})),
+    "wav": ("wav", None),
+    "flac": ("flac", frozenset({"flac"})),
+    "mov,mp4,m4a,3gp,3g2,mj2": ("m4a", frozenset({"aac", "alac"})),
+    "ogg": ("ogg", frozenset({"vorbis", "opus", "flac"})),
+    "matroska,webm": ("webm", frozenset({"opus", "vorbis"})),
+}
+_FORMAT_WHITELIST = ",".join(_DEMUXERS)
+
+# Decoder names PyAV reports -> codec names.
+_DECODER_ALIASES = {"mp3float": "mp3", "mp2float": "mp2", "mp1float": "mp1", "aac_fixed": "aac", "libopus": "opus"}
+
+_EXTENSIONS: dict[str, AudioFormat] = {
+    ".mp3": "mp3",
+    ".wav": "wav",
+    ".wave": "wav",
+    ".flac": "flac",
+    ".m4a": "m4a",
+    ".mp4": "m4a",
+    ".ogg": "ogg",
+    ".oga": "ogg",
+    ".opus": "ogg",
+    ".webm": "webm",
+}
+
+# PyAV ignores FFmpeg's log by default; make sure it stays quiet (garbage uploads make FFmpeg chatty).
+av.logging.set_level(None)
+av.logging.set_libav_level(av.logging.PANIC)
+
+
+class AudioInfo(BaseModel):
+    """What the probe found: the real format, never the one the file name claims."""
+
+    model_config = ConfigDict(frozen=True)
+
+    format: AudioFormat
+    codec: str
+    duration_ms: int
+    sample_rate: int
+    channels: int
+    bit_rate: int | None = None
+    size_bytes: int
+
+    @property
+    def content_type(self) -> str:
+        return CONTENT_TYPES[self.format]
+
+
+def format_from_filename(name: str | None) -> AudioFormat | None:
+    """The format a file name's extension claims (only to pick a size limit while streaming an upload)."""
+    if not name:
+        return None
+    return _EXTENSIONS.get(os.path.splitext(name.strip().lower())[1])
+
+
+def _looks_like_audio_container(head: bytes) -> bool:
+    """Does the file start like one of the six containers (so a failed open means damaged, not foreign)?"""
+    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
+        return True
+    if head[:4] in (b"fLaC", b"OggS", b"\x1aE\xdf\xa3"):
+        return True
+    if head[4:8] == b"ftyp":
+        return True
+    if head[:3] == b"ID3":
+        return True
+    # MPEG audio frame sync (11 bits), layer bits not 00
+    return len(head) >= 2 and head[0] == 0xFF and (head[1] & 0xE0) == 0xE0 and (head[1] & 0x06) != 0
+
+
+def _wav_data_missing(path: Path, size: int) -> bool:
+    """Does the WAV's ``data`` chunk promise more bytes than the file holds?
+
+    FFmpeg clamps the data size to the file, so the header is read here. A size of 0 or 0xFFFFFFFF is a
+    streaming writer's placeholder ("until the end of the file") and promises nothing.
+    """
+    with open(path, "rb") as f:
+        header = f.read(12)
+        if header[:4] != b"RIFF" or header[8:12] != b"WAVE":
+            return False  # RF64/BW64 and friends: FFmpeg's own checks only
+        offset = 12
+        for _ in range(64):
+            f.seek(offset)
+            chunk = f.read(8)
+            if len(chunk) < 8:
+                return True  # the chunk list runs past the end of the file
+            chunk_id, chunk_size = chunk[:4], struct.unpack("<I", chunk[4:])[0]
+            if chunk_id == b"data":
+                if chunk_size in (0, 0xFFFFFFFF):
+                    return False
+                return offset + 8 + chunk_size > size
+            offset += 8 + chunk_size + (chunk_size & 1)
+    return False
+
+
+def _ogg_crc(data: bytes) -> int:
+    crc = 0
+    for byte in data:
+        crc = ((crc << 8) & 0xFFFFFFFF) ^ _OGG_CRC_TABLE[((crc >> 24) & 0xFF) ^ byte]
+    return crc
+
+
+def _make_ogg_crc_table() -> list[int]:
+    table = []
+    for i in range(256):
+        r = i << 24
+        for _ in range(8):
+            r = ((r << 1) ^ 0x04C11DB7) & 0xFFFFFFFF if r & 0x80000000 else (r << 1) & 0xFFFFFFFF
+        table.append(r)
+    return table
+
+
+_OGG_CRC_TABLE = _make_ogg_crc_table()
+
+
+def _ogg_ends_with_complete_page(path: Path, size: int) -> bool:
+    """Does the Ogg file end exactly with a whole page whose checksum is right?
+
+    FFmpeg drops a cut-off last page silently (and takes the duration from the last whole page), so a
+    truncated Ogg would pass as a shorter file. A page is at most 27 + 255 + 255 * 255 bytes.
+    """
+    tail_size = min(size, 27 + 255 + 255 * 255)
+    with open(path, "rb") as f:
+        f.seek(size - tail_size)
+        tail = f.read(tail_size)
+    at = tail.rfind(b"OggS")
+    while at >= 0:
+        header = tail[at : at + 27]
+        if len(header) == 27 and header[4] == 0:
+            segments = header[26]
+            table = tail[at + 27 : at + 27 + segments]
+            end = at + 27 + segments + sum(table)
+            if len(table) == segments and end == len(tail):
+                page = bytearray(tail[at:end])
+                crc = struct.unpack("<I", bytes(page[22:26]))[0]
+                page[22:26] = b"\0\0\0\0"
+                if _ogg_crc(bytes(page)) == crc:
+                    return True
+        at = tail.rfind(b"OggS", 0, at)
+    return False
+
+
+def _codec_name(stream: av.audio.stream.AudioStream) -> str:
+    name = stream.codec_context.codec.name
+    return _DECODER_ALIASES.get(name, name)
+
+
+def _seconds(value: int | None, time_base) -> float | None:  # noqa: ANN001 - Fraction
+    if value is None or time_base is None:
+        return None
+    return float(value * time_base)
+
+
+def probe(path: Path) -> AudioInfo:
+    """Probe the local file ``path``; raise :class:`ValidationFailed` when it is not acceptable audio."""
+    path = Path(path)
+    size = path.stat().st_size
+    if size == 0:
+        raise ValidationFailed(EMPTY)
+    with open(path, "rb") as f:
+        head = f.read(16)
+
+    try:
+        container = av.open(
+            str(path),
+            mode="r",
+            # max_size: the WAV demuxer's packet size (default 4 KiB) — 1 MiB packets make a 1 GB WAV a
+            # thousand packets instead of a quarter million.
+            options={"format_whitelist": _FORMAT_WHITELIST, "protocol_whitelist": "file", "max_size": str(1 << 20)},
+        )
+    except (av.error.FFmpegError, UnicodeDecodeError, ValueError):
+        raise ValidationFailed(CORRUPT if _looks_like_audio_container(head) else UNSUPPORTED) from None
+
+    with container:
+        demuxer = container.format.name
+        fmt, codecs = _DEMUXERS[demuxer]
+        streams = list(container.streams)
+        if any(s.type == "video" and not s.disposition & av.stream.Disposition.attached_pic for s in streams):
+            raise ValidationFailed(UNSUPPORTED)
+        audio = [s for s in streams if s.type == "audio"]
+        if not audio:
+            raise ValidationFailed(NO_AUDIO)
+        stream = audio[0]
+        ctx = stream.codec_context
+        if ctx.codec is None:
+            raise ValidationFailed(UNSUPPORTED)
+        codec = _codec_name(stream)
+        if codecs is not None and codec not in codecs:
+            raise ValidationFailed(UNSUPPORTED)
+        # Data a permissive demuxer (e.g. MP3's) accepted but in which no audio is found is "unsupported"
+        # unless the file starts like one of the six containers.
+        broken = CORRUPT if _looks_like_audio_container(head) else UNSUPPORTED
+        if not ctx.sample_rate or not ctx.channels:
+            raise ValidationFailed(broken)
+
+        time_base = stream.time_base
+        first_pts: int | None = None
+        end_pts: int | None = None
+        packets = 0
+        decoded = 0
+        last_packet = None
+        try:
+            for packet in container.demux(stream):
+                if packet.size == 0:  # the flush packet at end of stream
+                    continue
+                if packet.is_corrupt and demuxer != "wav":
+                    # (WAV flags a short last read even for streamed files: its header is checked below)
+                    raise ValidationFailed(CORRUPT)
+                packets += 1
+                pts = packet.pts if packet.pts is not None else packet.dts
+                if pts is not None:
+                    first_pts = pts if first_pts is None else min(first_pts, pts)
+                    end = pts + (packet.duration or 0)
+                    end_pts = end if end_pts is None else max(end_pts, end)
+                if packets <= _DECODE_CHECK_PACKETS:
+                    decoded += len(ctx.decode(packet))
+                else:
+                    last_packet = packet  # one packet held at a time: memory stays flat
+            if decoded == 0 and packets:
+                decoded = len(ctx.decode(None))  # some decoders buffer a few packets first
+            if last_packet is not None:
+                # A file cut inside its last frame often still demuxes (FLAC, MP3): decode that frame alone.
+                ctx.flush_buffers()
+                ctx.decode(last_packet)
+        except av.error.FFmpegError:
+            raise ValidationFailed(CORRUPT if decoded else broken) from None
+        if packets == 0 or end_pts is None or decoded == 0:
+            raise ValidationFailed(broken)
+        if demuxer == "wav" and _wav_data_missing(path, size):
+            raise ValidationFailed(CORRUPT)
+        if demuxer == "ogg" and not _ogg_ends_with_complete_page(path, size):
+            raise ValidationFailed(CORRUPT)
+
+        measured = float((end_pts - max(first_pts or 0, 0)) * time_base)
+        declared = _seconds(stream.duration, time_base)
+        if declared is None and demuxer == "matroska,webm" and container.duration:
+            declared = container.duration / av.time_base  # the segment's Duration element
+        if declared is not None and declared <= 0:
+            declared = None
+        duration = measured
+        if declared is not None:
+            missing = declared - measured
+            tolerance = _EXACT_TOLERANCE_S if fmt == "flac" else TRUNCATION_TOLERANCE_S
+            if missing > tolerance:
+                raise ValidationFailed(CORRUPT)
+            if -TRUNCATION_TOLERANCE_S <= missing <= _PADDING_SLACK_S:
+                duration = declared  # the header's figure honours encoder delay and padding
+            # else: a little short (accepted, measured) or the header under-declares (measured)
+
+        bit_rate = ctx.bit_rate or container.bit_rate or None
+        return AudioInfo(
+            format=fmt,
+            codec=codec,
+            duration_ms=max(0, round(duration * 1000)),
+            sample_rate=ctx.sample_rate,
+            channels=ctx.channels,
+            bit_rate=bit_rate,
+            size_bytes=size,
+        )

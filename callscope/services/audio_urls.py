@@ -1,0 +1,50 @@
+"""Time-limited audio URLs: a presigned URL with S3, else a URL signed by this service and served by
+its /files route. Both stop working at expiry, and after the recording is deleted."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+
+from callscope.audio.probe import CONTENT_TYPES
+from callscope.blobs.signing import sign, verify
+from callscope.catalog.tables import Recording
+from callscope.errors import NotFound
+from callscope.services.context import Context
+
+FILES_PATH = "/files/"
+
+
+def download_name(recording: Recording) -> str:
+    stem = "".join(c if c.isalnum() or c in " ._-" else "_" for c in recording.name).strip() or "recording"
+    suffix = f".{recording.audio_format}"
+    return stem if stem.lower().endswith(suffix) else stem + suffix
+
+
+async def audio_url(ctx: Context, recording: Recording) -> tuple[str, datetime]:
+    if recording.blob_key is None:
+        raise NotFound("Audio is not available")
+    ttl = ctx.settings.audio_url_ttl_seconds
+    expires_at = (ctx.clock() + timedelta(seconds=ttl)).replace(microsecond=0)
+    url = await ctx.blobs.presigned_url(recording.blob_key, ttl, download_name(recording),
+                                        CONTENT_TYPES[recording.audio_format])
+    if url is None:
+        token = sign(ctx.url_secret, recording.blob_key, int(expires_at.timestamp()))
+        url = f"{ctx.settings.public_base_url.rstrip('/')}{FILES_PATH}{token}"
+    return url, expires_at
+
+
+def _by_blob(catalog, key: str) -> Recording | None:
+    with catalog.session() as session:
+        return session.scalars(select(Recording).where(Recording.blob_key == key)).first()
+
+
+async def resolve_signed(ctx: Context, token: str) -> Recording:
+    """The recording a signed URL points at; the typed signing error for a bad or expired token,
+    NotFound when the recording (or its audio) is gone."""
+    key = verify(ctx.url_secret, token, int(ctx.clock().timestamp()))
+    recording = await ctx.catalog.run(_by_blob, ctx.catalog, key)
+    if recording is None or await ctx.blobs.size(key) is None:
+        raise NotFound()
+    return recording

@@ -1,0 +1,43 @@
+"""Background loops that `callscope serve` runs (and the operator's Deployment in a cluster)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import structlog
+from sqlalchemy import select
+
+from callscope.catalog.tables import Recording
+from callscope.services.context import Context
+
+log = structlog.get_logger()
+
+# A blob younger than this may belong to an upload between its blob commit and its catalog insert.
+ORPHAN_MIN_AGE = timedelta(hours=1)
+
+
+def _known_keys(catalog) -> set[str]:
+    with catalog.session() as session:
+        return set(session.scalars(select(Recording.blob_key).where(Recording.blob_key.is_not(None))))
+
+
+async def sweep_orphan_blobs(ctx: Context) -> int:
+    """Delete audio that no recording points at (left by a crash mid-upload) and stale partial writes."""
+    known = await ctx.catalog.run(_known_keys, ctx.catalog)
+    removed = await ctx.blobs.sweep_orphans(known.__contains__, ORPHAN_MIN_AGE)
+    if removed:
+        log.info("orphan_blobs_removed", count=removed)
+    return removed
+
+
+async def every(interval: float, job, name: str) -> None:
+    """Run `job()` forever, `interval` seconds apart; a failure is logged and the loop goes on."""
+    while True:
+        try:
+            await job()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("background_job_failed", job=name)
+        await asyncio.sleep(interval)
