@@ -169,7 +169,7 @@ def _wav_data_missing(path: Path, size: int) -> bool:
     """Does the WAV's ``data`` chunk promise more bytes than the file holds?
 
     FFmpeg clamps the data size to the file, so the header is read here. A size of 0 or 0xFFFFFFFF is a
-    streaming writer's placeholder ("until the end of the file") and promises nothing.
+    streaming writer's marker ("until the end of the file") and promises nothing.
     """
     with open(path, "rb") as f:
         header = f.read(12)

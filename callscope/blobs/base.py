@@ -18,6 +18,7 @@ Reads: ``stream = await store.open(key, range=(start, end))`` raises :class:`~ca
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import os
 import urllib.parse
@@ -254,7 +255,7 @@ def write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[written:]
 
 
-class BaseBlobWriter:
+class BaseBlobWriter(abc.ABC):
     """State machine shared by the writers: open → committed | aborted; subclasses fill in the _do_* steps."""
 
     def __init__(self, key: str, local_path: Path):
@@ -328,14 +329,14 @@ class BaseBlobWriter:
         if task is not None and not task.done():
             await asyncio.wait([task])
 
-    async def _do_write(self, chunk: bytes) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    async def _do_write(self, chunk: bytes) -> None: ...
 
     async def _after_write(self) -> None:
         """Called after each write with `size` updated (S3: start part uploads)."""
 
-    async def _do_commit(self) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    async def _do_commit(self) -> None: ...
 
-    async def _do_abort(self) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    async def _do_abort(self) -> None: ...

@@ -152,7 +152,7 @@ class Catalog:
         elif self.dialect == "sqlite":
             from sqlalchemy.dialects.sqlite import insert
         else:  # pragma: no cover - only SQLite and PostgreSQL are supported
-            raise NotImplementedError(f"unsupported catalog database: {self.dialect}")
+            raise ValueError(f"unsupported catalog database: {self.dialect}")
         return insert(table)
 
     def ping(self) -> bool:

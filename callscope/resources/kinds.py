@@ -52,6 +52,41 @@ class Member(Resource[MemberSpec, BaseStatus]):
     status: BaseStatus = Field(default_factory=BaseStatus)
 
 
+class Goal(CamelModel):
+    id: int = Field(ge=1, description="Goal id reported as goal_id in results; unique within the project.")
+    name: str = Field(min_length=1, description="Short name reported as goal_name.")
+    description: str = Field(min_length=1, description="What the call must achieve; the evaluator reads this.")
+
+
+class Category(CamelModel):
+    name: str = Field(min_length=1, description="Category a call can be put in.")
+    description: str = Field("", description="When a call belongs to this category.")
+
+
+class ExtractedField(CamelModel):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,62}$", description="Key of the value in the results.")
+    description: str = Field(min_length=1, description="What to extract from the conversation.")
+    type: Literal["string", "number", "boolean", "date"] = Field("string", description="Type of the value.")
+
+
+class SecretKeyRef(CamelModel):
+    name: str = Field(min_length=1, description="Secret in the account's namespace.")
+    key: str = Field("signing-secret", min_length=1, description="Key within the Secret.")
+
+
+WebhookSection = Literal["metadata", "summary", "transcription", "goals", "categories", "extracted_data"]
+
+
+class Webhook(CamelModel):
+    url: str = Field(pattern=r"^https?://", description="Endpoint that receives recording.analyzed (HTTPS in production).")
+    sections: list[WebhookSection] = Field(
+        default_factory=lambda: ["metadata"], description="Payload sections to include."
+    )
+    signing_secret_ref: SecretKeyRef | None = Field(
+        None, description="Secret holding the Standard Webhooks signing key (whsec_...)."
+    )
+
+
 class ProjectSpec(CamelModel):
     name: str = Field(min_length=1, description="Display name.")
     language: str = Field(min_length=1, description="Default ISO language code for transcription.")
@@ -66,6 +101,10 @@ class ProjectSpec(CamelModel):
     retention_days: int | None = Field(None, ge=1, description="Days recordings are kept; null disables retention.")
     quality_baseline_enabled: bool = False
     quality_baseline_pct: float | None = Field(None, ge=0, le=100, description="Target percentile, 0 to 100.")
+    goals: list[Goal] = Field(default_factory=list, description="Goals each call is evaluated against.")
+    categories: list[Category] = Field(default_factory=list, description="Categories calls are sorted into.")
+    fields: list[ExtractedField] = Field(default_factory=list, description="Values extracted from each call.")
+    webhook: Webhook | None = Field(None, description="Where recording.analyzed events are delivered.")
 
 
 class Project(Resource[ProjectSpec, BaseStatus]):
