@@ -131,15 +131,19 @@ async def finish(upload: Upload, fields: UploadFields) -> tuple[Found, bool]:
         blob_key=upload.key, dialogues_count=0, goals_evaluated=False, pauses_detected=0,
         processing_restricted=False, conversation_id=conversation, created_at=now, updated_at=now,
     )
+    # Shielded: a client that goes away now cannot split the row from its blob; the insert finishes.
+    insert = asyncio.ensure_future(ctx.catalog.run(_insert, ctx.catalog, row, tag_ids, now))
     try:
-        found = await ctx.catalog.run(_insert, ctx.catalog, row, tag_ids, now)
+        found = await asyncio.shield(insert)
+    except asyncio.CancelledError:
+        raise
     except IntegrityError:
         await ctx.blobs.delete(upload.key)
         existing = await ctx.catalog.run(_existing, ctx.catalog, project.status.id, fields.external_id or "")
         if existing is None:
             raise
         return existing, False
-    except BaseException:
+    except Exception:
         await ctx.blobs.delete(upload.key)  # no recording row: the blob must not outlive the request
         raise
     log.info("recording_uploaded", account=principal.account, public_id=upload.public_id, bytes=row.size_bytes,
