@@ -17,8 +17,16 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         None, description="SQLAlchemy URL of the catalog database; default: SQLite file in the data directory."
     )
-    store: Literal["sqlite"] = Field("sqlite", description="Back end of the configuration objects.")
+    store: Literal["sqlite", "kubernetes"] = Field(
+        "sqlite", description="Back end of the configuration objects: a SQLite file, or the Kubernetes API."
+    )
     store_poll_interval: float = Field(0.25, gt=0, description="Seconds between change polls of the SQLite store.")
+    kubeconfig: Path | None = Field(
+        None,
+        description="Kubeconfig file of the kubernetes store; unset: in-cluster service account, then "
+        "$KUBECONFIG or ~/.kube/config.",
+    )
+    kube_context: str | None = Field(None, description="Kubeconfig context of the kubernetes store; unset: current.")
 
     host: str = "127.0.0.1"
     port: int = 8080

@@ -119,7 +119,7 @@ class Recording(Base):
         UniqueConstraint("project_id", "external_id", name="uq_recordings_project_id_external_id"),
         Index("ix_recordings_account_project_created", "account", "project_id", "created_at", "id"),
         Index("ix_recordings_account_created", "account", "created_at", "id"),
-        Index("ix_recordings_account_status", "account", "status"),
+        Index("ix_recordings_account_status_created", "account", "status", "created_at", "id"),
         Index("ix_recordings_account_operator", "account", "operator_id"),
         Index("ix_recordings_account_called_at", "account", "called_at"),
         Index("ix_recordings_conversation", "conversation_id"),

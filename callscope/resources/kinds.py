@@ -90,8 +90,8 @@ class Webhook(CamelModel):
 class ProjectSpec(CamelModel):
     name: str = Field(min_length=1, description="Display name.")
     language: str = Field(min_length=1, description="Default ISO language code for transcription.")
-    description: str | None = None
-    industry: str | None = None
+    description: str | None = Field(None, description="Free-form description.")
+    industry: str | None = Field(None, description="Industry tag.")
     goal_language: str | None = Field(None, description="Language of goal-evaluation prompts; defaults to language.")
     summary_language: str | None = Field(None, description="Language of call summaries; defaults to language.")
     long_pause_threshold_seconds: int | None = Field(
@@ -99,7 +99,7 @@ class ProjectSpec(CamelModel):
     )
     transcription_hints: str | None = Field(None, description="Domain vocabulary that biases transcription.")
     retention_days: int | None = Field(None, ge=1, description="Days recordings are kept; null disables retention.")
-    quality_baseline_enabled: bool = False
+    quality_baseline_enabled: bool = Field(False, description="Compute a quality baseline across recordings.")
     quality_baseline_pct: float | None = Field(None, ge=0, le=100, description="Target percentile, 0 to 100.")
     goals: list[Goal] = Field(default_factory=list, description="Goals each call is evaluated against.")
     categories: list[Category] = Field(default_factory=list, description="Categories calls are sorted into.")
@@ -120,7 +120,7 @@ class OperatorSpec(CamelModel):
     name: str = Field(min_length=1, description="Full display name; initials derive from it.")
     external_id: str | None = Field(None, description="The customer's own identifier; unique per account.")
     phone_number: str | None = Field(None, pattern=E164_PATTERN, description="E.164; unique per account.")
-    email: str | None = None
+    email: str | None = Field(None, description="Contact email.")
     active: bool = Field(True, description="Whether the operator can receive routed calls.")
     projects: list[str] = Field(default_factory=list, description="Names of the projects the operator is linked to.")
 
@@ -136,12 +136,12 @@ class Operator(Resource[OperatorSpec, BaseStatus]):
 
 class VirtualNumberSpec(CamelModel):
     phone_number: str = Field(pattern=E164_PATTERN, description="E.164; unique per account.")
-    name: str | None = None
+    name: str | None = Field(None, description="Display name.")
     country_code: str = Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2.")
-    number_type: NumberType = "mobile"
+    number_type: NumberType = Field("mobile", description="mobile, local, toll-free or national.")
     active: bool = Field(True, description="Whether the number receives calls.")
     recording: bool = Field(True, description="Whether inbound calls are recorded.")
-    routing_strategy: RoutingStrategy = "priority"
+    routing_strategy: RoutingStrategy = Field("priority", description="How calls reach the attached operators.")
     project: str | None = Field(None, description="Name of the project the number is attached to.")
     operators: list[str] = Field(
         default_factory=list, description="Names of the attached operators, highest priority first."
@@ -151,8 +151,8 @@ class VirtualNumberSpec(CamelModel):
 class VirtualNumberStatus(BaseStatus):
     provider: str | None = Field(None, description="Phone-number provider that sold the number.")
     provider_ref: str | None = Field(None, description="The provider's identifier of the number.")
-    upfront_cost: str | None = None
-    monthly_cost: str | None = None
+    upfront_cost: str | None = Field(None, description="One-time cost, a decimal string.")
+    monthly_cost: str | None = Field(None, description="Monthly cost, a decimal string.")
 
 
 class VirtualNumber(Resource[VirtualNumberSpec, VirtualNumberStatus]):
@@ -193,7 +193,7 @@ class ApiKeySpec(CamelModel):
 class ApiKeyStatus(BaseStatus):
     key_hash: str | None = Field(None, description="SHA-256 of the key; the key itself is never stored.")
     key_hint: str | None = Field(None, description="Prefix and last four characters, to recognise a key.")
-    rotated_at: datetime | None = None
+    rotated_at: datetime | None = Field(None, description="When the current key material was made.")
 
 
 class ApiKey(Resource[ApiKeySpec, ApiKeyStatus]):

@@ -37,11 +37,11 @@ class ObjectMeta(CamelModel):
 
 
 class Condition(CamelModel):
-    type: str
+    type: str = Field(description="Ready, Conflict, Degraded...")
     status: str = Field(description="True, False or Unknown.")
-    reason: str = ""
-    message: str = ""
-    last_transition_time: datetime | None = None
+    reason: str = Field("", description="One CamelCase word for machines.")
+    message: str = Field("", description="What happened, for people.")
+    last_transition_time: datetime | None = Field(None, description="When status last changed.")
 
 
 class BaseStatus(CamelModel):
@@ -49,8 +49,8 @@ class BaseStatus(CamelModel):
 
     id: int | None = Field(None, description="Integer id of the REST API; assigned once, never reused.")
     updated_at: datetime | None = Field(None, description="Last change of the spec.")
-    observed_generation: int | None = None
-    conditions: list[Condition] = Field(default_factory=list)
+    observed_generation: int | None = Field(None, description="The generation the status describes.")
+    conditions: list[Condition] = Field(default_factory=list, description="What the operator observed.")
 
 
 SpecT = TypeVar("SpecT", bound=BaseModel)

@@ -1,0 +1,404 @@
+"""CustomResourceDefinitions generated from the resource models (the models are the single source).
+
+`build_crd(cls)` turns one kind's pydantic models into an apiextensions.k8s.io/v1
+CustomResourceDefinition with a *structural* openAPIV3Schema: every `$ref` inlined, every
+`anyOf [X, null]` turned into X with `nullable: true`, no `title`, and only the keywords a
+Kubernetes API server accepts in a structural schema (description, default, enum, pattern,
+minimum/maximum, minLength/maxLength, minItems/maxItems, format date-time). Rules a pattern
+cannot express are `x-kubernetes-validations` in *standard* CEL (no Kubernetes extension
+functions), so that tests can evaluate them with cel-python.
+
+    python -m callscope.resources.crd          # rewrites crds/*.yaml, prints what changed
+    python -m callscope.resources.crd --check  # exits 1 when a file in crds/ is stale
+
+tests/k8s/test_crds.py fails when the files in crds/ differ from `build_all()`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+import typing
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
+
+from callscope.resources.kinds import KINDS, Permission, WebhookSection
+from callscope.resources.meta import GROUP, VERSION, BaseStatus, Resource
+
+CATEGORIES = ["callscope"]
+CRD_DIR = Path(__file__).resolve().parents[2] / "crds"
+REGENERATE = "python -m callscope.resources.crd"
+HEADER = (
+    "# Generated from the pydantic models in callscope/resources/ by `{cmd}`: do not edit.\n"
+    "# tests/k8s/test_crds.py fails when this file is stale.\n"
+)
+
+# Keywords copied from pydantic's JSON schema into the structural schema; anything else that
+# pydantic emits is an error here (a new constraint must be mapped consciously, not dropped).
+_KEPT = {"type", "description", "default", "enum", "pattern", "minimum", "maximum", "minLength", "maxLength",
+         "minItems", "maxItems", "items", "properties", "required", "additionalProperties", "format"}
+_DROPPED = {"title"}
+_FORMATS = {"date-time"}
+
+KIND_DESCRIPTIONS: dict[str, str] = {
+    "Account": "An account: the tenant that owns every other configuration object of its namespace.",
+    "Member": "A person of the account that recordings can be shared with.",
+    "Project": "A project: language, retention, goals, categories, extracted fields and webhook of its calls.",
+    "Operator": "A person who takes calls (an agent), linked to projects and virtual numbers.",
+    "VirtualNumber": "A phone number that receives calls, routed to operators and recorded into a project.",
+    "Tag": "A label recordings of a project can carry.",
+    "ApiKey": "A key of the public REST API; the key material lives in a Secret, only its hash in status.",
+}
+
+# Descriptions for model fields that have none yet (the model's own description always wins).
+# Each entry is a field that should gain `description=` in kinds.py / meta.py.
+_FALLBACK_DESCRIPTIONS: dict[tuple[str, str], str] = {
+    ("ProjectSpec", "description"): "Free-text description of the project.",
+    ("ProjectSpec", "industry"): "Industry of the calls, given to the analysis as context.",
+    ("ProjectSpec", "quality_baseline_enabled"): "Whether calls are compared with the quality baseline.",
+    ("OperatorSpec", "email"): "Email address of the operator.",
+    ("VirtualNumberSpec", "name"): "Display name of the number.",
+    ("VirtualNumberSpec", "number_type"): "Kind of number: mobile, local, toll-free or national.",
+    ("VirtualNumberSpec", "routing_strategy"): "How calls are routed to the operators: priority (in list order), "
+                                               "round_robin or simultaneous.",
+    ("VirtualNumberStatus", "upfront_cost"): "One-time price paid for the number, as a decimal string.",
+    ("VirtualNumberStatus", "monthly_cost"): "Monthly price of the number, as a decimal string.",
+    ("ApiKeyStatus", "rotated_at"): "When the key material was last regenerated.",
+    ("BaseStatus", "observed_generation"): "metadata.generation the reconciler last acted on.",
+    ("BaseStatus", "conditions"): "Conditions of the object, Ready among them.",
+    ("Condition", "type"): "Type of the condition, such as Ready or Conflict.",
+    ("Condition", "reason"): "Machine-readable reason of the last transition, in CamelCase.",
+    ("Condition", "message"): "Human-readable detail of the last transition.",
+    ("Condition", "last_transition_time"): "When the status of the condition last changed.",
+}
+
+# Bounds that exist only in the CRD: the API server rejects CEL rules whose estimated cost is
+# unbounded, so lists (and the strings in them) that a rule iterates over need a maximum size.
+# Object references are metadata.name values (DNS subdomains, at most 253 characters).
+_BOUNDS: dict[tuple[str, str], dict[str, Any]] = {
+    ("VirtualNumberSpec", "operators"): {"maxItems": 256, "items": {"maxLength": 253}},
+    ("OperatorSpec", "projects"): {"maxItems": 256, "items": {"maxLength": 253}},
+    ("ProjectSpec", "goals"): {"maxItems": 100},
+    ("ProjectSpec", "categories"): {"maxItems": 100},
+    ("ProjectSpec", "fields"): {"maxItems": 100},
+    ("Category", "name"): {"maxLength": 253},
+    ("ExtractedField", "name"): {"maxLength": 63},
+    # Lists of enum values whose rule forbids repeats hold each value at most once.
+    ("Webhook", "sections"): {"maxItems": len(typing.get_args(WebhookSection))},
+    ("ApiKeySpec", "permissions"): {"maxItems": len(typing.get_args(Permission))},
+}
+
+_UNIQUE = "{path}.all(a, {path}.filter(b, b == a).size() == 1)"
+_UNIQUE_BY = "{path}.all(a, {path}.filter(b, b.{key} == a.{key}).size() == 1)"
+
+
+def _unique(field: str, message: str, key: str | None = None) -> dict[str, str]:
+    path = f"self.{field}"
+    rule = (_UNIQUE_BY.format(path=path, key=key) if key else _UNIQUE.format(path=path))
+    return {"rule": f"!has({path}) || {rule}", "message": message}
+
+
+# CEL rules (standard CEL only) per model, added to that model's object schema.
+_VALIDATIONS: dict[str, list[dict[str, str]]] = {
+    "VirtualNumberSpec": [_unique("operators", "operators must not contain the same operator twice")],
+    "OperatorSpec": [_unique("projects", "projects must not contain the same project twice")],
+    "ProjectSpec": [
+        _unique("goals", "goal ids must be unique within the project", key="id"),
+        _unique("categories", "category names must be unique within the project", key="name"),
+        _unique("fields", "extracted field names must be unique within the project", key="name"),
+    ],
+    "Webhook": [_unique("sections", "webhook sections must not repeat")],
+    "TagSpec": [{"rule": "self.name.matches('\\\\S')", "message": "name must not be blank"}],
+    "ApiKeySpec": [_unique("permissions", "permissions must not repeat")],
+}
+
+_AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
+_ID = {"name": "ID", "type": "integer", "jsonPath": ".status.id"}
+_READY = {"name": "Ready", "type": "string", "jsonPath": '.status.conditions[?(@.type=="Ready")].status'}
+_REASON = {"name": "Reason", "type": "string", "priority": 1,
+           "jsonPath": '.status.conditions[?(@.type=="Ready")].reason'}
+
+
+def _col(name: str, path: str, type_: str = "string", priority: int = 0) -> dict[str, Any]:
+    column: dict[str, Any] = {"name": name, "type": type_, "jsonPath": path}
+    if priority:
+        column["priority"] = priority
+    return column
+
+
+PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
+    "Account": [_ID, _col("Display Name", ".spec.displayName"), _col("Language", ".spec.defaultLanguage"),
+                _READY, _REASON, _AGE],
+    "Member": [_ID, _col("Email", ".spec.email"), _col("Name", ".spec.name"),
+               _col("Locked", ".spec.locked", "boolean"), _READY, _REASON, _AGE],
+    "Project": [_ID, _col("Display Name", ".spec.name"), _col("Language", ".spec.language"),
+                _col("Retention", ".spec.retentionDays", "integer", priority=1), _READY, _REASON, _AGE],
+    "Operator": [_ID, _col("Display Name", ".spec.name"), _col("Phone", ".spec.phoneNumber"),
+                 _col("Active", ".spec.active", "boolean"), _col("External ID", ".spec.externalId", priority=1),
+                 _READY, _REASON, _AGE],
+    "VirtualNumber": [_ID, _col("Phone", ".spec.phoneNumber"), _col("Project", ".spec.project"),
+                      _col("Routing", ".spec.routingStrategy"), _col("Active", ".spec.active", "boolean"),
+                      _col("Country", ".spec.countryCode", priority=1),
+                      _col("Provider", ".status.provider", priority=1),
+                      _READY, _REASON, _AGE],
+    "Tag": [_ID, _col("Tag", ".spec.name"), _col("Project", ".spec.project"),
+            _col("Color", ".status.color", priority=1), _READY, _REASON, _AGE],
+    "ApiKey": [_ID, _col("Project", ".spec.project"), _col("Permissions", ".spec.permissions"),
+               _col("Revoked", ".spec.revoked", "boolean"), _col("Expires", ".spec.expiresAt", "date"),
+               _col("Hint", ".status.keyHint", priority=1), _READY, _REASON, _AGE],
+}
+
+
+def _models(root: type[BaseModel]) -> dict[str, type[BaseModel]]:
+    """Every model reachable from root, by class name (pydantic's $defs key)."""
+    found: dict[str, type[BaseModel]] = {}
+
+    def visit(tp: Any) -> None:
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            if tp.__name__ in found:
+                return
+            found[tp.__name__] = tp
+            for field in tp.model_fields.values():
+                visit(field.annotation)
+        for arg in typing.get_args(tp):
+            visit(arg)
+
+    visit(root)
+    return found
+
+
+class _Converter:
+    def __init__(self, model: type[BaseModel], *, defaults_from_factories: bool):
+        self.name = model.__name__
+        self.models = _models(model)
+        self.schema = model.model_json_schema(by_alias=True, mode="validation")
+        self.defs = self.schema.pop("$defs", {})
+        self.defaults_from_factories = defaults_from_factories
+
+    def convert(self) -> dict[str, Any]:
+        return self._node(self.schema, self.name)
+
+    def _node(self, node: dict[str, Any], model_name: str | None = None) -> dict[str, Any]:
+        node = dict(node)
+        if "$ref" in node:
+            name = node.pop("$ref").rsplit("/", 1)[-1]
+            target = self._node(self.defs[name], name)
+            target.update(self._node(node))  # the property's own description/default win over the model's
+            return target
+        if "anyOf" in node:
+            options = node.pop("anyOf")
+            non_null = [o for o in options if o.get("type") != "null"]
+            if len(non_null) != 1 or len(options) != 2:
+                raise ValueError(f"only `X | None` unions map onto a structural schema, got {options}")
+            target = self._node(non_null[0])
+            target["nullable"] = True
+            rest = self._node(node)
+            rest.pop("type", None)
+            target.update(rest)
+            return target
+        if "const" in node:  # Literal["x"]: a one-value enum
+            node["enum"] = [node.pop("const")]
+            node.setdefault("type", "string")
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _DROPPED:
+                continue
+            if key not in _KEPT:
+                raise ValueError(f"JSON schema keyword {key!r} has no mapping in the CRD generator")
+            if key == "format" and value not in _FORMATS:
+                continue
+            if key == "default" and value is None:
+                continue  # nullable fields simply stay unset
+            if key == "additionalProperties":
+                if value is False:
+                    continue  # structural schemas prune unknown fields; `false` is not allowed
+                out[key] = self._node(value) if isinstance(value, dict) else value
+            elif key == "items":
+                out[key] = self._node(value)
+            elif key == "properties":
+                out[key] = {prop: self._property(model_name, prop, sub) for prop, sub in value.items()}
+            else:
+                out[key] = value
+        if "properties" in out:
+            out["type"] = "object"
+            if model_name in _VALIDATIONS:
+                out["x-kubernetes-validations"] = copy.deepcopy(_VALIDATIONS[model_name])
+        return out
+
+    def _property(self, model_name: str | None, alias: str, sub: dict[str, Any]) -> dict[str, Any]:
+        schema = self._node(sub)
+        model = self.models.get(model_name or "")
+        if model is None:
+            return schema
+        field_name, field = next(((n, f) for n, f in model.model_fields.items() if (f.alias or n) == alias),
+                                 (alias, None))
+        owners = [c.__name__ for c in model.__mro__ if field_name in getattr(c, "__annotations__", {})]
+        if not schema.get("description"):
+            schema["description"] = next(
+                (_FALLBACK_DESCRIPTIONS[(o, field_name)] for o in owners if (o, field_name) in _FALLBACK_DESCRIPTIONS),
+                f"{field_name.replace('_', ' ').capitalize()}.")
+        if (self.defaults_from_factories and field is not None and field.default_factory is not None
+                and "default" not in schema):
+            schema["default"] = to_jsonable_python(field.default_factory())
+        bounds = next((_BOUNDS[(o, field_name)] for o in owners if (o, field_name) in _BOUNDS), {})
+        for key, value in bounds.items():
+            if key == "items":
+                schema["items"].update(value)
+            else:
+                schema[key] = value
+        return _ordered(schema)
+
+
+_ORDER = ["description", "type", "format", "nullable", "enum", "pattern", "minimum", "maximum", "minLength",
+          "maxLength", "minItems", "maxItems", "default", "required", "properties", "items", "additionalProperties",
+          "x-kubernetes-preserve-unknown-fields", "x-kubernetes-validations"]
+
+
+def _ordered(schema: dict[str, Any]) -> dict[str, Any]:
+    """Stable, readable key order (description first) so generated files diff nicely."""
+    keys = sorted(schema, key=lambda k: (_ORDER.index(k) if k in _ORDER else len(_ORDER), k))
+    out = {k: schema[k] for k in keys}
+    for key in ("properties",):
+        if key in out:
+            out[key] = {name: _ordered(sub) for name, sub in out[key].items()}
+    if isinstance(out.get("items"), dict):
+        out["items"] = _ordered(out["items"])
+    return out
+
+
+def _model_of(cls: type[Resource], field: str) -> type[BaseModel]:
+    annotation = cls.model_fields[field].annotation
+    assert isinstance(annotation, type) and issubclass(annotation, BaseModel), annotation
+    return annotation
+
+
+def openapi_schema(cls: type[Resource]) -> dict[str, Any]:
+    """The structural openAPIV3Schema of one kind."""
+    spec_model = _model_of(cls, "spec")
+    status_model = _model_of(cls, "status")
+    assert issubclass(status_model, BaseStatus)
+    spec = _Converter(spec_model, defaults_from_factories=True).convert()
+    spec["description"] = f"Desired state of the {cls.KIND}, written by people or GitOps."
+    status = _Converter(status_model, defaults_from_factories=False).convert()
+    status["description"] = f"Observed state of the {cls.KIND}, written by the reconciler (never taken from files)."
+    status["x-kubernetes-preserve-unknown-fields"] = False
+    return {
+        "description": KIND_DESCRIPTIONS[cls.KIND],
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "apiVersion": {"description": "APIVersion of the object: callscope.io/v1alpha1.", "type": "string"},
+            "kind": {"description": f"Kind of the object: {cls.KIND}.", "type": "string"},
+            "metadata": {"description": "Standard object metadata; the namespace is the account.",
+                         "type": "object"},
+            "spec": _ordered(spec),
+            "status": _ordered(status),
+        },
+    }
+
+
+def build_crd(cls: type[Resource]) -> dict[str, Any]:
+    """One apiextensions.k8s.io/v1 CustomResourceDefinition for a resource kind."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": f"{cls.PLURAL}.{GROUP}",
+            "labels": {"app.kubernetes.io/name": "callscope", "app.kubernetes.io/part-of": "callscope"},
+        },
+        "spec": {
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": {
+                "kind": cls.KIND,
+                "listKind": f"{cls.KIND}List",
+                "plural": cls.PLURAL,
+                "singular": cls.KIND.lower(),
+                "shortNames": list(cls.SHORT_NAMES),
+                "categories": list(CATEGORIES),
+            },
+            "versions": [{
+                "name": VERSION,
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": copy.deepcopy(PRINTER_COLUMNS[cls.KIND]),
+                "schema": {"openAPIV3Schema": openapi_schema(cls)},
+            }],
+        },
+    }
+
+
+def file_name(cls: type[Resource]) -> str:
+    return f"{cls.PLURAL}.{GROUP}.yaml"
+
+
+def build_all() -> dict[str, dict[str, Any]]:
+    """File name in crds/ -> CustomResourceDefinition, for every kind."""
+    return {file_name(cls): build_crd(cls) for cls in KINDS.values()}
+
+
+def render(crd: dict[str, Any]) -> str:
+    """The exact text of a generated file."""
+    body = yaml.safe_dump(crd, sort_keys=False, width=200, allow_unicode=True)
+    return HEADER.format(cmd=REGENERATE) + body
+
+
+KUSTOMIZATION = "kustomization.yaml"
+
+
+def render_all() -> dict[str, str]:
+    """File name -> exact text of every generated file in crds/, the kustomization listing them included."""
+    files = {name: render(crd) for name, crd in build_all().items()}
+    kustomization = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+                     "resources": sorted(files)}
+    files[KUSTOMIZATION] = render(kustomization)
+    return files
+
+
+def write_all(directory: Path = CRD_DIR) -> list[str]:
+    """Write every generated file to directory; return the names of the files that changed (or are new)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    changed = []
+    for name, text in render_all().items():
+        path = directory / name
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+            changed.append(name)
+    return changed
+
+
+def stale(directory: Path = CRD_DIR) -> list[str]:
+    """Files in directory that differ from the generated text, are missing, or are left over."""
+    expected = render_all()
+    out = [name for name, text in expected.items()
+           if not (directory / name).exists() or (directory / name).read_text() != text]
+    out += sorted(p.name for p in directory.glob(f"*.{GROUP}.yaml") if p.name not in expected)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=REGENERATE, description="Generate crds/ from the resource models.")
+    parser.add_argument("--check", action="store_true", help="only report stale files; exit 1 if any")
+    parser.add_argument("--dir", type=Path, default=CRD_DIR, help="output directory (default: crds/)")
+    args = parser.parse_args(argv)
+    if args.check:
+        names = stale(args.dir)
+        for name in names:
+            print(f"stale: {args.dir / name}")
+        return 1 if names else 0
+    changed = write_all(args.dir)
+    for name in changed:
+        print(f"wrote {args.dir / name}")
+    if not changed:
+        print(f"{args.dir}: up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
