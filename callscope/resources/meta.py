@@ -34,6 +34,8 @@ class ObjectMeta(CamelModel):
     creation_timestamp: datetime | None = None
     deletion_timestamp: datetime | None = None
     finalizers: list[str] = Field(default_factory=list)
+    # Kept so that a full update does not drop what other controllers set (garbage-collection owners).
+    owner_references: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class Condition(CamelModel):

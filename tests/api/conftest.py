@@ -14,6 +14,7 @@ from callscope.api.app import create_app
 from callscope.config import Settings
 from callscope.runtime import Runtime
 from callscope.services import keys as key_service
+from kube.fixtures import kube_api, kube_api_server  # noqa: F401 - the kubernetes store's API server
 
 BASE = "http://callscope.test/api/v1/public"
 
@@ -24,9 +25,20 @@ def settings_overrides() -> dict:
     return {}
 
 
+@pytest.fixture(params=["sqlite", "kubernetes"])
+def store_settings(request) -> dict:
+    """Every API test runs on both stores of the configuration objects: the embedded SQLite file and
+    the Kubernetes API (the emulated API server of tests/kube)."""
+    if request.param == "kubernetes":
+        api = request.getfixturevalue("kube_api")
+        return {"store": "kubernetes", "kubeconfig": api.kubeconfig}
+    return {"store": "sqlite"}
+
+
 @pytest.fixture
-def settings(tmp_path, settings_overrides) -> Settings:
-    values = {"data_dir": tmp_path / "data", "store_poll_interval": 0.05, "log_level": "WARNING", **settings_overrides}
+def settings(tmp_path, store_settings, settings_overrides) -> Settings:
+    values = {"data_dir": tmp_path / "data", "store_poll_interval": 0.05, "log_level": "WARNING", **store_settings,
+              **settings_overrides}
     return Settings(**values)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from callscope.catalog.usage import read_usage
 from callscope.config import Settings
 from callscope.runtime import Runtime
+from callscope.resources import ApiKey
 from callscope.services import keys as key_service
 
 
@@ -46,9 +48,10 @@ async def test_key_format_is_prefix_plus_32_alphanumerics(runtime):
 
 async def test_only_the_hash_of_a_key_is_stored(runtime, settings):
     _, key = await key_service.create_key(runtime.ctx, "default", "hashed", ["read"])
+    stored = json.dumps((await runtime.backend.get(ApiKey, "default", "hashed")).to_dict())
+    assert key not in stored and key_service.hash_key(key) in stored
     raw = b"".join(p.read_bytes() for p in settings.data_dir.rglob("*") if p.is_file())  # WAL files included
     assert key.encode() not in raw
-    assert key_service.hash_key(key).encode() in raw
 
 
 async def test_revoked_key_is_401_at_once(client, runtime, make_key):

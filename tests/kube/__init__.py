@@ -1,0 +1,1 @@
+"""The emulated Kubernetes API server (emulator.py), its fixtures (fixtures.py) and their tests."""
