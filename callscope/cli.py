@@ -78,6 +78,27 @@ def serve(host: str | None, port: int | None) -> None:
                 access_log=False, lifespan="on")
 
 
+@main.command("operator")
+@click.option("--standalone", is_flag=True,
+              help="Run without peering (one operator replica only); default: peer as 'callscope'.")
+@click.option("--namespace", "-n", "namespaces", multiple=True,
+              help="Serve only this namespace (glob patterns allowed; repeatable); default: all namespaces.")
+@click.option("--liveness", "liveness_endpoint", default=None,
+              help="Liveness probe endpoint, e.g. http://0.0.0.0:8080/healthz.")
+@click.option("--priority", type=int, default=None, help="Peering priority of this replica.")
+def operator_command(standalone: bool, namespaces: tuple[str, ...], liveness_endpoint: str | None,
+                     priority: int | None) -> None:
+    """Run the Kopf operator (as `kopf run -m callscope.operator.main --all-namespaces`): reconcile the
+    callscope.io custom resources and run the background loops (retention, quality baseline, blob sweep)."""
+    import kopf
+
+    from callscope.operator.main import PEERING_NAME, registry
+
+    _settings()  # logging; the operator reads its Settings (CALLSCOPE_STORE=kubernetes) when it starts
+    kopf.run(registry=registry, standalone=standalone, peering_name=PEERING_NAME, priority=priority,
+             clusterwide=not namespaces, namespaces=list(namespaces), liveness_endpoint=liveness_endpoint)
+
+
 @main.command()
 @run_async
 async def migrate() -> None:

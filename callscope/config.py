@@ -66,6 +66,11 @@ class Settings(BaseSettings):
     blob_sweep_interval_seconds: int = Field(
         3600, ge=10, description="Seconds between sweeps of audio left by interrupted uploads."
     )
+    retention_interval_seconds: float = Field(3600, gt=0, description="Seconds between retention passes.")
+    baseline_interval_seconds: float = Field(3600, gt=0, description="Seconds between quality-baseline passes.")
+    reconcile_interval_seconds: float = Field(
+        300, gt=0, description="Seconds between re-checks of every object by the Kopf operator."
+    )
     default_audio_retention_days: int = Field(90, ge=1, description="Audio retention when a project sets none.")
 
     blob_store: Literal["filesystem", "s3"] = Field(

@@ -18,7 +18,7 @@ from callscope.ratelimit import RateLimiter, build_rate_limiter
 from callscope.services.context import Context
 from callscope.services import indexes
 from callscope.store.cache import CachedStore
-from callscope.store.sqlite import SQLiteStore
+from callscope.store.factory import build_store_backend
 from callscope.telephony.factory import build_provider
 
 log = structlog.get_logger()
@@ -28,7 +28,7 @@ class Runtime:
     def __init__(self, settings: Settings):
         settings.ensure_data_dir()
         self.settings = settings
-        self.backend = SQLiteStore(settings.store_path, poll_interval=settings.store_poll_interval)
+        self.backend = build_store_backend(settings)  # CALLSCOPE_STORE: sqlite, or kubernetes in a cluster
         self.store = CachedStore(self.backend)
         indexes.register(self.store)
         self.catalog = Catalog(settings.catalog_url)
@@ -47,15 +47,14 @@ class Runtime:
         await self.store.start()
         if background:
             from callscope.operator.embedded import EmbeddedOperator  # the loops only `serve` runs
-            from callscope.operator.loops import every, sweep_orphan_blobs
+            from callscope.operator.loops import background_jobs, every
 
             self._operator = EmbeddedOperator(self.ctx)
             await self._operator.start()
-            self._tasks += [
-                asyncio.create_task(self.usage.run(self.settings.usage_flush_interval), name="usage"),
-                asyncio.create_task(every(self.settings.blob_sweep_interval_seconds,
-                                          lambda: sweep_orphan_blobs(self.ctx), "blob-sweep"), name="blob-sweep"),
-            ]
+            self._tasks.append(asyncio.create_task(self.usage.run(self.settings.usage_flush_interval), name="usage"))
+            # the same jobs (blob sweep, retention, quality baseline) the Kopf operator runs in a cluster
+            for name, (interval, job) in background_jobs(self.ctx).items():
+                self._tasks.append(asyncio.create_task(every(interval, job, name), name=name))
         log.info("runtime_started", data_dir=str(self.settings.data_dir), catalog=self.catalog.dialect,
                  background=background)
 

@@ -8,7 +8,8 @@ and a Ready condition. They write status (and the id label), never spec: applied
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 
 import structlog
 
@@ -57,7 +58,8 @@ def _condition(conditions: list[Condition], new: Condition, now) -> list[Conditi
     return [*kept, new.model_copy(update={"last_transition_time": now})]
 
 
-async def reconcile(ctx: Context, obj: Resource, write_key: Callable[[ApiKey, str], None] | None = None) -> Resource:
+async def reconcile(ctx: Context, obj: Resource,
+                    write_key: Callable[[ApiKey, str], None | Awaitable[None]] | None = None) -> Resource:
     """Bring one object's status (and id label) in line with its spec; a no-op when it already is."""
     now = ctx.clock()
     if isinstance(obj, ID_KINDS) and obj.status.id is None:
@@ -81,7 +83,9 @@ async def reconcile(ctx: Context, obj: Resource, write_key: Callable[[ApiKey, st
     if status == obj.status:
         return obj
     if key is not None and write_key is not None:
-        write_key(obj, key)  # before the hash is stored, so a key that works is never lost
+        written = write_key(obj, key)  # before the hash is stored, so a key that works is never lost
+        if inspect.isawaitable(written):  # the Kopf operator writes a Secret through the Kubernetes API
+            await written
     draft = obj.model_copy(deep=True)
     draft.status = status
     updated = await ctx.store.update_status(draft)

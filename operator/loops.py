@@ -1,4 +1,9 @@
-"""Background loops that `callscope serve` runs (and the operator's Deployment in a cluster)."""
+"""Background loops that `callscope serve` runs (and the operator's Deployment in a cluster).
+
+One implementation for both: `background_jobs(ctx)` names the periodic jobs with their intervals;
+Runtime.start(background=True) runs each in an `every()` loop, and the Kopf operator runs the same
+functions (retention and baseline as timers on Projects, see operator/kopf_handlers.py).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from callscope.catalog.tables import Recording
 from callscope.services.context import Context
 
 log = structlog.get_logger()
+
 
 # A blob younger than this may belong to an upload between its blob commit and its catalog insert.
 ORPHAN_MIN_AGE = timedelta(hours=1)
@@ -41,3 +47,16 @@ async def every(interval: float, job, name: str) -> None:
         except Exception:
             log.exception("background_job_failed", job=name)
         await asyncio.sleep(interval)
+
+
+def background_jobs(ctx: Context) -> dict[str, tuple[float, object]]:
+    """name -> (interval in seconds, coroutine function) of the periodic jobs over the whole store."""
+    from callscope.operator.baseline import update_baselines
+    from callscope.operator.retention import purge_expired
+
+    settings = ctx.settings
+    return {
+        "blob-sweep": (ctx.settings.blob_sweep_interval_seconds, lambda: sweep_orphan_blobs(ctx)),
+        "retention": (settings.retention_interval_seconds, lambda: purge_expired(ctx)),
+        "baseline": (settings.baseline_interval_seconds, lambda: update_baselines(ctx)),
+    }

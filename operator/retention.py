@@ -1,0 +1,153 @@
+"""Retention: the background job that forgets old recordings, run by `callscope serve` (embedded, through
+Runtime.start) and by the Kopf operator (a timer on Projects) from this one implementation.
+
+Two rules, both idempotent (a second pass at the same `now` finds nothing left to do):
+
+1. A project with `retentionDays` keeps its recordings that many days: older ones (by created_at) are
+   deleted completely, rows, tags, shares, audio and result blobs, through
+   `callscope.services.recordings.purge`, exactly as `DELETE /recordings/{id}` would.
+2. A project without `retentionDays` keeps its recordings forever but their AUDIO only for the default
+   audio retention: the Account's `audioRetentionDays`, else `settings.default_audio_retention_days`
+   (90 days, the spec's "90 days for audio files; project retention_days overrides").
+
+   Choice for rule 2: the row is KEPT and only the audio goes. `blob_key` is set to NULL (so the API
+   reports `audio_attached: false` and audio URLs answer 404), `updated_at` moves to `now` (the recording
+   changed), and the audio blob is deleted afterwards. Transcripts, results and shares stay: the analysis
+   is what customers come back to, the audio is what costs storage and carries the most personal data.
+   The row is updated BEFORE the blob is deleted, with a compare-and-set on the old key, so a crash in
+   between leaves an unreferenced blob that the orphan sweep (operator/loops.py) removes, never a row
+   pointing at missing audio, and an upload that replaced the audio meanwhile is left alone.
+
+A project whose pass fails gets condition `Degraded=True` (reason RetentionFailed, the error as message)
+until a later pass succeeds (`Degraded=False`, reason RetentionSucceeded); the status is written only on
+such transitions.
+
+Retention is driven by created_at (when the recording entered Callscope), not called_at, which a client may
+leave empty or set to any date.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import structlog
+from sqlalchemy import select, update
+
+from callscope.catalog.tables import Recording
+from callscope.resources import Account, Condition, Project
+from callscope.services.context import Context
+from callscope.services.recordings import purge
+from callscope.store.interface import ObjectNotFound, StaleResourceVersion
+
+log = structlog.get_logger()
+
+BATCH = 500  # recordings per catalog round trip; a long backlog is worked off in several batches
+
+
+@dataclass
+class RetentionResult:
+    deleted: int = 0  # recordings removed completely (rule 1)
+    audio_removed: int = 0  # recordings that lost their audio (rule 2)
+    failed: dict[tuple[str, str], str] = field(default_factory=dict)  # (account, project) -> error
+
+
+def audio_retention_days(ctx: Context, account: str) -> int:
+    """Days audio is kept in projects without retention_days: the Account's setting, else the default."""
+    obj = ctx.store.cached_get(Account, account, account)
+    if obj is not None and obj.spec.audio_retention_days:
+        return obj.spec.audio_retention_days
+    return ctx.settings.default_audio_retention_days
+
+
+def _expired(catalog, account: str, project_id: int, cutoff: datetime, limit: int) -> list[Recording]:
+    with catalog.session() as session:
+        return list(session.scalars(
+            select(Recording).where(Recording.account == account, Recording.project_id == project_id,
+                                    Recording.created_at < cutoff).order_by(Recording.id).limit(limit)))
+
+
+def _old_audio(catalog, account: str, project_id: int, cutoff: datetime, limit: int) -> list[tuple[int, str]]:
+    with catalog.session() as session:
+        return [(row[0], row[1]) for row in session.execute(
+            select(Recording.id, Recording.blob_key).where(
+                Recording.account == account, Recording.project_id == project_id, Recording.created_at < cutoff,
+                Recording.blob_key.is_not(None)).order_by(Recording.id).limit(limit))]
+
+
+def _detach_audio(catalog, recording_id: int, blob_key: str, now: datetime) -> bool:
+    """Forget the audio of one recording (compare-and-set on its key); whether this call did it."""
+    with catalog.session(write=True) as session:
+        result = session.execute(update(Recording)
+                                 .where(Recording.id == recording_id, Recording.blob_key == blob_key)
+                                 .values(blob_key=None, updated_at=now))
+        return result.rowcount == 1
+
+
+async def purge_project(ctx: Context, project: Project, now: datetime) -> tuple[int, int]:
+    """Apply the retention rules to one project: (recordings deleted, recordings whose audio was removed)."""
+    account, project_id = project.namespace, project.status.id
+    if project_id is None or project.metadata.deletion_timestamp is not None:
+        return 0, 0  # no id yet: it has no recordings; being deleted: the finalizer removes everything
+    deleted = audio_removed = 0
+    if project.spec.retention_days:
+        cutoff = now - timedelta(days=project.spec.retention_days)
+        while batch := await ctx.catalog.run(_expired, ctx.catalog, account, project_id, cutoff, BATCH):
+            await purge(ctx, account, batch)
+            deleted += len(batch)
+            if len(batch) < BATCH:
+                break
+    else:
+        cutoff = now - timedelta(days=audio_retention_days(ctx, account))
+        while batch := await ctx.catalog.run(_old_audio, ctx.catalog, account, project_id, cutoff, BATCH):
+            for recording_id, blob_key in batch:
+                if await ctx.catalog.run(_detach_audio, ctx.catalog, recording_id, blob_key, now):
+                    await ctx.blobs.delete(blob_key)
+                    audio_removed += 1
+            if len(batch) < BATCH:
+                break
+    if deleted or audio_removed:
+        log.info("retention_applied", account=account, project=project.name, project_id=project_id,
+                 recordings_deleted=deleted, audio_removed=audio_removed)
+    return deleted, audio_removed
+
+
+async def mark_degraded(ctx: Context, project: Project, error: str | None) -> None:
+    """Record the outcome of a retention pass as the Degraded condition, writing only on a change."""
+    current = ctx.store.cached_get(Project, project.namespace, project.name) or project
+    old = next((c for c in current.status.conditions if c.type == "Degraded"), None)
+    if error is None:
+        if old is None or old.status == "False":
+            return
+        new = Condition(type="Degraded", status="False", reason="RetentionSucceeded", message="")
+    else:
+        new = Condition(type="Degraded", status="True", reason="RetentionFailed", message=error[:1000])
+        if old is not None and (old.status, old.reason, old.message) == (new.status, new.reason, new.message):
+            return
+    draft = current.model_copy(deep=True)
+    draft.status.conditions = [c for c in draft.status.conditions if c.type != "Degraded"] + [
+        new.model_copy(update={"last_transition_time": ctx.clock()})]
+    try:
+        await ctx.store.update_status(draft)
+    except (StaleResourceVersion, ObjectNotFound):
+        pass  # the next pass records it
+    except Exception:
+        log.exception("degraded_condition_not_written", account=project.namespace, project=project.name)
+
+
+async def purge_expired(ctx: Context, now: datetime | None = None) -> RetentionResult:
+    """One retention pass over every project of every account; a failing project does not stop the others."""
+    now = now or ctx.clock()
+    result = RetentionResult()
+    for project in list(ctx.store.cached_list(Project)):
+        try:
+            deleted, audio_removed = await purge_project(ctx, project, now)
+        except Exception as exc:
+            log.exception("retention_failed", account=project.namespace, project=project.name)
+            result.failed[(project.namespace, project.name)] = error = str(exc) or type(exc).__name__
+            await mark_degraded(ctx, project, error)
+            continue
+        await mark_degraded(ctx, project, None)
+        result.deleted += deleted
+        result.audio_removed += audio_removed
+    return result

@@ -1,0 +1,233 @@
+"""End to end: the Kopf operator (operator/kopf_handlers.py), run in-process against the emulated
+Kubernetes API server (tests/kube), with the kubernetes store; objects are written through the API
+server as kubectl would."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
+import kopf
+import pytest
+
+from callscope.operator.kopf_handlers import FINALIZER, register
+from callscope.services.tags import PALETTE
+
+NS = "acme"
+API = "/apis/callscope.io/v1alpha1"
+TIMEOUT = 20.0
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def path(plural: str, name: str | None = None, ns: str = NS) -> str:
+    return f"{API}/namespaces/{ns}/{plural}" + (f"/{name}" if name else "")
+
+
+async def eventually(check: Callable[[], Awaitable[Any]], what: str, timeout: float = TIMEOUT) -> Any:
+    """Poll `check` until it returns something truthy; fail with `what` and the last value otherwise."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    last: Any = None
+    while asyncio.get_running_loop().time() < deadline:
+        last = await check()
+        if last:
+            return last
+        await asyncio.sleep(0.1)
+    pytest.fail(f"timed out waiting for {what}; last seen: {last!r}")
+
+
+def condition(obj: dict, kind: str) -> dict | None:
+    return next((c for c in (obj.get("status") or {}).get("conditions", []) if c["type"] == kind), None)
+
+
+@pytest.fixture
+async def kube(kube_api):
+    async with httpx.AsyncClient(base_url=kube_api.url, timeout=10) as client:
+        response = await client.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
+                                                                  "metadata": {"name": NS}})
+        assert response.status_code == 201, response.text
+        yield client
+
+
+@pytest.fixture
+async def operator(kube_api, kube, tmp_path, monkeypatch):
+    """The operator as `callscope operator --standalone` runs it, with the registry of this module."""
+    monkeypatch.setenv("CALLSCOPE_STORE", "kubernetes")
+    monkeypatch.setenv("CALLSCOPE_KUBECONFIG", str(kube_api.kubeconfig))
+    monkeypatch.setenv("CALLSCOPE_DATA_DIR", str(tmp_path / "operator-data"))
+    monkeypatch.setenv("CALLSCOPE_LOG_LEVEL", "WARNING")
+    registry = register(kopf.OperatorRegistry())
+    stop, ready = asyncio.Event(), asyncio.Event()
+    task = asyncio.create_task(kopf.operator(registry=registry, standalone=True, clusterwide=True,
+                                             stop_flag=stop, ready_flag=ready, memo=kopf.Memo()))
+    done, _ = await asyncio.wait([task, asyncio.ensure_future(ready.wait())], timeout=TIMEOUT,
+                                 return_when=asyncio.FIRST_COMPLETED)
+    if task in done:
+        task.result()  # raises what stopped it
+        pytest.fail("the operator exited at start")
+    assert ready.is_set(), "the operator did not get ready"
+    yield kube_api
+    stop.set()
+    try:
+        await asyncio.wait_for(task, TIMEOUT)
+    except asyncio.CancelledError:
+        pass
+
+
+async def create(kube: httpx.AsyncClient, plural: str, kind: str, name: str, spec: dict) -> dict:
+    response = await kube.post(path(plural), json={"apiVersion": "callscope.io/v1alpha1", "kind": kind,
+                                                   "metadata": {"name": name, "namespace": NS}, "spec": spec})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+async def get(kube: httpx.AsyncClient, plural: str, name: str) -> dict | None:
+    response = await kube.get(path(plural, name))
+    if response.status_code == 404:
+        return None
+    response.raise_for_status()
+    return response.json()
+
+
+async def ready(kube: httpx.AsyncClient, plural: str, name: str) -> dict | None:
+    obj = await get(kube, plural, name)
+    cond = condition(obj or {}, "Ready")
+    if obj and cond and cond["status"] == "True" and obj["status"].get("observedGeneration") == \
+            obj["metadata"]["generation"]:
+        return obj
+    return None
+
+
+async def settled(kube: httpx.AsyncClient, plural: str, name: str, quiet: float = 1.5) -> dict:
+    """The object once its resourceVersion has stayed the same for `quiet` seconds."""
+    obj = await get(kube, plural, name)
+    deadline = asyncio.get_running_loop().time() + TIMEOUT
+    while asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(quiet)
+        again = await get(kube, plural, name)
+        if again["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"]:
+            return again
+        obj = again
+    pytest.fail(f"{plural}/{name} kept changing")
+
+
+async def events_for(kube: httpx.AsyncClient, name: str) -> list[dict]:
+    response = await kube.get(f"/api/v1/namespaces/{NS}/events")
+    response.raise_for_status()
+    return [e for e in response.json()["items"] if e.get("involvedObject", {}).get("name") == name]
+
+
+async def test_objects_applied_with_kubectl_get_ids_colours_keys_and_conditions(operator, kube):
+    await create(kube, "projects", "Project", "support", {"name": "Support", "language": "en"})
+    await create(kube, "tags", "Tag", "vip", {"name": "VIP", "project": "support"})
+    await create(kube, "apikeys", "ApiKey", "ci", {"permissions": ["read"]})
+
+    project = await eventually(lambda: ready(kube, "projects", "support"), "the project to be Ready")
+    assert isinstance(project["status"]["id"], int)
+    assert project["metadata"]["labels"]["callscope.io/id"] == str(project["status"]["id"])
+    assert project["status"]["observedGeneration"] == 1
+    assert condition(project, "Conflict")["status"] == "False"
+    assert FINALIZER in project["metadata"]["finalizers"]
+
+    tag = await eventually(lambda: ready(kube, "tags", "vip"), "the tag to be Ready")
+    assert tag["status"]["color"] in PALETTE
+    assert tag["metadata"]["labels"]["callscope.io/id"] == str(tag["status"]["id"])
+
+    key = await eventually(lambda: ready(kube, "apikeys", "ci"), "the api key to be Ready")
+    secret = (await kube.get(f"/api/v1/namespaces/{NS}/secrets/ci-key")).json()
+    material = base64.b64decode(secret["data"]["api-key"]).decode()
+    assert material.startswith("cs_live_")
+    assert hashlib.sha256(material.encode()).hexdigest() == key["status"]["keyHash"]
+    assert material not in str(key)  # only the hash (and a hint) is kept on the ApiKey
+    assert secret["metadata"]["ownerReferences"][0]["uid"] == key["metadata"]["uid"]
+
+    ids = [project["status"]["id"], tag["status"]["id"]]
+    assert all(i >= 1 for i in ids)
+    reasons = [e["reason"] for e in await eventually(lambda: events_for(kube, "support"), "a Ready event")]
+    assert "Ready" in reasons
+
+
+async def test_the_later_of_two_operators_with_one_external_id_is_in_conflict(operator, kube):
+    await create(kube, "operators", "Operator", "alice", {"name": "Alice", "externalId": "emp-7"})
+    await eventually(lambda: ready(kube, "operators", "alice"), "the first operator to be Ready")
+    await create(kube, "operators", "Operator", "alice-copy", {"name": "Alice Again", "externalId": "emp-7"})
+
+    async def conflicted():
+        obj = await get(kube, "operators", "alice-copy")
+        cond = condition(obj or {}, "Conflict")
+        return obj if cond and cond["status"] == "True" else None
+
+    later = await eventually(conflicted, "Conflict=True on the later operator")
+    assert "emp-7" in condition(later, "Conflict")["message"]
+    assert condition(later, "Ready")["status"] == "False"
+    assert later["status"]["id"] is not None  # it still gets its own id, never the other's
+    first = await get(kube, "operators", "alice")
+    assert condition(first, "Conflict")["status"] == "False"
+    assert first["status"]["id"] != later["status"]["id"]
+    warnings = await eventually(
+        lambda: _with_reason(events_for(kube, "alice-copy"), "Conflict"), "a Conflict Warning event")
+    assert warnings[0]["type"] == "Warning"
+
+
+async def _with_reason(events: Awaitable[list[dict]], reason: str) -> list[dict]:
+    return [e for e in await events if e["reason"] == reason]
+
+
+async def test_deleting_a_project_cascades_like_the_rest_delete(operator, kube):
+    await create(kube, "projects", "Project", "sales", {"name": "Sales", "language": "en"})
+    await create(kube, "projects", "Project", "other", {"name": "Other", "language": "en"})
+    await create(kube, "tags", "Tag", "hot", {"name": "Hot", "project": "sales"})
+    await create(kube, "tags", "Tag", "cold", {"name": "Cold", "project": "sales"})
+    await create(kube, "tags", "Tag", "keep", {"name": "Keep", "project": "other"})
+    for plural, name in (("projects", "sales"), ("tags", "hot"), ("tags", "cold"), ("tags", "keep")):
+        await eventually(lambda p=plural, n=name: ready(kube, p, n), f"{plural}/{name} to be Ready")
+
+    response = await kube.delete(path("projects", "sales"))
+    assert response.status_code in (200, 202), response.text
+
+    async def gone():
+        return all([await get(kube, "projects", "sales") is None, await get(kube, "tags", "hot") is None,
+                    await get(kube, "tags", "cold") is None])
+
+    await eventually(gone, "the project and its tags to be deleted")
+    assert await get(kube, "tags", "keep") is not None
+    assert await get(kube, "projects", "other") is not None
+
+
+async def test_reapplying_the_same_spec_changes_nothing(operator, kube):
+    await create(kube, "projects", "Project", "gitops", {"name": "GitOps", "language": "de", "retentionDays": 30})
+    await eventually(lambda: ready(kube, "projects", "gitops"), "the project to be Ready")
+    before = await settled(kube, "projects", "gitops")
+    writes_before = _writes(operator, "gitops")
+
+    # what `kubectl apply` of the unchanged file sends: the same spec (and metadata) again
+    again = {**before, "spec": {"name": "GitOps", "language": "de", "retentionDays": 30}}
+    response = await kube.put(path("projects", "gitops"), json=again)
+    assert response.status_code == 200, response.text
+    await asyncio.sleep(2)
+
+    after = await get(kube, "projects", "gitops")
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    assert after["spec"] == before["spec"] and after["metadata"]["generation"] == 1
+    assert _writes(operator, "gitops") == writes_before + 1  # the PUT above, nothing from the operator
+
+
+def _writes(server, name: str) -> int:
+    return sum(1 for method, p in list(server.emulator.requests)
+               if method in ("PUT", "PATCH", "POST", "DELETE") and f"/projects/{name}" in p)
+
+
+async def test_the_quality_baseline_timer_reports_on_projects(operator, kube):
+    await create(kube, "projects", "Project", "quality", {"name": "Quality", "language": "en",
+                                                          "qualityBaselineEnabled": True, "qualityBaselinePct": 90})
+
+    async def reported():
+        cond = condition(await get(kube, "projects", "quality") or {}, "BaselineReady")
+        return cond if cond else None
+
+    cond = await eventually(reported, "the BaselineReady condition")
+    assert (cond["status"], cond["reason"]) == ("False", "NoCompletedRecordings")
