@@ -15,13 +15,19 @@ Catalog database:
   emptied after each test, alembic_version included), so a test using it runs on both.
 * ``catalog``: a migrated :class:`callscope.catalog.db.Catalog` on ``catalog_url``, disposed after the test.
 
+S3: ``s3_endpoint`` (session): moto's S3 server (tests/blobs/moto_server.py, a ThreadedMotoServer in a child
+process) on 127.0.0.1 and a free port, with dummy AWS credentials in the environment.
+
 Tests needing a service should also carry the ``postgres`` / ``redis`` marker (see pyproject.toml) so
 ``-m "not postgres"`` can deselect them; ``catalog_url`` adds the marker to its postgres case itself.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -136,3 +142,41 @@ def catalog(catalog_url: str) -> Iterator[Catalog]:
         yield cat
     finally:
         cat.dispose()
+
+
+# --- S3 (moto) ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    if importlib.util.find_spec("moto") is None:
+        pytest.skip("moto[server] is not installed")
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_SESSION_TOKEN": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }.items():
+            mp.setenv(name, value)
+        mp.delenv("AWS_PROFILE", raising=False)
+        process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).parent / "blobs" / "moto_server.py")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ),
+        )
+        try:
+            port = process.stdout.readline().strip()
+            if not port.isdigit():
+                pytest.fail(f"moto server did not start (exit code {process.poll()})")
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            process.stdin.close()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            process.stdout.close()

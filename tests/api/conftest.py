@@ -6,15 +6,18 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 import httpx
 import pytest
-
 from callscope.api.app import create_app
+from kube.fixtures import kube_api, kube_api_server  # noqa: F401 - the kubernetes store's API server
+from sqlalchemy import func, select
+
 from callscope.config import Settings
 from callscope.runtime import Runtime
 from callscope.services import keys as key_service
-from kube.fixtures import kube_api, kube_api_server  # noqa: F401 - the kubernetes store's API server
+from tests.audio_samples import make_audio
 
 BASE = "http://callscope.test/api/v1/public"
 
@@ -91,3 +94,37 @@ def create_operator(client, admin):
         assert resp.status_code == 200, resp.text
         return resp.json()["data"]
     return create
+
+
+# ----- recordings ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def wav(tmp_path) -> Path:
+    return make_audio(tmp_path / "call.wav", "wav", seconds=2.0)
+
+
+@pytest.fixture
+def upload(client, admin):
+    """POST /recordings with a file and form fields (lists for repeatable fields such as tag_ids[])."""
+    async def post(path: Path, headers=None, filename: str | None = None, **fields):
+        data = {k: (v if isinstance(v, list) else str(v)) for k, v in fields.items() if v is not None}
+        with open(path, "rb") as fh:
+            return await client.post("/recordings", files={"file": (filename or path.name, fh, "application/octet-stream")},
+                                     data=data, headers=headers or admin)
+    return post
+
+
+@pytest.fixture
+async def project(create_project):
+    return await create_project("Calls", language="de")
+
+
+def blob_files(settings) -> list[Path]:
+    """Every file under the filesystem store's root, temp files in .tmp included."""
+    root = settings.data_dir / "blobs"
+    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+
+
+def count_rows(runtime, table) -> int:
+    with runtime.catalog.session() as session:
+        return session.scalar(select(func.count()).select_from(table))

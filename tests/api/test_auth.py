@@ -9,8 +9,8 @@ import pytest
 
 from callscope.catalog.usage import read_usage
 from callscope.config import Settings
-from callscope.runtime import Runtime
 from callscope.resources import ApiKey
+from callscope.runtime import Runtime
 from callscope.services import keys as key_service
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from callscope.catalog.tables import Job, Recording
+from tests.api.conftest import blob_files, count_rows
 from tests.audio_samples import make_audio, truncate
 
 RECORDING_FIELDS = {
@@ -20,36 +20,6 @@ RECORDING_FIELDS = {
     "recording_source", "operator_id", "tag_ids", "processing_restricted", "stage", "progress", "status_reason",
     "audio_format", "size_bytes",
 }
-
-
-@pytest.fixture
-def wav(tmp_path) -> Path:
-    return make_audio(tmp_path / "call.wav", "wav", seconds=2.0)
-
-
-@pytest.fixture
-def upload(client, admin):
-    async def post(path: Path, headers=None, filename: str | None = None, **fields):
-        data = {k: (v if isinstance(v, list) else str(v)) for k, v in fields.items() if v is not None}
-        with open(path, "rb") as fh:
-            return await client.post("/recordings", files={"file": (filename or path.name, fh, "application/octet-stream")},
-                                     data=data, headers=headers or admin)
-    return post
-
-
-@pytest.fixture
-async def project(create_project):
-    return await create_project("Calls", language="de")
-
-
-def blob_files(settings) -> list[Path]:
-    root = settings.data_dir / "blobs"
-    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
-
-
-def count_rows(runtime, table) -> int:
-    with runtime.catalog.session() as session:
-        return session.scalar(select(func.count()).select_from(table))
 
 
 # ----- upload ---------------------------------------------------------------------------------

@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import email
-import importlib.util
 import os
-import socket
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,89 +18,28 @@ import boto3
 import httpx
 import pytest
 from botocore.config import Config
-from sqlalchemy import event, func, select
+from callscope.operator import loops
+from sqlalchemy import event
 
 from callscope.catalog.tables import Recording, RecordingTag
 from callscope.identifiers import uuid7
-from callscope.operator import loops
 from callscope.services import accounts
 from callscope.services.recordings import audio_key
-from tests.audio_samples import make_audio, make_large_wav
+from tests.api.conftest import blob_files, count_rows
+from tests.audio_samples import make_large_wav
+from tests.live import free_port
 
-MOTO_SERVER = Path(__file__).resolve().parent.parent / "blobs" / "moto_server.py"
 ACCOUNT = "default"
 
 
 # ----- shared helpers ---------------------------------------------------------------------------------
 
-@pytest.fixture
-def wav(tmp_path) -> Path:
-    return make_audio(tmp_path / "call.wav", "wav", seconds=2.0)
-
-
-@pytest.fixture
-def upload(client, admin):
-    async def post(path: Path, headers=None, filename: str | None = None, **fields):
-        data = {k: (v if isinstance(v, list) else str(v)) for k, v in fields.items() if v is not None}
-        with open(path, "rb") as fh:
-            return await client.post("/recordings", files={"file": (filename or path.name, fh, "application/octet-stream")},
-                                     data=data, headers=headers or admin)
-    return post
-
-
-@pytest.fixture
-async def project(create_project):
-    return await create_project("Calls")
-
-
-def blob_files(settings) -> list[Path]:
-    """Every file under the filesystem store's root, temp files in .tmp included."""
-    root = settings.data_dir / "blobs"
-    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
-
-
-def count_rows(runtime, table) -> int:
-    with runtime.catalog.session() as session:
-        return session.scalar(select(func.count()).select_from(table))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 # ----- S3 (moto) --------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def moto_endpoint() -> Iterator[str]:
-    """moto's S3 server (tests/blobs/moto_server.py) in a child process on a free loopback port."""
-    if importlib.util.find_spec("moto") is None:
-        pytest.skip("moto[server] is not installed")
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-           "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
-    env.pop("AWS_PROFILE", None)
-    process = subprocess.Popen([sys.executable, str(MOTO_SERVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               text=True, env=env)
-    try:
-        port = process.stdout.readline().strip()
-        if not port.isdigit():
-            pytest.fail(f"moto server did not start (exit code {process.poll()})")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.stdin.close()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        process.stdout.close()
-
-
 @pytest.fixture
-def s3(moto_endpoint):
+def s3(s3_endpoint):
     client = boto3.session.Session().client(
-        "s3", endpoint_url=moto_endpoint, region_name="us-east-1", aws_access_key_id="testing",
+        "s3", endpoint_url=s3_endpoint, region_name="us-east-1", aws_access_key_id="testing",
         aws_secret_access_key="testing", config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
     yield client
     client.close()
@@ -132,8 +67,8 @@ def spool_files(settings) -> list[Path]:
 
 class TestS3BlobStore:
     @pytest.fixture
-    def settings_overrides(self, moto_endpoint, bucket) -> dict:
-        return {"blob_store": "s3", "s3_bucket": bucket, "s3_endpoint_url": moto_endpoint, "s3_region": "us-east-1",
+    def settings_overrides(self, s3_endpoint, bucket) -> dict:
+        return {"blob_store": "s3", "s3_bucket": bucket, "s3_endpoint_url": s3_endpoint, "s3_region": "us-east-1",
                 "s3_access_key_id": "testing", "s3_secret_access_key": "testing", "s3_addressing_style": "path",
                 "s3_part_size_mb": 5}
 
@@ -148,12 +83,12 @@ class TestS3BlobStore:
         assert blob_files(settings) == []  # nothing went to the filesystem store
 
     async def test_audio_url_is_a_presigned_s3_url_serving_the_original_bytes(self, client, admin, upload, wav,
-                                                                               project, moto_endpoint, bucket):
+                                                                               project, s3_endpoint, bucket):
         rec = (await upload(wav, project_id=project["id"])).json()["data"]
         resp = await client.get(f"/recordings/{rec['public_id']}/audio_url", headers=admin)
         assert resp.status_code == 200, resp.text
         url = resp.json()["data"]["url"]
-        assert url.startswith(f"{moto_endpoint}/{bucket}/{audio_key(ACCOUNT, rec['public_id'])}?")
+        assert url.startswith(f"{s3_endpoint}/{bucket}/{audio_key(ACCOUNT, rec['public_id'])}?")
         assert "X-Amz-Signature=" in url and "X-Amz-Expires=3600" in url
         async with httpx.AsyncClient() as http:
             audio = await http.get(url)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email
+
 import pytest
 
 from callscope.services import accounts
