@@ -5,9 +5,15 @@ We own its fidelity; it follows the real kube-apiserver where our clients (light
 - discovery: ``/version``, ``/api``, ``/api/v1``, ``/apis``, ``/apis/{group}``, ``/apis/{group}/{version}``;
 - resources: core ``namespaces`` (cluster-scoped; ``default``, ``kube-system`` exist), ``secrets``,
   ``events``, ``configmaps``; ``apiextensions.k8s.io/v1`` ``customresourcedefinitions`` (read-only,
-  the CRDs of ``callscope.resources.KINDS``); every callscope kind (``callscope.io/v1alpha1``,
-  namespaced, with a ``status`` subresource and validation by its pydantic model, 422 when invalid);
-  Kopf's peering resources ``kopf.dev/v1`` ``clusterkopfpeerings`` and ``kopfpeerings``;
+  the CRDs of ``callscope.resources.KINDS`` as ``callscope.resources.crd.build_crd`` makes them, i.e.
+  those of crds/); every callscope kind (``callscope.io/v1alpha1``, namespaced, with a ``status``
+  subresource and validation by its pydantic model, 422 when invalid); Kopf's peering resources
+  ``kopf.dev/v1`` ``clusterkopfpeerings`` and ``kopfpeerings``;
+- defaulting: every create, update and patch of a callscope kind gets the ``default:`` values of its
+  CRD's structural schema filled in (``apply_defaults``, the algorithm of the real server: absent
+  properties and non-nullable nulls take the default, recursively; non-nullable nulls without one are
+  dropped), before validation and before the "did anything change" comparison: an object written
+  with its defaults spelled out is the same object (no new resourceVersion, no new generation);
 - one global resourceVersion counter (as etcd's revision): every write takes the next one; a list's
   ``metadata.resourceVersion`` is the current one; lists carry ``kind: XList``;
 - create: 201, sets uid, resourceVersion, generation 1, creationTimestamp, ignores status (status
@@ -17,7 +23,13 @@ We own its fidelity; it follows the real kube-apiserver where our clients (light
   real server); generation grows when the spec changes; status ignored; a no-op writes nothing;
 - ``/status``: GET, PUT, PATCH (status only);
 - PATCH ``application/merge-patch+json`` (and strategic-merge, treated as merge) with the
-  resourceVersion in the patch honoured (409 when stale); JSON patch: 415;
+  resourceVersion in the patch honoured (409 when stale); ``application/json-patch+json`` (RFC 6902:
+  add, remove, replace, move, copy, test; ``json_patch``), all or nothing: a failing op (a ``test``
+  that does not match, a path that is not there) is 422 ``Invalid`` and changes nothing, a body that
+  is not a list of operations is 400, and a patch that changes metadata.resourceVersion is a
+  precondition as in a merge patch (409 when stale) — Kopf guards its finalizer patches with
+  ``test /metadata/resourceVersion`` and takes the 422 as "retry on the next cycle"; any other patch
+  type (server-side apply): 415;
 - DELETE: an object with finalizers gets deletionTimestamp and stays until its finalizers are removed;
   deleting a namespace deletes what it holds;
 - ``watch=true``: newline-delimited JSON events after ``resourceVersion`` (none/"0": synthetic ADDED
@@ -25,11 +37,13 @@ We own its fidelity; it follows the real kube-apiserver where our clients (light
   ADDED/DELETED on selector transitions), ``timeoutSeconds``, ``allowWatchBookmarks`` (BOOKMARK events
   every ``bookmark_interval`` seconds and, with ``eager_bookmarks``, after every write that the watch
   does not see), an ERROR event with a 410 ``Expired`` Status when the version was compacted (only the
-  last ``max_events`` changes are kept);
+  last ``max_events`` changes are kept; ``compact()`` drops them all);
 - errors are ``Status`` objects with reason and code.
 
 Not emulated: authentication (any token passes), field selectors other than metadata.name /
-metadata.namespace, pagination (``limit`` is ignored: one page), server-side apply, admission webhooks.
+metadata.namespace, pagination (``limit`` is ignored: one page), server-side apply, admission webhooks,
+the CRDs' other schema rules (pattern, enum, CEL, ...: the pydantic models validate instead, with the
+same outcome, see tests/k8s/test_crds.py), pruning of unknown fields.
 """
 
 from __future__ import annotations
@@ -51,6 +65,7 @@ from aiohttp import web
 
 from callscope.errors import ValidationFailed
 from callscope.resources import KINDS
+from callscope.resources.crd import build_crd
 from callscope.store.selectors import Selector, parse_selector
 
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
@@ -68,6 +83,14 @@ class ResourceDef:
     custom: bool = False  # a custom resource (PUT needs a resourceVersion)
     readonly: bool = False
     short_names: tuple[str, ...] = ()
+    crd: dict[str, Any] | None = field(default=None, compare=False, repr=False)  # served; its defaults apply
+
+    @property
+    def schema(self) -> dict[str, Any] | None:
+        """The structural openAPIV3Schema of the CRD (None: not a CRD-defined kind, no defaulting)."""
+        if self.crd is None:
+            return None
+        return self.crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
 
     @property
     def api_version(self) -> str:
@@ -96,14 +119,17 @@ def _default_resources() -> list[ResourceDef]:
         defs.append(
             ResourceDef(
                 group, version, cls.KIND, cls.PLURAL, True, status_subresource=True, model=cls, custom=True,
-                short_names=tuple(cls.SHORT_NAMES),
+                short_names=tuple(cls.SHORT_NAMES), crd=build_crd(cls),
             )
         )
     return defs
 
 
 def crd_for(rd: ResourceDef) -> dict[str, Any]:
-    """A CustomResourceDefinition object for a custom resource (schema: preserve unknown fields)."""
+    """The CustomResourceDefinition object of a custom resource: its own (crds/) when it has one,
+    else one whose schema preserves unknown fields."""
+    if rd.crd is not None:
+        return copy.deepcopy(rd.crd)
     schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     version: dict[str, Any] = {"name": rd.version, "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
     if rd.status_subresource:
@@ -163,6 +189,183 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+class JsonPatchError(ValueError):
+    """An RFC 6902 patch that cannot be applied (the API server answers 422 Invalid)."""
+
+
+class JsonPatchTestFailed(JsonPatchError):
+    """A ``test`` operation found another value."""
+
+
+def _pointer(path: Any) -> list[str]:
+    """The reference tokens of an RFC 6901 JSON pointer ("" is the whole document)."""
+    if not isinstance(path, str) or (path and not path.startswith("/")):
+        raise JsonPatchError(f"invalid JSON pointer {path!r}")
+    return [t.replace("~1", "/").replace("~0", "~") for t in path.split("/")[1:]]
+
+
+def _index(container: list, token: str, path: str, *, append: bool = False) -> int:
+    """The list index a token names: "-" (one past the end) only where appending; no leading zeros."""
+    if append and token == "-":
+        return len(container)
+    if not token.isdigit() or (len(token) > 1 and token.startswith("0")):
+        raise JsonPatchError(f"invalid array index {token!r} in {path}")
+    index = int(token)
+    if index > len(container) or (index == len(container) and not append):
+        raise JsonPatchError(f"array index {index} out of bounds in {path}")
+    return index
+
+
+def _parent(doc: Any, tokens: list[str], path: str) -> Any:
+    """The container that holds the location of `tokens` (which must exist)."""
+    node = doc
+    for token in tokens[:-1]:
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list):
+            node = node[_index(node, token, path)]
+        else:
+            raise JsonPatchError(f"missing value at {path}")
+    if not isinstance(node, (dict, list)):
+        raise JsonPatchError(f"missing value at {path}")
+    return node
+
+
+def _get(doc: Any, path: str) -> Any:
+    tokens = _pointer(path)
+    if not tokens:
+        return doc
+    parent, last = _parent(doc, tokens, path), tokens[-1]
+    if isinstance(parent, list):
+        return parent[_index(parent, last, path)]
+    if last not in parent:
+        raise JsonPatchError(f"missing value at {path}")
+    return parent[last]
+
+
+def _add(doc: Any, path: str, value: Any) -> Any:
+    tokens = _pointer(path)
+    if not tokens:
+        return value
+    parent, last = _parent(doc, tokens, path), tokens[-1]
+    if isinstance(parent, list):
+        parent.insert(_index(parent, last, path, append=True), value)
+    else:
+        parent[last] = value
+    return doc
+
+
+def _replace(doc: Any, path: str, value: Any) -> Any:
+    tokens = _pointer(path)
+    if not tokens:
+        return value
+    parent, last = _parent(doc, tokens, path), tokens[-1]
+    if isinstance(parent, list):
+        parent[_index(parent, last, path)] = value
+    elif last in parent:
+        parent[last] = value
+    else:
+        raise JsonPatchError(f"missing value at {path}")
+    return doc
+
+
+def _remove(doc: Any, path: str) -> Any:
+    tokens = _pointer(path)
+    if not tokens:
+        raise JsonPatchError("cannot remove the whole document")
+    parent, last = _parent(doc, tokens, path), tokens[-1]
+    if isinstance(parent, list):
+        del parent[_index(parent, last, path)]
+    elif last in parent:
+        del parent[last]
+    else:
+        raise JsonPatchError(f"missing value at {path}")
+    return doc
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values (unlike ==, true is not 1, and 1 is 1.0 only as numbers)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+_MISSING = object()
+
+
+def json_patch(doc: Any, ops: list[dict[str, Any]]) -> Any:
+    """`doc` with the RFC 6902 operations applied in order (a new document; `doc` is untouched).
+
+    All or nothing: the first operation that cannot be applied raises JsonPatchError
+    (JsonPatchTestFailed for a ``test`` that does not match)."""
+    doc = copy.deepcopy(doc)
+    for op in ops:
+        kind, path = op.get("op"), op.get("path", _MISSING)
+        if path is _MISSING:
+            raise JsonPatchError(f"operation {kind!r} has no path")
+        if kind in ("add", "replace", "test") and "value" not in op:
+            raise JsonPatchError(f"operation {kind!r} at {path} has no value")
+        if kind in ("move", "copy") and "from" not in op:
+            raise JsonPatchError(f"operation {kind!r} at {path} has no from")
+        if kind == "add":
+            doc = _add(doc, path, copy.deepcopy(op["value"]))
+        elif kind == "remove":
+            doc = _remove(doc, path)
+        elif kind == "replace":
+            doc = _replace(doc, path, copy.deepcopy(op["value"]))
+        elif kind == "move":
+            source = op["from"]
+            if path != source and path.startswith(source + "/"):
+                raise JsonPatchError(f"cannot move {source} into its own child {path}")
+            value = _get(doc, source)
+            if path != source:
+                doc = _add(_remove(doc, source), path, value)
+        elif kind == "copy":
+            doc = _add(doc, path, copy.deepcopy(_get(doc, op["from"])))
+        elif kind == "test":
+            if not json_equal(_get(doc, path), op["value"]):
+                raise JsonPatchTestFailed(f"testing value {path} failed: test failed")
+        else:
+            raise JsonPatchError(f"unexpected kind of operation: {kind!r}")
+    return doc
+
+
+def apply_defaults(value: Any, schema: dict[str, Any] | None) -> Any:
+    """`value` (a new copy) as a Kubernetes API server stores it under a structural schema: within the
+    objects present, an absent property with a ``default`` gets (a copy of) it, a ``null`` where the
+    schema is not ``nullable`` gets the default or, without one, is dropped; recursively, through
+    ``properties``, ``additionalProperties`` and ``items``. (apiextensions-apiserver's
+    PruneNonNullableNullsWithoutDefaults and Default.)"""
+    if not schema:
+        return copy.deepcopy(value)
+    if isinstance(value, dict):
+        props: dict[str, Any] = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            sub = props.get(key, extra if isinstance(extra, dict) else None)
+            if item is None and sub is not None and not sub.get("nullable"):
+                if "default" in sub:
+                    out[key] = copy.deepcopy(sub["default"])  # defaulted (and walked) below
+                continue  # pruned
+            out[key] = item
+        for key, sub in props.items():
+            if key not in out and "default" in sub and sub["default"] is not None:
+                out[key] = copy.deepcopy(sub["default"])
+        return {key: apply_defaults(item, props.get(key, extra if isinstance(extra, dict) else None))
+                for key, item in out.items()}
+    if isinstance(value, list):
+        items = schema.get("items")
+        return [apply_defaults(item, items if isinstance(items, dict) else None) for item in value]
+    return copy.deepcopy(value)
+
+
 @dataclass(eq=False)
 class _Watcher:
     rd: ResourceDef
@@ -216,6 +419,14 @@ class KubeEmulator:
         self.watchers.clear()
         self.requests.clear()
         self._init_namespaces()
+
+    def compact(self) -> int:
+        """Forget the changes kept so far (etcd's compaction at the current revision): a watch from any
+        earlier resourceVersion is Gone, one from the current version sees what comes next. The
+        current version."""
+        self.events.clear()
+        self.compacted = self.rv
+        return self.rv
 
     def _find(self, group: str, version: str, plural: str) -> ResourceDef | None:
         for rd in self.resources:
@@ -346,6 +557,7 @@ class KubeEmulator:
                 raise ApiFailure(404, "NotFound", f'namespaces "{ns}" not found',
                                  {"name": ns, "kind": "namespaces"})
         name = meta.get("name") or ""
+        body = self._defaulted(rd, body)
         candidate = copy.deepcopy(body)
         candidate.setdefault("metadata", {})["namespace"] = ns
         candidate["apiVersion"], candidate["kind"] = rd.api_version, rd.kind
@@ -356,6 +568,11 @@ class KubeEmulator:
             raise ApiFailure(409, "AlreadyExists", f'{rd.qualified} "{name}" already exists',
                              {"name": name, "group": rd.group, "kind": rd.plural})
         return self._insert(rd, body, ns or "")
+
+    @staticmethod
+    def _defaulted(rd: ResourceDef, obj: dict) -> dict:
+        """The object with the defaults of its CRD's schema filled in (what the real server stores)."""
+        return apply_defaults(obj, rd.schema) if rd.schema is not None else obj
 
     def _check_rv(self, rd: ResourceDef, current: dict, wanted: Any, *, required: bool) -> None:
         name = current["metadata"]["name"]
@@ -382,6 +599,8 @@ class KubeEmulator:
                 meta.pop(f, None)
         meta["resourceVersion"] = current["metadata"]["resourceVersion"]
         new["apiVersion"], new["kind"] = rd.api_version, rd.kind
+        new = self._defaulted(rd, new)
+        meta = new["metadata"]
         if new == current:
             return copy.deepcopy(current)
         self._validate(rd, new)
@@ -434,6 +653,22 @@ class KubeEmulator:
         self._check_rv(rd, current, (patch.get("metadata") or {}).get("resourceVersion"), required=False)
         merged = merge_patch(current, patch)
         return self._store_change(rd, current, self._apply(rd, current, merged, status))
+
+    def _json_patch(self, rd: ResourceDef, ns: str, name: str, ops: Any, status: bool) -> dict:
+        """An RFC 6902 patch of the object (or of its status): applied in full or not at all."""
+        if rd.readonly:
+            raise ApiFailure(405, "MethodNotAllowed", f"the server does not allow this method on {rd.qualified}")
+        if not isinstance(ops, list) or not all(isinstance(op, dict) for op in ops):
+            raise ApiFailure(400, "BadRequest", "a JSON patch must be a JSON array of operation objects")
+        current = self._get(rd, ns, name)
+        try:
+            patched = json_patch(current, ops)
+        except JsonPatchError as exc:
+            raise ApiFailure(422, "Invalid", str(exc)) from None
+        if not isinstance(patched, dict) or not isinstance(patched.get("metadata"), dict):
+            raise ApiFailure(422, "Invalid", "the patched object is not an object with metadata")
+        self._check_rv(rd, current, patched["metadata"].get("resourceVersion"), required=False)
+        return self._store_change(rd, current, self._apply(rd, current, patched, status))
 
     def _delete(self, rd: ResourceDef, ns: str, name: str, body: dict | None) -> dict:
         if rd.readonly:
@@ -590,6 +825,8 @@ class KubeEmulator:
             return _json(self._replace(rd, ns_key, name, await self._body(request), sub == "status"))
         if method == "PATCH":
             ctype = request.content_type
+            if ctype == "application/json-patch+json":
+                return _json(self._json_patch(rd, ns_key, name, await self._body(request), sub == "status"))
             if ctype not in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
                 raise ApiFailure(415, "UnsupportedMediaType",
                                  f"the body of the request was in an unknown format: {ctype}")

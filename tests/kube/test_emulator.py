@@ -3,6 +3,7 @@ mapping of its answers."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import httpx
@@ -133,7 +134,140 @@ def test_merge_patch_honours_resource_version(api):
     assert (r.status_code, r.json()["reason"]) == (409, "Conflict")
     r = api.patch(url + "/status", content=json.dumps({"status": {"id": 4}}), headers=headers)
     assert r.json()["status"]["id"] == 4
-    assert api.patch(url, content="[]", headers={"Content-Type": "application/json-patch+json"}).status_code == 415
+    r = api.patch(url, content="{}", headers={"Content-Type": "application/apply-patch+yaml"})
+    assert (r.status_code, r.json()["reason"]) == (415, "UnsupportedMediaType")  # no server-side apply
+
+
+JSON_PATCH = {"Content-Type": "application/json-patch+json"}
+
+
+def json_patch(api: httpx.Client, url: str, ops: list[dict]) -> httpx.Response:
+    return api.patch(url, content=json.dumps(ops), headers=JSON_PATCH)
+
+
+def test_json_patch_applies_every_rfc_6902_op(api):
+    body = project(env="prod")
+    body["metadata"]["finalizers"] = ["other.io/keep"]
+    created = api.post(f"{BASE}/namespaces/acme/projects", json=body).json()
+    url = f"{BASE}/namespaces/acme/projects/p"
+    rv = created["metadata"]["resourceVersion"]
+    # what Kopf sends to add its finalizer: guarded by the resourceVersion it last saw
+    r = json_patch(api, url, [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": rv},
+        {"op": "add", "path": "/metadata/finalizers/-", "value": "kopf.zalando.org/KopfFinalizerMarker"},
+        {"op": "add", "path": "/metadata/annotations", "value": {"a/b": "1"}},
+        {"op": "replace", "path": "/spec/name", "value": "Sales"},
+        {"op": "copy", "from": "/metadata/labels/env", "path": "/metadata/labels/copied"},
+        {"op": "move", "from": "/metadata/annotations/a~1b", "path": "/metadata/labels/moved"},
+        {"op": "remove", "path": "/metadata/labels/env"},
+        {"op": "test", "path": "/metadata/labels", "value": {"copied": "prod", "moved": "1"}},
+    ])
+    assert r.status_code == 200, r.text
+    patched = r.json()
+    assert patched["metadata"]["finalizers"] == ["other.io/keep", "kopf.zalando.org/KopfFinalizerMarker"]
+    assert patched["metadata"]["labels"] == {"copied": "prod", "moved": "1"}
+    assert patched["metadata"]["annotations"] == {}
+    assert patched["spec"]["name"] == "Sales" and patched["metadata"]["generation"] == 2
+    assert int(patched["metadata"]["resourceVersion"]) > int(rv)
+    assert api.get(url).json() == patched
+    # Kopf's removal of its finalizer: by index, from the body it saw
+    r = json_patch(api, url, [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": patched["metadata"]["resourceVersion"]},
+        {"op": "remove", "path": "/metadata/finalizers/0"},
+        {"op": "add", "path": "/metadata/finalizers/0", "value": "first.io/x"},
+    ])
+    assert r.json()["metadata"]["finalizers"] == ["first.io/x", "kopf.zalando.org/KopfFinalizerMarker"]
+    # the status subresource: the ops on the status apply, the others are ignored
+    r = json_patch(api, url + "/status", [{"op": "add", "path": "/status/id", "value": 9},
+                                          {"op": "replace", "path": "/spec/name", "value": "Ignored"}])
+    assert r.status_code == 200, r.text
+    assert (r.json()["status"]["id"], r.json()["spec"]["name"]) == (9, "Sales")
+    # no ops: nothing written
+    same = json_patch(api, url, []).json()
+    assert same["metadata"]["resourceVersion"] == r.json()["metadata"]["resourceVersion"]
+
+
+def test_json_patch_is_all_or_nothing(api, kube_api):
+    created = api.post(f"{BASE}/namespaces/acme/projects", json=project(env="prod")).json()
+    url = f"{BASE}/namespaces/acme/projects/p"
+    writes = kube_api.call(lambda: kube_api.emulator.rv)
+    stale = str(int(created["metadata"]["resourceVersion"]) - 1)
+    failing = [
+        # a resourceVersion test that fails (Kopf: someone wrote in between, retry on the next cycle)
+        [{"op": "add", "path": "/metadata/labels/x", "value": "1"},
+         {"op": "test", "path": "/metadata/resourceVersion", "value": stale}],
+        # JSON values: true is not 1, "1" is not 1
+        [{"op": "add", "path": "/metadata/labels/x", "value": "1"},
+         {"op": "test", "path": "/spec/qualityBaselineEnabled", "value": 0}],
+        [{"op": "add", "path": "/metadata/labels/x", "value": "1"},
+         {"op": "test", "path": "/metadata/generation", "value": "1"}],
+        # paths that are not there
+        [{"op": "add", "path": "/metadata/labels/x", "value": "1"}, {"op": "remove", "path": "/metadata/labels/nope"}],
+        [{"op": "replace", "path": "/spec/nope", "value": 1}],
+        [{"op": "add", "path": "/spec/nope/deeper", "value": 1}],
+        [{"op": "test", "path": "/metadata/labels/nope", "value": None}],
+        [{"op": "add", "path": "/metadata/finalizers/0", "value": "f"}],  # no finalizers list
+        [{"op": "move", "from": "/metadata/labels", "path": "/metadata/labels/env/x"}],
+        [{"op": "frobnicate", "path": "/spec"}],
+        [{"op": "add", "path": "spec/name", "value": "no leading slash"}],
+    ]
+    for ops in failing:
+        r = json_patch(api, url, ops)
+        assert (r.status_code, r.json()["kind"], r.json()["reason"]) == (422, "Status", "Invalid"), ops
+    assert "testing value /metadata/resourceVersion failed" in json_patch(api, url, failing[0]).json()["message"]
+    for bad in ({"op": "add"}, [1], "nonsense"):
+        r = api.patch(url, content=json.dumps(bad), headers=JSON_PATCH)
+        assert (r.status_code, r.json()["reason"]) == (400, "BadRequest"), bad
+    assert api.get(url).json() == created  # nothing changed...
+    assert kube_api.call(lambda: kube_api.emulator.rv) == writes  # ...nor was anything written
+    # a patch that sets another resourceVersion is a precondition, as in a merge patch
+    r = json_patch(api, url, [{"op": "replace", "path": "/metadata/resourceVersion", "value": stale}])
+    assert (r.status_code, r.json()["reason"]) == (409, "Conflict")
+    r = json_patch(api, url, [{"op": "replace", "path": "/spec/name", "value": ""}])
+    assert (r.status_code, r.json()["reason"]) == (422, "Invalid") and "spec.name" in r.json()["message"]
+    assert api.get(url).json() == created
+    r = json_patch(api, f"{BASE}/namespaces/acme/projects/ghost", [])
+    assert (r.status_code, r.json()["reason"]) == (404, "NotFound")
+
+
+def test_schema_defaults_are_filled_in_like_the_real_server(api, kube_api):
+    created = api.post(f"{BASE}/namespaces/acme/projects", json=project()).json()
+    url = f"{BASE}/namespaces/acme/projects/p"
+    defaults = {"qualityBaselineEnabled": False, "goals": [], "categories": [], "fields": []}
+    assert created["spec"] == {"name": "Support", "language": "en", **defaults}  # crds/projects.callscope.io.yaml
+    assert api.get(url).json() == created
+    rv = created["metadata"]["resourceVersion"]
+    # written back with the defaults spelled out (the kubernetes store), or without them (kubectl
+    # apply of the original file): the same object, nothing written, still generation 1
+    spelled_out = api.put(url, json=created).json()
+    without = api.put(url, json=dict(created, spec={"name": "Support", "language": "en"})).json()
+    nulled = {"spec": {"qualityBaselineEnabled": None, "goals": None}}  # a merge patch's null deletes: defaulted again
+    merged = api.patch(url, content=json.dumps(nulled), headers={"Content-Type": "application/merge-patch+json"}).json()
+    removed = json_patch(api, url, [{"op": "remove", "path": "/spec/goals"}]).json()
+    for answer in (spelled_out, without, merged, removed):
+        assert answer == created
+    assert kube_api.call(lambda: kube_api.emulator.rv) == int(rv)
+    # defaults fill in nested objects too, and a real change is one
+    spec = {"name": "Support", "language": "en", "categories": [{"name": "billing"}],
+            "fields": [{"name": "order_id", "description": "The order number"}]}
+    changed = api.put(url, json=dict(created, spec=spec)).json()
+    assert changed["metadata"]["generation"] == 2
+    assert changed["spec"] == {**defaults, "name": "Support", "language": "en",
+                               "categories": [{"name": "billing", "description": ""}],
+                               "fields": [{"name": "order_id", "description": "The order number", "type": "string"}]}
+    # a non-nullable null is dropped (then defaulted); a nullable one is kept
+    spec = {"name": "Support", "language": "en", "qualityBaselineEnabled": None, "retentionDays": None}
+    again = api.put(url, json=dict(changed, spec={**changed["spec"], **spec})).json()
+    assert again["spec"]["qualityBaselineEnabled"] is False and again["spec"]["retentionDays"] is None
+    # the status is defaulted as well (its conditions' reason and message)
+    status = api.put(url + "/status", json=dict(again, status={"conditions": [
+        {"type": "Ready", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z"}]})).json()
+    assert status["status"]["conditions"] == [{"type": "Ready", "status": "True", "reason": "", "message": "",
+                                               "lastTransitionTime": "2024-01-01T00:00:00Z"}]
+    # the CRDs it serves are those whose defaults it applies
+    crd = api.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/projects.callscope.io").json()
+    spec_schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert spec_schema["properties"]["qualityBaselineEnabled"]["default"] is False
 
 
 def test_delete_with_finalizers_waits_for_them(api):
@@ -217,12 +351,24 @@ async def test_store_creates_the_namespace_and_maps_errors(kube_api):
 
 
 async def test_store_watch_raises_gone_for_a_compacted_version(kube_api):
+    # No timing in here: the compaction is one call on the server's loop, made from a worker thread so
+    # that this test's loop is never blocked, and each step waits for the answer it needs.
     store = KubernetesStore(kube_api.kubeconfig)
     try:
         created = await store.create(Project(metadata=ObjectMeta(name="p", namespace="acme"), spec=ProjectSpec(name="S", language="en")))
-        kube_api.reset()  # every earlier version is now too old
+        later = await store.create(Project(metadata=ObjectMeta(name="q", namespace="acme"), spec=ProjectSpec(name="T", language="en")))
+        before = store.watch(Project, None, created.metadata.resource_version)
+        try:  # not compacted yet: the watch from that version sees the later change
+            event = await anext(before)
+            assert (event.type, event.object.name) == ("ADDED", "q")
+        finally:
+            await before.aclose()
+        current = await asyncio.to_thread(kube_api.call, kube_api.emulator.compact)
+        assert int(later.metadata.resource_version) <= current
         it = store.watch(Project, None, created.metadata.resource_version)
         with pytest.raises(Gone):
+            await anext(it)
+        with pytest.raises(StopAsyncIteration):  # and it stays finished
             await anext(it)
     finally:
         await store.close()

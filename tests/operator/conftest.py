@@ -8,6 +8,8 @@ import itertools
 from datetime import datetime, timedelta
 
 import pytest
+from kube.fixtures import kube_api, kube_api_server  # noqa: F401
+from operator_support import ACCOUNT, NOW
 
 from callscope.catalog.tables import Recording
 from callscope.config import Settings
@@ -16,8 +18,6 @@ from callscope.resources import Account, AccountSpec, ObjectMeta, Project, Proje
 from callscope.runtime import Runtime
 from callscope.services.objects import create_with_id
 from callscope.services.recordings import audio_key, blob_prefix
-from operator_support import ACCOUNT, NOW
-from kube.fixtures import kube_api, kube_api_server  # noqa: F401
 
 
 @pytest.fixture
