@@ -7,10 +7,13 @@ shares that data with a running server, which sees the changes without a restart
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
+import logging
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -337,6 +340,74 @@ async def delete(kind, name, account) -> None:
         else:
             await rt.store.delete(cls, account, name)
     click.echo(f"{cls.KIND.lower()}/{name} deleted")
+
+
+# ----- local analysis -------------------------------------------------------------------------
+
+def _project_spec(path):
+    """The ProjectSpec of a YAML file: a Project resource (as `callscope apply` takes) or just its spec."""
+    from callscope.resources.kinds import ProjectSpec
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = yaml.safe_load(handle)
+    except (OSError, yaml.YAMLError) as exc:
+        raise click.ClickException(f"{path}: {' '.join(str(exc).split())}") from None
+    if not isinstance(document, dict):
+        raise click.ClickException(f"{path}: expected a Project resource or a project spec mapping")
+    if "spec" in document:
+        if document.get("kind", "Project") != "Project":
+            raise click.ClickException(f"{path}: expected kind Project, got {document.get('kind')!r}")
+        document = document["spec"]
+    try:
+        return ProjectSpec.model_validate(document)
+    except ValidationError as exc:
+        raise click.ClickException(f"{path}: " + "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'spec'}: {e['msg']}" for e in exc.errors())) from None
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--project-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="YAML Project resource (or its spec) whose rules apply: language, hints, long pauses.")
+@click.option("--json", "as_json", is_flag=True, help="Print the analysis result as JSON only.")
+def analyze(file: Path, project_config: Path | None, as_json: bool) -> None:
+    """Analyse a local recording FILE: transcript by speaker, pauses, talk time and speed.
+
+    The same pipeline the service runs, on this machine, with a progress bar on stderr. Stereo calls are
+    split into speakers by channel; a mono call is one speaker for now.
+    """
+    from callscope.analysis.pipeline import AnalysisError, Pipeline
+    from callscope.analysis.report import render
+
+    project = _project_spec(project_config) if project_config else None
+    if not file.is_file():
+        raise click.ClickException(f"{file}: no such file")
+    pipeline = Pipeline(_settings())
+    logging.getLogger("faster_whisper").setLevel(logging.WARNING)  # its per-chunk INFO lines would break the bar
+    with contextlib.ExitStack() as stack:
+        bars: list = []
+
+        def progress(stage: str, fraction: float) -> None:
+            if stage == "decode":  # the bar starts once the audio decoded: a bad file fails with one line
+                return
+            if not bars:
+                bars.append(stack.enter_context(click.progressbar(
+                    length=1000, label="Analysing", file=sys.stderr, show_eta=False,
+                    item_show_func=lambda item: item)))
+            bars[0].update(max(0, int(fraction * 1000) - bars[0].pos), current_item=stage)
+
+        try:
+            result = pipeline.run(file, project, progress)
+        except AnalysisError as exc:
+            raise click.ClickException(str(exc)) from None
+        except (CallscopeError, FileNotFoundError) as exc:  # no Whisper model, a stage's typed error
+            message = getattr(exc, "detail", None) or getattr(exc, "message", None) or str(exc)
+            raise click.ClickException(" ".join(str(message).split())) from None
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+    else:
+        click.echo(render(result, file.name))
 
 
 if __name__ == "__main__":

