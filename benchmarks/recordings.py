@@ -606,7 +606,7 @@ def run(args: argparse.Namespace, server, pg: ScratchPostgres | None) -> None:
             + (f"; VACUUM ANALYZE {seeded.analyze_s:.1f} s" if seeded.analyze_s is not None else "; no ANALYZE (SQLite)"),
             f"  statuses: {', '.join(f'{k} {v:,}' for k, v in seeded.statuses.items())}; rows per tag: "
             f"{', '.join(f'{t}: {n:,}' for t, n in seeded.per_tag.items())}"
-            + (f"; plus the uploaded recording (pending, untagged)" if uploaded else ""),
+            + ("; plus the uploaded recording (pending, untagged)" if uploaded else ""),
         ]
         for line in lines:
             say(line)
