@@ -39,9 +39,16 @@ def store_settings(request) -> dict:
 
 
 @pytest.fixture
-def settings(tmp_path, store_settings, settings_overrides) -> Settings:
+def catalog_settings() -> dict:
+    """The catalog database: SQLite in the data directory here; modules that must also run on
+    PostgreSQL override this fixture with `catalog_on_both`."""
+    return {}
+
+
+@pytest.fixture
+def settings(tmp_path, store_settings, catalog_settings, settings_overrides) -> Settings:
     values = {"data_dir": tmp_path / "data", "store_poll_interval": 0.05, "log_level": "WARNING", **store_settings,
-              **settings_overrides}
+              **catalog_settings, **settings_overrides}
     return Settings(**values)
 
 
@@ -94,6 +101,13 @@ def create_operator(client, admin):
         assert resp.status_code == 200, resp.text
         return resp.json()["data"]
     return create
+
+
+def catalog_on_both(request) -> dict:
+    """Body of a `catalog_settings` override parametrized over SQLite and PostgreSQL."""
+    if request.param == "postgres":
+        return {"database_url": request.getfixturevalue("clean_postgres_url")}
+    return {}
 
 
 # ----- recordings ---------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select
 
 from callscope.catalog.tables import Job, Recording
-from tests.api.conftest import blob_files, count_rows
+from tests.api.conftest import blob_files, catalog_on_both, count_rows
 from tests.audio_samples import make_audio, truncate
 
 RECORDING_FIELDS = {
@@ -21,6 +21,12 @@ RECORDING_FIELDS = {
     "audio_format", "size_bytes",
 }
 
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def catalog_settings(request) -> dict:
+    """Every test of this module runs on both catalog databases."""
+    return catalog_on_both(request)
 
 # ----- upload ---------------------------------------------------------------------------------
 

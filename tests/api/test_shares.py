@@ -8,8 +8,14 @@ import pytest
 
 from callscope.services import accounts
 from callscope.services import keys as key_service
+from tests.api.conftest import catalog_on_both
 from tests.audio_samples import make_audio
 
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def catalog_settings(request) -> dict:
+    """Every test of this module runs on both catalog databases."""
+    return catalog_on_both(request)
 
 @pytest.fixture
 async def recording(client, admin, create_project, tmp_path):
