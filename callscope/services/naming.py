@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 
 _NOT_NAME = re.compile(r"[^a-z0-9]+")
 
 
-def object_name(display_name: str, object_id: int, fallback: str) -> str:
-    """A DNS-1123 name that reads like the display name and is unique through the id suffix."""
+def object_name(display_name: str, suffix: str | int, fallback: str) -> str:
+    """A DNS-1123 name that reads like the display name and is unique through its suffix."""
     ascii_text = unicodedata.normalize("NFKD", display_name).encode("ascii", "ignore").decode()
     slug = _NOT_NAME.sub("-", ascii_text.lower()).strip("-")[:40].strip("-")
-    return f"{slug or fallback}-{object_id}"
+    return f"{slug or fallback}-{suffix}"
+
+
+def unique_suffix(*parts: str) -> str:
+    """A name suffix determined by the values that must be unique: two creators of the same value
+    get the same name, so the store itself refuses the second (AlreadyExists) in every process."""
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
 
 
 def initials(name: str) -> str:

@@ -5,13 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from callscope.errors import NotFound, ServiceUnavailable, ValidationFailed
-from callscope.resources import Operator, VirtualNumber, VirtualNumberSpec, VirtualNumberStatus
+from callscope.resources import (
+    Operator,
+    VirtualNumber,
+    VirtualNumberSpec,
+    VirtualNumberStatus,
+)
 from callscope.services import scope
 from callscope.services.context import Context, Principal
 from callscope.services.indexes import PHONE, holders
 from callscope.services.objects import change_spec, create_with_id
 from callscope.services.operators import PHONE_INVALID, PHONE_TAKEN, create_operator
 from callscope.services.phones import normalize_e164, region_of
+from callscope.store.interface import AlreadyExists
 from callscope.telephony.base import NumberCandidate
 
 NUMBER_TYPES = ("mobile", "local", "toll-free", "national")
@@ -97,7 +103,11 @@ async def purchase_number(ctx: Context, principal: Principal, fields: dict[str, 
             upfront_cost=bought.upfront_cost or fields.get("upfront_cost"),
             monthly_cost=bought.monthly_cost or fields.get("monthly_cost"),
         )
-        return await create_with_id(ctx, VirtualNumber, principal.account, spec.phone_number, spec, status)
+        try:
+            return await create_with_id(ctx, VirtualNumber, principal.account, spec.phone_number, spec, status,
+                                        unique=(spec.phone_number,))
+        except AlreadyExists:  # bought a moment ago through another API process
+            raise ValidationFailed(PHONE_TAKEN) from None
 
 
 async def add_operator(ctx: Context, principal: Principal, number_id: int, fields: dict[str, Any]) -> VirtualNumber:

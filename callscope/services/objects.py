@@ -8,7 +8,7 @@ from typing import TypeVar
 from callscope.catalog.ids import allocate_id_async
 from callscope.resources.meta import ID_LABEL, ObjectMeta, Resource
 from callscope.services.context import Context
-from callscope.services.naming import object_name
+from callscope.services.naming import object_name, unique_suffix
 from callscope.store.interface import StaleResourceVersion
 
 R = TypeVar("R", bound=Resource)
@@ -16,17 +16,21 @@ MAX_ATTEMPTS = 5
 
 
 async def create_with_id(ctx: Context, cls: type[R], account: str, display_name: str, spec, status=None,
-                         labels: dict[str, str] | None = None) -> R:
+                         labels: dict[str, str] | None = None, unique: tuple[str, ...] | None = None) -> R:
     """Allocate the integer id, create the object and record the id in its status.
 
     The id also goes into the `callscope.io/id` label at creation, so a reconciler that sees the
-    object before its status is written adopts that id instead of allocating another.
+    object before its status is written adopts that id instead of allocating another. With `unique`
+    (the values that must be unique in the account) the name derives from them, and a concurrent
+    creator in any API process gets AlreadyExists from the store.
     """
     object_id = await allocate_id_async(ctx.catalog, cls.KIND)
     now = ctx.clock()
     obj = cls(
         metadata=ObjectMeta(
-            name=object_name(display_name, object_id, cls.KIND.lower()),
+            # a unique name depends on the unique values only (the last one reads best), never on the id
+            name=(object_name(unique[-1], unique_suffix(*unique), cls.KIND.lower()) if unique
+                  else object_name(display_name, object_id, cls.KIND.lower())),
             namespace=account,
             labels={**(labels or {}), ID_LABEL: str(object_id)},
         ),

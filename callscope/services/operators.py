@@ -11,6 +11,7 @@ from callscope.services.context import Context, Principal
 from callscope.services.indexes import OPERATOR_EXTERNAL_ID, PHONE, holders
 from callscope.services.objects import change_spec, create_with_id
 from callscope.services.phones import normalize_e164
+from callscope.store.interface import AlreadyExists
 
 PHONE_INVALID = "Phone number is invalid"
 PHONE_TAKEN = "Phone number has already been taken"
@@ -65,7 +66,11 @@ async def create_operator(ctx: Context, principal: Principal, fields: dict[str, 
     async with ctx.account_locks[principal.account]:
         clean = _clean(ctx, principal.account, fields, creating=True)
         spec = OperatorSpec(**clean, projects=[project.name] if project else [])
-        return await create_with_id(ctx, Operator, principal.account, spec.name, spec)
+        try:
+            return await create_with_id(ctx, Operator, principal.account, spec.name, spec,
+                                        unique=("external_id", spec.external_id) if spec.external_id else None)
+        except AlreadyExists:  # another API process created this external_id a moment ago
+            raise ValidationFailed(EXTERNAL_TAKEN) from None
 
 
 async def update_operator(ctx: Context, principal: Principal, operator_id: int, fields: dict[str, Any]) -> Operator:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from callscope.errors import ValidationFailed
+import asyncio
+
+from callscope.errors import Conflict, ValidationFailed
 from callscope.resources import Tag, TagSpec, TagStatus
 from callscope.resources.meta import PROJECT_LABEL
 from callscope.services import scope
@@ -10,6 +12,7 @@ from callscope.services.context import Context, Principal
 from callscope.services.indexes import TAG_NAME, holders
 from callscope.services.objects import create_with_id
 from callscope.services.recordings import remove_tag_everywhere
+from callscope.store.interface import AlreadyExists
 
 # Ten colours that stay distinguishable on light and dark backgrounds.
 PALETTE = (
@@ -46,11 +49,27 @@ async def create_tag(ctx: Context, principal: Principal, name: str | None, proje
         for tag in holders(ctx.store, Tag, TAG_NAME, (principal.account, project.name, name.casefold())):
             return tag, False
         existing = project_tags(ctx, principal.account, project.name)
-        tag = await create_with_id(
-            ctx, Tag, principal.account, name, TagSpec(name=name, project=project.name),
-            TagStatus(color=next_color(existing)), labels={PROJECT_LABEL: project.name},
-        )
+        try:
+            tag = await create_with_id(
+                ctx, Tag, principal.account, name, TagSpec(name=name, project=project.name),
+                TagStatus(color=next_color(existing)), labels={PROJECT_LABEL: project.name},
+                unique=(project.name, name.casefold()),
+            )
+        except AlreadyExists:  # made a moment ago by another API process: that tag is the answer
+            return await _named(ctx, principal.account, project.name, name), False
         return tag, True
+
+
+async def _named(ctx: Context, account: str, project: str, name: str) -> Tag:
+    """The tag another process created, once its id is written (a moment after the object)."""
+    for _ in range(40):
+        await ctx.store.sync()
+        found = [t for t in holders(ctx.store, Tag, TAG_NAME, (account, project, name.casefold()))
+                 if t.status.id is not None]
+        if found:
+            return found[0]
+        await asyncio.sleep(0.05)
+    raise Conflict(f"Tag {name!r} is being created by another request; retry")
 
 
 async def delete_tag(ctx: Context, principal: Principal, tag_id: int) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime
+
 import structlog
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -18,7 +19,13 @@ from callscope.identifiers import uuid7
 from callscope.resources import Project
 from callscope.services import scope
 from callscope.services.context import Context, Principal
-from callscope.services.recordings import Found, audio_key, check_operator, check_tags, tag_ids_of
+from callscope.services.recordings import (
+    Found,
+    audio_key,
+    check_operator,
+    check_tags,
+    tag_ids_of,
+)
 
 log = structlog.get_logger()
 

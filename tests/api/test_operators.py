@@ -199,3 +199,26 @@ async def test_concurrent_creates_with_one_external_id_make_one_operator(client,
     responses = await asyncio.gather(*(client.post("/operators", json={"name": f"P{i}", "external_id": "dup"},
                                                    headers=admin) for i in range(6)))
     assert sorted(r.status_code for r in responses) == [200] + [422] * 5
+
+
+async def test_two_api_processes_cannot_both_create_one_external_id(runtime, settings, admin):
+    import asyncio
+
+    import httpx
+
+    from callscope.api.app import create_app
+    from callscope.runtime import Runtime
+    from tests.api.conftest import BASE
+
+    other = Runtime(settings)
+    await other.start(background=False)
+    try:
+        apps = [create_app(rt.ctx, rt.usage) for rt in (runtime, other)]
+        clients = [httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) for app in apps]
+        responses = await asyncio.gather(*(clients[i % 2].post("/operators", json={"name": f"P{i}", "external_id": "x"},
+                                                               headers=admin) for i in range(6)))
+        for http in clients:
+            await http.aclose()
+    finally:
+        await other.stop()
+    assert sorted(r.status_code for r in responses) == [200] + [422] * 5

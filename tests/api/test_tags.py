@@ -120,3 +120,29 @@ async def test_concurrent_creates_of_one_name_make_one_tag(client, admin, create
                                                    headers=admin) for _ in range(8)))
     assert sorted(r.status_code for r in responses) == [200] * 7 + [201]
     assert len({r.json()["data"]["id"] for r in responses}) == 1
+
+
+async def test_two_api_processes_creating_one_tag_make_one_tag(runtime, settings, admin, create_project):
+    """Separate API processes share no lock: the store's name uniqueness must decide."""
+    import asyncio
+
+    import httpx
+
+    from callscope.api.app import create_app
+    from callscope.runtime import Runtime
+    from tests.api.conftest import BASE
+
+    project = await create_project()
+    other = Runtime(settings)
+    await other.start(background=False)
+    try:
+        apps = [create_app(rt.ctx, rt.usage) for rt in (runtime, other)]
+        clients = [httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) for app in apps]
+        responses = await asyncio.gather(*(clients[i % 2].post("/tags", json={"name": "Race", "project_id": project["id"]},
+                                                               headers=admin) for i in range(6)))
+        for http in clients:
+            await http.aclose()
+    finally:
+        await other.stop()
+    assert sorted(r.status_code for r in responses) == [200] * 5 + [201]
+    assert len({r.json()["data"]["id"] for r in responses}) == 1
