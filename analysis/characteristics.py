@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
-
 from callscope.analysis.pauses import Interval, spoken_pieces, total, union
 from callscope.analysis.types import Segment
+from pydantic import BaseModel, Field
 
 JOIN_MS = 1_000
 INTERRUPTION_MIN_OVERLAP_MS = 300

@@ -23,9 +23,8 @@ from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
-
 from callscope.analysis.types import PauseFinding, Segment, SpeechRegion
+from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from callscope.resources.kinds import ProjectSpec

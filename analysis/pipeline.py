@@ -12,12 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
-
 from callscope.analysis.characteristics import CallCharacteristics, characteristics
 from callscope.analysis.dialogue import merge_channels, speaker_of
 from callscope.analysis.pauses import PauseRules, find_pauses
 from callscope.analysis.types import ModelInfo, PauseFinding, Segment
+from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from callscope.resources.kinds import ProjectSpec

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import falcon
 import falcon.asgi
-
 from callscope.api import errors
 from callscope.api.middleware import ApiMiddleware
 from callscope.api.openapi import build_document
-from callscope.api.resources.operators import OperatorCollection, OperatorItem
 from callscope.api.resources.files import SignedFile
+from callscope.api.resources.operators import OperatorCollection, OperatorItem
 from callscope.api.resources.projects import ProjectCollection, ProjectItem
 from callscope.api.resources.recordings import RecordingCollection, RecordingFilters, RecordingItem
-from callscope.api.resources.shares import ShareCollection, ShareItem
 from callscope.api.resources.service import Health, Metrics, OpenApiDocument
 from callscope.api.resources.settings import AppSettingsResource
+from callscope.api.resources.shares import ShareCollection, ShareItem
 from callscope.api.resources.tags import TagCollection, TagItem
 from callscope.api.resources.virtual_numbers import AvailableNumbers, NumberCollection, NumberItem, NumberPurchase
 from callscope.api.routing import Router
+
 from callscope.catalog.usage import UsageRecorder
 from callscope.ratelimit import RateLimiter
 from callscope.services.context import Context

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from callscope.api import schemas as s
+from callscope.api.routing import PREFIX, Router
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from callscope.api import schemas as s
-from callscope.api.routing import PREFIX, Router
 from callscope import __version__
 
 _PATH_PARAM = re.compile(r"\{(\w+)(?::(\w+))?\}")

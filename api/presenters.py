@@ -3,6 +3,8 @@ joins the public API shows (counts, linked ids, attached operators) read from th
 
 from __future__ import annotations
 
+from callscope.api import schemas as s
+
 from callscope.catalog.calls import number_stats, recent_calls
 from callscope.resources import Operator, Project, Tag, VirtualNumber
 from callscope.services import scope
@@ -11,7 +13,7 @@ from callscope.services.naming import initials
 from callscope.services.numbers import attached_operators, available_operators
 from callscope.services.recordings import STATUSES, Found, recordings_per_project, recordings_per_tag
 from callscope.services.shares import ShareView, recording_page_url
-from callscope.api import schemas as s
+
 
 def _timestamps(obj) -> tuple:
     created = obj.metadata.creation_timestamp

@@ -8,7 +8,8 @@ from typing import Annotated, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from callscope.catalog.calls import CallRecord as RecentCall, NumberStats  # the call records' own shapes
+from callscope.catalog.calls import CallRecord as RecentCall  # the call records' own shapes
+from callscope.catalog.calls import NumberStats
 
 T = TypeVar("T")
 

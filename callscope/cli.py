@@ -277,8 +277,8 @@ async def members_list(account) -> None:
 @run_async
 async def apply(path, account) -> None:
     """Create or update resources from YAML, as `kubectl apply -f` does in a cluster."""
-    from callscope.operator.handlers import reconcile
     from callscope.operator.embedded import key_file_writer
+    from callscope.operator.handlers import reconcile
     from callscope.services.apply import apply_documents
 
     try:

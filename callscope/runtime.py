@@ -15,8 +15,8 @@ from callscope.catalog.usage import UsageRecorder
 from callscope.config import Settings
 from callscope.mail import build_mail_queue
 from callscope.ratelimit import RateLimiter, build_rate_limiter
-from callscope.services.context import Context
 from callscope.services import indexes
+from callscope.services.context import Context
 from callscope.store.cache import CachedStore
 from callscope.store.factory import build_store_backend
 from callscope.telephony.factory import build_provider

@@ -17,18 +17,19 @@ Status fields this wants once the Project status gets its own model (see Project
 `baseline` (number or null), `baselinePercentile` (number), `baselineSamples` (integer) and
 `baselineComputedAt` (time).
 
-The goal scores come from `goal_scores`, which reads nothing until the results tables of the analysis
-issue exist; that issue replaces it (or sets `SCORE_SOURCE`) with the real query.
+The scores are the recordings' `quality_score` (the mean goal score the analysis writes once goals are
+evaluated) of the project's completed recordings.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import structlog
+from sqlalchemy import select
 
+from callscope.catalog.tables import Recording
 from callscope.resources import Condition, Project
 from callscope.services.context import Context
 from callscope.store.interface import ObjectNotFound, StaleResourceVersion
@@ -38,16 +39,16 @@ log = structlog.get_logger()
 CONDITION = "BaselineReady"
 DEFAULT_PERCENTILE = 50.0
 
-ScoreSource = Callable[[Context, Project], Awaitable[list[float]]]
+def _scores(catalog, account: str, project_id: int) -> list[float]:
+    with catalog.session() as session:
+        return list(session.scalars(select(Recording.quality_score).where(
+            Recording.account == account, Recording.project_id == project_id, Recording.status == "completed",
+            Recording.quality_score.is_not(None))))
 
 
 async def goal_scores(ctx: Context, project: Project) -> list[float]:
-    """Goal scores (0 to 100) of the project's completed recordings. None are stored before the analysis
-    issue lands, so there is nothing to read yet."""
-    return []
-
-
-SCORE_SOURCE: ScoreSource = goal_scores
+    """Quality scores (0 to 1) of the project's completed, goal-evaluated recordings."""
+    return await ctx.catalog.run(_scores, ctx.catalog, project.namespace, project.status.id)
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -75,8 +76,8 @@ class Baseline:
                                  f"samples={self.samples}")
 
 
-async def compute(ctx: Context, project: Project, source: ScoreSource | None = None) -> Baseline:
-    scores = await (source or SCORE_SOURCE)(ctx, project)
+async def compute(ctx: Context, project: Project) -> Baseline:
+    scores = await goal_scores(ctx, project)
     pct = project.spec.quality_baseline_pct if project.spec.quality_baseline_pct is not None else DEFAULT_PERCENTILE
     return Baseline(percentile(scores, pct) if scores else None, pct, len(scores))
 
@@ -92,11 +93,11 @@ def _with_condition(conditions: list[Condition], new: Condition | None, now) -> 
     return [*kept, new.model_copy(update={"last_transition_time": transition})]
 
 
-async def update_project_baseline(ctx: Context, project: Project, source: ScoreSource | None = None) -> Project:
+async def update_project_baseline(ctx: Context, project: Project) -> Project:
     """Compute one project's baseline and write it to its status when it changed; returns the project."""
     if project.status.id is None or project.metadata.deletion_timestamp is not None:
         return project
-    wanted = (await compute(ctx, project, source)).condition() if project.spec.quality_baseline_enabled else None
+    wanted = (await compute(ctx, project)).condition() if project.spec.quality_baseline_enabled else None
     conditions = _with_condition(project.status.conditions, wanted, ctx.clock())
     if conditions == project.status.conditions:
         return project
@@ -108,13 +109,13 @@ async def update_project_baseline(ctx: Context, project: Project, source: ScoreS
     return updated
 
 
-async def update_baselines(ctx: Context, source: ScoreSource | None = None) -> int:
+async def update_baselines(ctx: Context) -> int:
     """One pass over every project; returns how many statuses were written. Lost races are left to the next
     pass (the other writer's change is newer)."""
     written = 0
     for project in list(ctx.store.cached_list(Project)):
         try:
-            if await update_project_baseline(ctx, project, source) is not project:
+            if await update_project_baseline(ctx, project) is not project:
                 written += 1
         except (StaleResourceVersion, ObjectNotFound):
             continue

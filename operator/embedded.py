@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import structlog
-
 from callscope.operator.handlers import reconcile
+
 from callscope.resources import KINDS, ApiKey, Resource
 from callscope.services.context import Context
 from callscope.store.interface import Gone, StaleResourceVersion

@@ -50,12 +50,12 @@ from typing import Any
 import httpx
 import kopf
 import structlog
-
-from callscope.config import Settings
 from callscope.operator.baseline import update_project_baseline
 from callscope.operator.handlers import reconcile
 from callscope.operator.loops import every, sweep_orphan_blobs
 from callscope.operator.retention import mark_degraded, purge_project
+
+from callscope.config import Settings
 from callscope.resources import KINDS, ApiKey, Project, Resource
 from callscope.resources.meta import GROUP, VERSION
 from callscope.services.projects import cascade_project_delete

@@ -5,7 +5,6 @@ into Kopf's default registry (what `kopf run` serves)."""
 from __future__ import annotations
 
 import kopf
-
 from callscope.operator.kopf_handlers import PEERING_NAME, register
 
 registry = register(kopf.get_default_registry())

@@ -145,6 +145,7 @@ def test_keys_create_wins_a_race_with_the_servers_reconciler(cli, monkeypatch, t
     """A running server may reconcile the new ApiKey before the CLI writes its hash (and give it key
     material of its own); the key the CLI prints must still be the one that is stored."""
     from callscope.operator.handlers import reconcile
+
     from callscope.resources import ApiKey
     from callscope.store.cache import CachedStore
 

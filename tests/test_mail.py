@@ -15,15 +15,7 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from callscope.config import Settings
-from callscope.mail import (
-    Email,
-    MailQueue,
-    Mailer,
-    OutboxMailer,
-    SmtpMailer,
-    build_mail_queue,
-    share_email,
-)
+from callscope.mail import Email, Mailer, MailQueue, OutboxMailer, SmtpMailer, build_mail_queue, share_email
 
 URL = "https://callscope.example.com/recordings/0b6f3c1e-8a5e-4a43-9d55-3f0c2c9d7e11"
 SENDER = "Callscope <noreply@callscope.example.com>"

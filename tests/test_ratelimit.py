@@ -11,13 +11,7 @@ import pytest
 
 from callscope.catalog.db import Catalog
 from callscope.config import Settings
-from callscope.ratelimit import (
-    DatabaseRateLimiter,
-    Decision,
-    RateLimiter,
-    RedisRateLimiter,
-    build_rate_limiter,
-)
+from callscope.ratelimit import DatabaseRateLimiter, Decision, RateLimiter, RedisRateLimiter, build_rate_limiter
 
 
 class FakeClock:

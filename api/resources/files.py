@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from callscope.api.routing import operation
+
 from callscope.audio.probe import CONTENT_TYPES
 from callscope.services.audio_urls import download_name, resolve_signed
 from callscope.services.context import Context

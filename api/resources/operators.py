@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from callscope.api import presenters, schemas as s
+from callscope.api import presenters
+from callscope.api import schemas as s
 from callscope.api.body import parse_json, query_int
 from callscope.api.resources.base import Resource, data, principal_of
 from callscope.api.routing import QueryParam, operation
+
 from callscope.services import operators
 
 PROJECT_ID_QUERY = QueryParam("project_id", {"type": "integer"}, "Required for account-wide keys (or in the body).")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from callscope.api import presenters, schemas as s
+from callscope.api import presenters
+from callscope.api import schemas as s
 from callscope.api.body import parse_json
 from callscope.api.resources.base import Resource, data, principal_of
 from callscope.api.routing import operation
+
 from callscope.services import projects
 
 

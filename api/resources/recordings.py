@@ -3,13 +3,13 @@ audio URL, and the analysis read-outs (transcription, results, summary)."""
 
 from __future__ import annotations
 
-
-
-from callscope.api import presenters, schemas as s
-from callscope.api.body import (parse_datetime, parse_int, parse_json, query_datetime, query_int, query_int_list)
+from callscope.api import presenters
+from callscope.api import schemas as s
+from callscope.api.body import parse_datetime, parse_int, parse_json, query_datetime, query_int, query_int_list
 from callscope.api.pagination import page_request
 from callscope.api.resources.base import Resource, data, principal_of
 from callscope.api.routing import QueryParam, operation
+
 from callscope.errors import BadRequest, ValidationFailed
 from callscope.services import recordings, uploads
 from callscope.services.audio_urls import audio_url

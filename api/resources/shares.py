@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 
-from callscope.api import presenters, schemas as s
+from callscope.api import presenters
+from callscope.api import schemas as s
 from callscope.api.body import read_raw
 from callscope.api.resources.base import Resource, data, principal_of
 from callscope.api.routing import operation
+
 from callscope.errors import BadRequest
 from callscope.services import shares
 

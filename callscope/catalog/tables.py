@@ -9,7 +9,19 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import BigInteger, Boolean, DateTime, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
@@ -148,6 +160,8 @@ class Recording(Base):
     goals_evaluated: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     pauses_detected: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     processing_restricted: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    # Mean goal score (0..1) the analysis writes once goals are evaluated; the quality baseline reads it.
+    quality_score: Mapped[float | None] = mapped_column(Float, nullable=True)
     conversation_id: Mapped[str] = mapped_column(String(36), nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)

@@ -1,6 +1,5 @@
 """Configuration objects shaped like Kubernetes custom resources (group callscope.io)."""
 
-from callscope.resources.meta import API_VERSION, GROUP, Condition, ObjectMeta, Resource
 from callscope.resources.kinds import (
     KINDS,
     Account,
@@ -22,6 +21,7 @@ from callscope.resources.kinds import (
     VirtualNumberStatus,
     kind_class,
 )
+from callscope.resources.meta import API_VERSION, GROUP, Condition, ObjectMeta, Resource
 
 __all__ = [
     "API_VERSION", "GROUP", "KINDS", "Account", "AccountSpec", "ApiKey", "ApiKeySpec", "ApiKeyStatus",

@@ -5,12 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from callscope.errors import NotFound, ServiceUnavailable, ValidationFailed
-from callscope.resources import (
-    Operator,
-    VirtualNumber,
-    VirtualNumberSpec,
-    VirtualNumberStatus,
-)
+from callscope.resources import Operator, VirtualNumber, VirtualNumberSpec, VirtualNumberStatus
 from callscope.services import scope
 from callscope.services.context import Context, Principal
 from callscope.services.indexes import PHONE, holders

@@ -7,22 +7,12 @@ from typing import Any
 import structlog
 
 from callscope.errors import Forbidden, NotFound, ValidationFailed
-from callscope.resources import (
-    ApiKey,
-    Operator,
-    Project,
-    ProjectSpec,
-    Tag,
-    VirtualNumber,
-)
+from callscope.resources import ApiKey, Operator, Project, ProjectSpec, Tag, VirtualNumber
 from callscope.services import scope
 from callscope.services.context import Context, Principal
 from callscope.services.objects import change_spec, create_with_id
 from callscope.services.operators import unlink
-from callscope.services.recordings import (
-    delete_project_recordings,
-    remove_tag_everywhere,
-)
+from callscope.services.recordings import delete_project_recordings, remove_tag_everywhere
 
 log = structlog.get_logger()
 

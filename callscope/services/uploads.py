@@ -19,13 +19,7 @@ from callscope.identifiers import uuid7
 from callscope.resources import Project
 from callscope.services import scope
 from callscope.services.context import Context, Principal
-from callscope.services.recordings import (
-    Found,
-    audio_key,
-    check_operator,
-    check_tags,
-    tag_ids_of,
-)
+from callscope.services.recordings import Found, audio_key, check_operator, check_tags, tag_ids_of
 
 log = structlog.get_logger()
 

@@ -1,5 +1,5 @@
 """Storage of configuration objects: one interface shaped like the Kubernetes API, several back ends."""
 
-from callscope.store.interface import ResourceStore, WatchEvent, AlreadyExists, Gone, StaleResourceVersion
+from callscope.store.interface import AlreadyExists, Gone, ResourceStore, StaleResourceVersion, WatchEvent
 
 __all__ = ["AlreadyExists", "Gone", "ResourceStore", "StaleResourceVersion", "WatchEvent"]

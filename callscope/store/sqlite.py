@@ -34,13 +34,7 @@ import structlog
 
 from callscope.errors import ServiceUnavailable, ValidationFailed
 from callscope.resources.meta import Resource
-from callscope.store.interface import (
-    AlreadyExists,
-    Gone,
-    ObjectNotFound,
-    StaleResourceVersion,
-    WatchEvent,
-)
+from callscope.store.interface import AlreadyExists, Gone, ObjectNotFound, StaleResourceVersion, WatchEvent
 from callscope.store.selectors import parse_selector
 
 R = TypeVar("R", bound=Resource)

@@ -7,11 +7,11 @@ import time
 
 import numpy as np
 import pytest
-
 from callscope.analysis.asr import Transcriber, _windows
 from callscope.analysis.decode import decode
 from callscope.analysis.models import embedded_whisper_dir, whisper_model_dir
 from callscope.analysis.types import Audio
+
 from callscope.config import Settings
 from tests.analysis.speech import ESPEAK, SENTENCES, SKIP_REASON, make_call, pad_to, silence, speak, wer, write
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
 from callscope.analysis.pauses import DEFAULT_HOLD_PHRASES, PauseRules, find_pauses, union
 from callscope.analysis.types import PauseFinding, Segment, SpeechRegion, Word
+
 from callscope.resources.kinds import ProjectSpec
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-
 from callscope.analysis import pipeline as pipeline_module
 from callscope.analysis.pipeline import AnalysisError, AnalysisResult, Pipeline
+from click.testing import CliRunner
+
 from callscope.cli import main
 from callscope.config import Settings
 from tests.analysis import speech

@@ -61,7 +61,8 @@ _external = itertools.count(1)
 def seed_recording(ctx):
     """A recording row inserted straight into the catalog, with real audio (and a transcript blob) written
     through ctx.blobs; created `age_days` before NOW."""
-    async def seed(project: Project, age_days: float, *, status: str = "completed", now: datetime = NOW) -> Recording:
+    async def seed(project: Project, age_days: float, *, status: str = "completed", now: datetime = NOW,
+                   quality_score: float | None = None) -> Recording:
         public_id = str(uuid7())
         key = audio_key(project.namespace, public_id)
         async with ctx.blobs.writer(key) as writer:
@@ -74,7 +75,7 @@ def seed_recording(ctx):
         row = Recording(
             public_id=public_id, account=project.namespace, project_id=project.status.id,
             name=f"call {next(_external)}", language="en", status=status, progress=100, duration_ms=60_000,
-            audio_format="wav", size_bytes=2052, blob_key=key, conversation_id=str(uuid7()),
+            audio_format="wav", size_bytes=2052, blob_key=key, conversation_id=str(uuid7()), quality_score=quality_score,
             created_at=created, updated_at=created,
         )
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from callscope.operator.baseline import percentile, update_baselines
+from operator_support import ACCOUNT
 
 from callscope.config import Settings
-from callscope.operator import baseline
-from callscope.operator.baseline import percentile, update_baselines
 from callscope.resources import Project, ProjectSpec
 from callscope.runtime import Runtime
 from callscope.services.objects import change_spec, create_with_id
-from operator_support import ACCOUNT
 
 
 def baseline_condition(ctx, project: Project):
@@ -30,16 +29,19 @@ async def test_without_completed_recordings_the_baseline_is_null(ctx, make_proje
     assert "baseline: null" in cond.message
 
 
-async def test_the_baseline_is_the_configured_percentile_of_goal_scores(ctx, make_project):
+async def test_the_baseline_is_the_configured_percentile_of_goal_scores(ctx, make_project, seed_recording):
     project = await make_project(quality_baseline_enabled=True, quality_baseline_pct=75)
+    other = await make_project("Other")
+    for score in (0.1, 0.2, 0.3, 0.4, 0.5):
+        await seed_recording(project, 1, quality_score=score)
+    await seed_recording(project, 1, quality_score=0.9, status="failed")  # only completed recordings count
+    await seed_recording(project, 1)  # goals not evaluated: no score
+    await seed_recording(other, 1, quality_score=0.99)  # another project
 
-    async def scores(_ctx, p):
-        return [10.0, 20.0, 30.0, 40.0, 50.0] if p.name == project.name else []
-
-    await update_baselines(ctx, scores)
+    await update_baselines(ctx)
 
     cond = baseline_condition(ctx, project)
-    assert (cond.status, cond.reason, cond.message) == ("True", "Computed", "baseline=40.0 percentile=75 samples=5")
+    assert (cond.status, cond.reason, cond.message) == ("True", "Computed", "baseline=0.4 percentile=75 samples=5")
 
 
 def test_percentile_interpolates_between_closest_ranks():
@@ -50,14 +52,13 @@ def test_percentile_interpolates_between_closest_ranks():
         percentile([], 50)
 
 
-async def test_the_median_when_no_percentile_is_set(ctx, make_project):
+async def test_the_median_when_no_percentile_is_set(ctx, make_project, seed_recording):
     project = await make_project(quality_baseline_enabled=True)
+    for score in (0.25, 0.75, 0.5):
+        await seed_recording(project, 1, quality_score=score)
 
-    async def scores(_ctx, _p):
-        return [1.0, 9.0, 5.0]
-
-    await update_baselines(ctx, scores)
-    assert baseline_condition(ctx, project).message == "baseline=5.0 percentile=50 samples=3"
+    await update_baselines(ctx)
+    assert baseline_condition(ctx, project).message == "baseline=0.5 percentile=50 samples=3"
 
 
 async def test_projects_without_the_baseline_get_no_condition_and_lose_it_when_disabled(ctx, make_project):
@@ -110,6 +111,3 @@ async def test_callscope_serve_runs_the_baseline_in_the_background(tmp_path, mon
     finally:
         await rt.stop()
 
-
-def test_the_score_source_is_pluggable():
-    assert baseline.SCORE_SOURCE is baseline.goal_scores

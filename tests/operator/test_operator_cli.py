@@ -33,6 +33,7 @@ def test_operator_standalone_and_namespaces_pass_through(monkeypatch):
 
 def test_the_operator_registry_serves_every_kind():
     import callscope.operator.main as entry
+
     from callscope.resources import KINDS
 
     plurals = {h.selector.any_name for h in entry.registry._changing.get_all_handlers()}

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import kopf
 import pytest
-
 from callscope.operator.kopf_handlers import FINALIZER, register
+
 from callscope.services.tags import PALETTE
 
 NS = "acme"

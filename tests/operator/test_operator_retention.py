@@ -6,14 +6,14 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
-
-from callscope.config import Settings
 from callscope.operator import retention
 from callscope.operator.retention import purge_expired
+from operator_support import ACCOUNT, NOW
+
+from callscope.config import Settings
 from callscope.resources import Project
 from callscope.runtime import Runtime
 from callscope.services.recordings import blob_prefix
-from operator_support import ACCOUNT, NOW
 
 
 async def blobs_of(ctx, recording) -> list[str]:
@@ -153,10 +153,10 @@ async def test_callscope_serve_runs_retention_in_the_background(tmp_path, monkey
     rt = Runtime(settings)
     await rt.start(background=True)
     try:
-        from callscope.services.objects import create_with_id
-        from callscope.resources import ProjectSpec
         from callscope.catalog.tables import Recording
         from callscope.identifiers import uuid7
+        from callscope.resources import ProjectSpec
+        from callscope.services.objects import create_with_id
 
         project = await create_with_id(rt.ctx, Project, ACCOUNT, "P", ProjectSpec(name="P", language="en",
                                                                                      retention_days=1))

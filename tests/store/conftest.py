@@ -11,10 +11,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from kube.fixtures import kube_api, kube_api_server  # noqa: F401 - fixtures used by store_factory
 
 from callscope.store.kubernetes import KubernetesStore
 from callscope.store.sqlite import SQLiteStore
-from kube.fixtures import kube_api, kube_api_server  # noqa: F401 - fixtures used by store_factory
 
 BACKENDS = ["sqlite", "kubernetes"]
 

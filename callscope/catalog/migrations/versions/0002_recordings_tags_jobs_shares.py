@@ -7,9 +7,8 @@ Create Date: 2026-11-22 03:32:36.367622
 """
 from typing import Sequence, Union
 
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = '0002'
@@ -44,6 +43,7 @@ def upgrade() -> None:
     sa.Column('goals_evaluated', sa.Boolean(), nullable=False),
     sa.Column('pauses_detected', sa.Integer(), nullable=False),
     sa.Column('processing_restricted', sa.Boolean(), nullable=False),
+    sa.Column('quality_score', sa.Float(), nullable=True),
     sa.Column('conversation_id', sa.String(length=36), nullable=False),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
     sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
