@@ -422,14 +422,12 @@ async def benchmark(server: Server, args: argparse.Namespace) -> tuple[list[Resu
     return results, proc_status_kib(server.pid, "VmHWM"), setup
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    workdir = Path(tempfile.mkdtemp(prefix="callscope-bench-"))
-    server = Server(workdir / "data", workdir / "server.log")
+def run_against(server: Server, work: Callable[[], None], cleanup: Callable[[], None]) -> int:
+    """Run `work` against the server, then stop it and `cleanup` whatever happened: the exit code (0 ok,
+    1 failed, 130 interrupted), with the end of the server's log on stderr when something went wrong."""
     code = 0
     try:
-        results, peak_rss, setup = asyncio.run(benchmark(server, args))
-        print(report(results, peak_rss, setup))
+        work()
     except BenchmarkError as exc:
         print(f"\nbenchmark failed: {exc}", file=sys.stderr)
         code = 1
@@ -441,13 +439,29 @@ def main(argv: list[str] | None = None) -> int:
         if exit_code not in (None, 0):
             print(f"server exited with code {exit_code}", file=sys.stderr)
         log = tail(server.log_path, 10) if server.log_path.exists() else ""
-        if log.strip():
+        if log.strip() and (code or exit_code not in (None, 0)):
             print(f"server log ({server.log_path}), last lines:\n{log}", file=sys.stderr)
-        if args.keep:
-            print(f"kept {workdir}", file=sys.stderr)
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+        cleanup()
     return code
+
+
+def keep_or_remove(workdir: Path, keep: bool) -> None:
+    if keep:
+        print(f"kept {workdir}", file=sys.stderr)
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    workdir = Path(tempfile.mkdtemp(prefix="callscope-bench-"))
+    server = Server(workdir / "data", workdir / "server.log")
+
+    def work() -> None:
+        results, peak_rss, setup = asyncio.run(benchmark(server, args))
+        print(report(results, peak_rss, setup))
+
+    return run_against(server, work, lambda: keep_or_remove(workdir, args.keep))
 
 
 if __name__ == "__main__":

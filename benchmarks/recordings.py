@@ -673,33 +673,17 @@ def main(argv: list[str] | None = None) -> int:
         say(f"catalog: PostgreSQL {pg.server_version()}, scratch database {pg.name}")
     else:
         say(f"catalog: SQLite {__import__('sqlite3').sqlite_version} file {workdir / 'data' / 'catalog.db'}")
-    code = 0
     started = time.perf_counter()
-    try:
-        run(args, server, pg)
-    except BenchmarkError as exc:
-        print(f"\nbenchmark failed: {exc}", file=sys.stderr)
-        code = 1
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        code = 130
-    finally:
-        exit_code = server.stop()
-        if exit_code not in (None, 0):
-            print(f"server exited with code {exit_code}", file=sys.stderr)
-        if code:
-            log = api_load.tail(server.log_path, 10) if server.log_path.exists() else ""
-            if log.strip():
-                print(f"server log ({server.log_path}), last lines:\n{log}", file=sys.stderr)
+
+    def cleanup() -> None:
         if pg is not None:
             if args.keep:
                 print(f"kept database {pg.name}", file=sys.stderr)
             else:
                 pg.drop()
-        if args.keep:
-            print(f"kept {workdir}", file=sys.stderr)
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+        api_load.keep_or_remove(workdir, args.keep)
+
+    code = api_load.run_against(server, lambda: run(args, server, pg), cleanup)
     say(f"total run time: {time.perf_counter() - started:.1f} s")
     return code
 
