@@ -8,6 +8,7 @@ are reported as not run in ``AnalysisResult.stages``, and every model a stage us
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,10 +46,7 @@ class SegmentOut(BaseModel):
 
     @classmethod
     def of(cls, segment: Segment) -> SegmentOut:
-        return cls(id=segment.id, channel=segment.channel, speaker=segment.speaker, start_ms=segment.start_ms,
-                   end_ms=segment.end_ms, text=segment.text,
-                   words=[WordOut(start_ms=w.start_ms, end_ms=w.end_ms, text=w.text, probability=w.probability)
-                          for w in segment.words])
+        return cls.model_validate(dataclasses.asdict(segment))
 
 
 class PauseOut(BaseModel):

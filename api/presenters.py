@@ -80,12 +80,18 @@ def operator_detail(ctx: Context, operator: Operator) -> s.OperatorDetail:
     )
 
 
+def _number_base(ctx: Context, number: VirtualNumber) -> dict:
+    """The fields every form of a virtual number shares."""
+    spec = number.spec
+    return {"id": number.status.id, "phone_number": spec.phone_number, "name": spec.name,
+            "country_code": spec.country_code, "active": spec.active,
+            "project_id": scope.project_id_of(ctx, number.namespace, spec.project)}
+
+
 def number_item(ctx: Context, number: VirtualNumber) -> s.NumberListItem:
     attached = attached_operators(ctx, number)
     return s.NumberListItem(
-        id=number.status.id, phone_number=number.spec.phone_number, name=number.spec.name,
-        country_code=number.spec.country_code, active=number.spec.active,
-        project_id=scope.project_id_of(ctx, number.namespace, number.spec.project),
+        **_number_base(ctx, number),
         operators=[s.OperatorBrief(id=o.status.id, name=o.spec.name, initials=initials(o.spec.name)) for o in attached[:3]],
         operators_count=len(attached),
     )
@@ -96,9 +102,7 @@ async def number_detail(ctx: Context, principal: Principal, number: VirtualNumbe
     stats = (await ctx.catalog.run(number_stats, ctx.catalog, number.namespace, [number_id]))[number_id]
     calls = await ctx.catalog.run(recent_calls, ctx.catalog, number.namespace, number_id, 10)
     return s.NumberDetail(
-        id=number_id, phone_number=number.spec.phone_number, name=number.spec.name,
-        country_code=number.spec.country_code, active=number.spec.active,
-        project_id=scope.project_id_of(ctx, number.namespace, number.spec.project),
+        **_number_base(ctx, number),
         recording=number.spec.recording, routing_strategy=number.spec.routing_strategy,
         stats=stats,
         operators=[

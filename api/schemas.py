@@ -199,24 +199,21 @@ class OperatorAttached(OperatorAvailable):
     priority: int
 
 
-class NumberListItem(Shape):
+class NumberBase(Shape):
     id: int
     phone_number: str
     name: str | None
     country_code: str
     active: bool
     project_id: int | None
+
+
+class NumberListItem(NumberBase):
     operators: list[OperatorBrief]
     operators_count: int
 
 
-class NumberDetail(Shape):
-    id: int
-    phone_number: str
-    name: str | None
-    country_code: str
-    active: bool
-    project_id: int | None
+class NumberDetail(NumberBase):
     recording: bool
     routing_strategy: RoutingStrategy
     stats: NumberStats

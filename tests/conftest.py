@@ -47,6 +47,20 @@ def unique_name() -> str:
     return f"t-{uuid.uuid4().hex[:12]}"
 
 
+# --- an embedded Runtime -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def runtime(settings):
+    """A started Runtime (stores, catalog, blobs, mail; no background loops) on the folder's `settings`."""
+    from callscope.runtime import Runtime
+
+    rt = Runtime(settings)
+    await rt.start(background=False)
+    yield rt
+    await rt.stop()
+
+
 # --- PostgreSQL -------------------------------------------------------------------------------------
 
 

@@ -15,7 +15,6 @@ from kube.fixtures import kube_api, kube_api_server  # noqa: F401 - the kubernet
 from sqlalchemy import func, select
 
 from callscope.config import Settings
-from callscope.runtime import Runtime
 from callscope.services import keys as key_service
 from tests.audio_samples import make_audio
 
@@ -50,14 +49,6 @@ def settings(tmp_path, store_settings, catalog_settings, settings_overrides) -> 
     values = {"data_dir": tmp_path / "data", "store_poll_interval": 0.05, "log_level": "WARNING", **store_settings,
               **catalog_settings, **settings_overrides}
     return Settings(**values)
-
-
-@pytest.fixture
-async def runtime(settings):
-    rt = Runtime(settings)
-    await rt.start(background=False)
-    yield rt
-    await rt.stop()
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ from callscope.catalog.tables import Recording
 from callscope.config import Settings
 from callscope.identifiers import uuid7
 from callscope.resources import Account, AccountSpec, ObjectMeta, Project, ProjectSpec
-from callscope.runtime import Runtime
 from callscope.services.objects import create_with_id
 from callscope.services.recordings import audio_key, blob_prefix
 
@@ -24,14 +23,6 @@ from callscope.services.recordings import audio_key, blob_prefix
 def settings(tmp_path) -> Settings:
     return Settings(data_dir=tmp_path / "data", store_poll_interval=0.05, log_level="WARNING",
                     default_audio_retention_days=90)
-
-
-@pytest.fixture
-async def runtime(settings):
-    rt = Runtime(settings)
-    await rt.start(background=False)
-    yield rt
-    await rt.stop()
 
 
 @pytest.fixture
