@@ -1,7 +1,9 @@
 """Stage 3: transcription with faster-whisper (CTranslate2; int8 on CPU), words timed.
 
 `Transcriber` owns one `faster_whisper.WhisperModel`, loaded once from a local directory
-(`local_files_only=True`: nothing is fetched); later a Ray actor wraps it.
+(`local_files_only=True`: nothing is fetched); a Ray actor keeps it loaded (analysis/actors.py).
+With `batch_size > 0` (CALLSCOPE_WHISPER_BATCH_SIZE, for GPUs) it decodes through faster-whisper's
+`BatchedInferencePipeline`: the 30 s chunks of each window go through the model in batches.
 
 Language: the recording's language (the project default) is passed to Whisper; a regional
 tag ("en-US") is cut to its language ("en"). An English-only model (`*.en`, such as the
@@ -94,6 +96,7 @@ class Transcriber:
         *,
         device: str = "cpu",
         window_s: float = WINDOW_S,
+        batch_size: int = 0,
     ):
         self.model_dir = Path(model_dir)
         self.window_s = window_s
@@ -105,6 +108,9 @@ class Transcriber:
             num_workers=1,
             local_files_only=True,
         )
+        # Batched inference (GPUs): the 30 s chunks of a window are decoded together, batch_size at a time.
+        self.batch_size = batch_size
+        self._batched = faster_whisper.BatchedInferencePipeline(self.model) if batch_size > 0 else None
         self.multilingual = bool(self.model.model.is_multilingual)
         self._has_hotwords = "hotwords" in inspect.signature(self.model.transcribe).parameters
         self.info = model_info(self.model_dir, compute_type)
@@ -135,7 +141,8 @@ class Transcriber:
         segments: list[Segment] = []
         for start, end in _windows(audio, channel, self.window_s):
             offset_ms = start * 1000 // SAMPLE_RATE
-            results, _ = self.model.transcribe(
+            batched = {"batch_size": self.batch_size} if self._batched is not None else {}
+            results, _ = (self._batched or self.model).transcribe(
                 samples[start:end],
                 language=lang,
                 initial_prompt=hints or None,
@@ -144,6 +151,7 @@ class Transcriber:
                 vad_filter=True,
                 condition_on_previous_text=False,
                 **extra,
+                **batched,
             )
             for result in results:
                 segment = self._segment(result, len(segments), channel, offset_ms)
@@ -177,3 +185,25 @@ class Transcriber:
             text=text,
             words=words,
         )
+
+
+def whisper_device(setting: str) -> str:
+    """``cuda`` or ``cpu`` for a CALLSCOPE_WHISPER_DEVICE value; ``auto`` asks CTranslate2 whether it sees a GPU."""
+    if setting != "auto":
+        return setting
+    import ctranslate2
+
+    return "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
+
+
+def transcriber_from_settings(settings) -> Transcriber:
+    """The Transcriber the settings describe: model directory, compute type, threads, device, batch size."""
+    from .models import whisper_model_dir
+
+    return Transcriber(
+        whisper_model_dir(settings),
+        compute_type=getattr(settings, "whisper_compute_type", "int8"),
+        threads=getattr(settings, "analysis_threads", 2),
+        device=whisper_device(getattr(settings, "whisper_device", "cpu")),
+        batch_size=getattr(settings, "whisper_batch_size", 0),
+    )

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 
 SAMPLE_RATE = 16_000
 
+# The spec's eight emotion classes, in the order results list them.
+EMOTIONS = ("happy", "neutral", "calm", "sad", "angry", "fearful", "surprised", "disgust")
+
 
 @dataclass(frozen=True)
 class Audio:
@@ -45,6 +48,8 @@ class Segment:
     end_ms: int
     text: str
     words: list[Word] = field(default_factory=list)
+    # Probability of each of EMOTIONS (0..1, summing to 1); empty until the emotion stage ran.
+    emotions: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

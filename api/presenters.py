@@ -3,6 +3,8 @@ joins the public API shows (counts, linked ids, attached operators) read from th
 
 from __future__ import annotations
 
+import json
+
 from callscope.api import schemas as s
 
 from callscope.catalog.calls import number_stats, recent_calls
@@ -164,3 +166,65 @@ def share_out(ctx: Context, view: ShareView) -> s.ShareOut:
         shared_by=s.SharedBy(type=view.shared_by_type, name=share.shared_by_name), created_at=share.created_at,
         url=recording_page_url(ctx, view.recording_public_id),
     )
+
+
+# ----- analysis read-outs: the stored analysis documents (see callscope/services/analyses.py) in public shapes -----
+
+def _evidence(items: list[dict] | None) -> list[s.Evidence]:
+    return [s.Evidence(dialogue_id=e.get("segment_id", e.get("dialogue_id", 0)), start_ms=e.get("start_ms", 0),
+                       quote=e.get("quote", "")) for e in items or []]
+
+
+def _speakers(items: list[dict] | None) -> list[s.SpeakerResult]:
+    return [s.SpeakerResult.model_validate(item, strict=False) for item in items or []
+            if isinstance(item, dict)]
+
+
+def transcription_out(r, transcript: dict | None) -> s.Transcription:
+    """The transcript document of a completed recording (empty lists before)."""
+    doc = transcript or {}
+    speakers = _speakers(doc.get("speakers"))
+    roles = {speaker.label: speaker.role for speaker in speakers}
+    segments = [
+        s.TranscriptSegment(
+            id=seg["id"], speaker=seg["speaker"], role=roles.get(seg["speaker"], "unknown"), channel=seg["channel"],
+            start_ms=seg["start_ms"], end_ms=seg["end_ms"], text=seg["text"],
+            words=[s.TranscriptWord.model_validate(w) for w in seg.get("words", [])],
+            emotions=seg.get("emotions") or {},
+        )
+        for seg in doc.get("dialogue", [])
+    ]
+    return s.Transcription(recording_id=r.id, public_id=r.public_id, status=r.status,
+                           language=doc.get("language") or r.language, speakers=speakers, segments=segments)
+
+
+def results_out(r, analysis) -> s.Results:
+    """The results of the current analysis (goals, pauses, categories, extracted data, speakers, characteristics)."""
+    if analysis is None:
+        return s.Results(recording_id=r.id, status=r.status, goals=[], pauses=[])
+    doc = json.loads(analysis.results)
+    return s.Results(
+        recording_id=r.id, status=r.status,
+        goals=[s.GoalResult(goal_id=g["goal_id"], goal_name=g["goal_name"], met=g["met"], score=g["score"],
+                            explanation=g["explanation"], evidence=_evidence(g.get("evidence")))
+               for g in doc.get("goals", [])],
+        pauses=[s.Pause.model_validate(p) for p in doc.get("pauses", [])],
+        categories=[s.CategoryResult(name=c["name"], matched=c["matched"], score=c.get("score", 1.0 if c["matched"]
+                                                                                        else 0.0),
+                                     evidence=_evidence(c.get("evidence")))
+                    for c in doc.get("categories", [])],
+        extracted_data=[s.ExtractedValue(name=f["name"], type=f.get("type", "string"), value=f.get("value"),
+                                         evidence=_evidence(f.get("evidence")))
+                        for f in doc.get("extracted_data", [])],
+        speakers=_speakers(doc.get("speakers")),
+        characteristics=s.CallCharacteristics.model_validate(doc["characteristics"])
+        if doc.get("characteristics") else None,
+        models=[s.ModelUsed.model_validate(m) for m in doc.get("models", [])],
+        analyzed_at=analysis.completed_at,
+    )
+
+
+def summary_out(r, analysis) -> s.Summary:
+    language = json.loads(analysis.results).get("summary_language") if analysis else None
+    return s.Summary(recording_id=r.id, public_id=r.public_id, status=r.status, language=language,
+                     summary=analysis.summary if analysis else None)

@@ -364,13 +364,38 @@ class AudioUrl(Shape):
     expires_at: datetime
 
 
-class TranscriptSegment(Shape):
-    id: int
-    speaker: str
+Emotion = Literal["happy", "neutral", "calm", "sad", "angry", "fearful", "surprised", "disgust"]
+Role = Literal["agent", "customer", "unknown"]
+
+
+class TranscriptWord(Shape):
     start_ms: int
     end_ms: int
     text: str
-    emotions: dict[str, float]
+    probability: float = Field(description="Recogniser confidence, 0 to 1.")
+
+
+class TranscriptSegment(Shape):
+    id: int = Field(description="Dialogue id; pauses and evidence refer to it (after_dialogue_id, dialogue_id).")
+    speaker: str = Field(description='Speaker label: "speaker-1" speaks first (or is channel 1 of a stereo call).')
+    role: Role
+    channel: int
+    start_ms: int
+    end_ms: int
+    text: str
+    words: list[TranscriptWord]
+    emotions: dict[Emotion, float] = Field(
+        description="Probability of each of the eight emotions, 0 to 1, summing to about 1 (empty when not analysed)."
+    )
+
+
+class SpeakerResult(Shape):
+    label: str
+    role: Role
+    role_confidence: float = Field(description="0 to 1.")
+    operator_id: int | None = Field(description="The operator whose enrolled voice matched, or null.")
+    operator_similarity: float | None = Field(description="Voice similarity to that operator, or null.")
+    talk_ms: int
 
 
 class Transcription(Shape):
@@ -378,6 +403,7 @@ class Transcription(Shape):
     public_id: str
     status: RecordingStatus
     language: str
+    speakers: list[SpeakerResult] = Field(description="Empty until the analysis has completed.")
     segments: list[TranscriptSegment] = Field(description="Empty until the analysis has completed.")
 
 
@@ -385,15 +411,23 @@ class Summary(Shape):
     recording_id: int
     public_id: str
     status: RecordingStatus
+    language: str | None = Field(description="Language of the summary.")
     summary: str | None = Field(description="null until the analysis has completed.")
+
+
+class Evidence(Shape):
+    dialogue_id: int
+    start_ms: int
+    quote: str = Field(description="Text quoted verbatim from that dialogue segment.")
 
 
 class GoalResult(Shape):
     goal_id: int
     goal_name: str
     met: bool
-    score: float
+    score: float = Field(description="Confidence score, 0 to 1.")
     explanation: str
+    evidence: list[Evidence] = Field(default_factory=list, description="The transcript lines the verdict rests on.")
 
 
 class Pause(Shape):
@@ -402,6 +436,43 @@ class Pause(Shape):
     duration_ms: int
     compliant: bool
     after_dialogue_id: int
+    long: bool = Field(description="At least the project's long_pause_threshold_seconds.")
+
+
+class CategoryResult(Shape):
+    name: str
+    matched: bool
+    score: float = Field(description="0 to 1.")
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class ExtractedValue(Shape):
+    name: str
+    type: str
+    value: str | float | bool | None = Field(description="Validated value; null when none was found.")
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class SpeakerTraits(Shape):
+    speaker: str
+    channel: int
+    talk_time_ms: int
+    words: int
+    words_per_minute: float
+    interruptions: int
+
+
+class CallCharacteristics(Shape):
+    duration_ms: int
+    talk_time_ms: int
+    non_talk_time_ms: int
+    speakers: list[SpeakerTraits]
+
+
+class ModelUsed(Shape):
+    stage: str
+    name: str
+    version: str
 
 
 class Results(Shape):
@@ -409,6 +480,12 @@ class Results(Shape):
     status: RecordingStatus
     goals: list[GoalResult] = Field(description="Empty until the analysis has completed.")
     pauses: list[Pause] = Field(description="Empty until the analysis has completed.")
+    categories: list[CategoryResult] = Field(default_factory=list)
+    extracted_data: list[ExtractedValue] = Field(default_factory=list)
+    speakers: list[SpeakerResult] = Field(default_factory=list)
+    characteristics: CallCharacteristics | None = None
+    models: list[ModelUsed] = Field(default_factory=list, description="The model each analysis stage used.")
+    analyzed_at: datetime | None = None
 
 
 # ----- shares ---------------------------------------------------------------------------------

@@ -410,5 +410,9 @@ def analyze(file: Path, project_config: Path | None, as_json: bool) -> None:
         click.echo(render(result, file.name))
 
 
+# Command groups kept in their own modules: jobs list and reanalyze; operators' voiceprints; the webhook outbox.
+for _module in ("cli_jobs", "cli_voice", "cli_webhooks"):
+    __import__(f"callscope.{_module}").__dict__[_module].register(main)
+
 if __name__ == "__main__":
     sys.exit(main())

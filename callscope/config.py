@@ -118,6 +118,67 @@ class Settings(BaseSettings):
         "int8", description="CTranslate2 compute type of the Whisper model (int8 on CPU, float16 on a GPU)."
     )
     analysis_threads: int = Field(2, ge=1, description="CPU threads each analysis model uses.")
+    speaker_encoder_model: str | None = Field(
+        None, description="ONNX speaker encoder (input mels (n, 160, 40), output (n, 256)); unset: the embedded "
+        "resemblyzer GE2E encoder.",
+    )
+    diarization_threshold: float = Field(
+        0.22, gt=0, lt=2, description="Cosine distance under which mono-call speech windows are one speaker."
+    )
+    voiceprint_threshold: float = Field(
+        0.945, ge=-1, le=1, description="Cosine similarity from which a speaker's voice is an enrolled operator's."
+    )
+    agent_channel: int | None = Field(
+        0, ge=0, description="Stereo channel that records the agent (a weak prior for roles); unset: no convention."
+    )
+    whisper_batch_size: int = Field(
+        0, ge=0, description="Batch size of faster-whisper's batched inference (GPUs); 0: sequential decoding."
+    )
+    whisper_device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="Device of the Whisper model; auto: CUDA when CTranslate2 sees a GPU, else CPU."
+    )
+
+    analysis_executor: Literal["ray", "inline"] = Field(
+        "ray", description="Where recordings are analysed: Ray actors (the default), or threads of the dispatcher."
+    )
+    dispatcher_enabled: bool = Field(True, description="Run the analysis dispatcher in this process.")
+    dispatcher_slots: int = Field(2, ge=1, description="Recordings one dispatcher analyses at once (back-pressure).")
+    dispatcher_poll_seconds: float = Field(1.0, gt=0, description="Seconds between polls of the job queue.")
+    job_lease_seconds: float = Field(
+        60.0, ge=3, description="Lease of a claimed job; heartbeats renew it every third of it, a dead owner's expires."
+    )
+    job_max_attempts: int = Field(3, ge=1, description="Attempts at analysing a recording before it fails.")
+    job_retry_base_seconds: float = Field(
+        10.0, ge=0, description="Backoff before the second attempt; doubles per attempt, with jitter."
+    )
+    job_retry_max_seconds: float = Field(600.0, ge=0, description="Longest backoff between attempts.")
+    ray_address: str | None = Field(
+        None, description="Ray cluster to connect to (ray://... or host:port); unset: RAY_ADDRESS, else a local Ray."
+    )
+    ray_num_cpus: int | None = Field(None, ge=1, description="CPUs of the local Ray; unset: all of this machine's.")
+    ray_object_store_mb: int = Field(512, ge=64, description="Object store memory of the local Ray, in MiB.")
+    ray_asr_actors: int = Field(1, ge=1, description="Transcription actors (each keeps a Whisper model loaded).")
+    ray_asr_num_cpus: float = Field(1.0, ge=0, description="CPUs Ray reserves for each transcription actor.")
+    ray_asr_num_gpus: float = Field(0.0, ge=0, description="GPUs Ray reserves for each transcription actor.")
+    ray_task_num_cpus: float = Field(
+        0.5, ge=0, description="CPUs Ray reserves for the task that decodes and analyses one recording."
+    )
+
+    webhook_delivery_enabled: bool = Field(True, description="Deliver the webhook outbox from this process.")
+    webhook_allow_http: bool = Field(
+        False, description="Also deliver to http:// endpoints (development); by default only https:// is used."
+    )
+    webhook_allow_private_addresses: bool = Field(
+        False, description="Also deliver to loopback, link-local and private addresses (development)."
+    )
+    webhook_timeout_seconds: float = Field(10.0, gt=0, description="Seconds one delivery attempt may take.")
+    webhook_max_attempts: int = Field(12, ge=1, description="Delivery attempts before an event is failed.")
+    webhook_retry_base_seconds: float = Field(
+        5.0, ge=0, description="Backoff before the second attempt; doubles per attempt, with jitter."
+    )
+    webhook_retry_max_seconds: float = Field(3600.0, ge=0, description="Longest backoff between attempts.")
+    webhook_poll_seconds: float = Field(1.0, gt=0, description="Seconds between polls of the webhook outbox.")
+    webhook_concurrency: int = Field(8, ge=1, description="Deliveries one process makes at once.")
 
     @cached_property
     def catalog_url(self) -> str:

@@ -47,7 +47,7 @@ class Runtime:
         await self.store.start()
         if background:
             from callscope.operator.embedded import EmbeddedOperator  # the loops only `serve` runs
-            from callscope.operator.loops import background_jobs, every
+            from callscope.operator.loops import background_jobs, every, run_dispatcher
 
             self._operator = EmbeddedOperator(self.ctx)
             await self._operator.start()
@@ -55,6 +55,12 @@ class Runtime:
             # the same jobs (blob sweep, retention, quality baseline) the Kopf operator runs in a cluster
             for name, (interval, job) in background_jobs(self.ctx).items():
                 self._tasks.append(asyncio.create_task(every(interval, job, name), name=name))
+            if self.settings.dispatcher_enabled:  # claims analysis jobs and runs them on Ray (or inline)
+                self._tasks.append(asyncio.create_task(run_dispatcher(self.ctx), name="dispatcher"))
+            if self.settings.webhook_delivery_enabled:  # sends the recording.analyzed outbox
+                from callscope.operator.webhooks import run_webhook_delivery
+
+                self._tasks.append(asyncio.create_task(run_webhook_delivery(self.ctx), name="webhooks"))
         log.info("runtime_started", data_dir=str(self.settings.data_dir), catalog=self.catalog.dialect,
                  background=background)
 

@@ -17,6 +17,11 @@ default registry for `kopf run -m callscope.operator.main`; tests use a registry
 - delete of a Project, behind the finalizer `callscope.io/project-cleanup`: `cascade_project_delete`,
   exactly the REST delete (recordings and their blobs, numbers, tags, links, scoped keys);
 - timers on Projects: retention (operator/retention.py) and the quality baseline (operator/baseline.py);
+- the webhook delivery loop (operator/webhooks.py) as a startup task, when CALLSCOPE_WEBHOOK_DELIVERY_ENABLED;
+- the analysis dispatcher (operator/dispatch.py) as a startup task, when CALLSCOPE_DISPATCHER_ENABLED; and the
+  annotation `callscope.io/reanalyze: "<any new value>"` on a Project, which queues a re-analysis of its completed
+  recordings once per value (the value handled is kept in the annotation `callscope.io/reanalyze-handled`: status
+  fields outside the CRD schema would be pruned);
 - Kubernetes Events on transitions only: Warning `Conflict` when an object becomes conflicted, Normal
   `Ready` when it becomes ready, Warning `RetentionFailed`, Normal `RetentionApplied`.
 
@@ -52,12 +57,14 @@ import kopf
 import structlog
 from callscope.operator.baseline import update_project_baseline
 from callscope.operator.handlers import reconcile
-from callscope.operator.loops import every, sweep_orphan_blobs
+from callscope.operator.loops import every, run_dispatcher, sweep_orphan_blobs
 from callscope.operator.retention import mark_degraded, purge_project
+from callscope.operator.webhooks import run_webhook_delivery
 
 from callscope.config import Settings
 from callscope.resources import KINDS, ApiKey, Project, Resource
 from callscope.resources.meta import GROUP, VERSION
+from callscope.services.analyses import reanalyze_project
 from callscope.services.projects import cascade_project_delete
 from callscope.store.cache import is_newer
 from callscope.store.interface import ObjectNotFound, StaleResourceVersion
@@ -66,6 +73,8 @@ log = structlog.get_logger()
 
 PEERING_NAME = "callscope"
 FINALIZER = f"{GROUP}/project-cleanup"
+REANALYZE_ANNOTATION = f"{GROUP}/reanalyze"
+REANALYZE_HANDLED = f"{GROUP}/reanalyze-handled"
 SECRET_KEY = "api-key"
 CACHE_WAIT_SECONDS = 3.0
 
@@ -237,6 +246,10 @@ def register(registry: kopf.OperatorRegistry, settings_factory: Callable[[], Set
         ctx = runtime.ctx
         memo.tasks = [asyncio.create_task(every(ctx.settings.blob_sweep_interval_seconds,
                                                 lambda: sweep_orphan_blobs(ctx), "blob-sweep"), name="blob-sweep")]
+        if ctx.settings.dispatcher_enabled:  # operator replicas dispatch analysis jobs to the RayCluster
+            memo.tasks.append(asyncio.create_task(run_dispatcher(ctx), name="dispatcher"))
+        if ctx.settings.webhook_delivery_enabled:  # the operator reads the signing Secrets the API cannot
+            memo.tasks.append(asyncio.create_task(run_webhook_delivery(ctx), name="webhooks"))
 
     @kopf.on.cleanup(registry=registry)
     async def cleanup(memo: kopf.Memo, **_):
@@ -296,6 +309,21 @@ def register(registry: kopf.OperatorRegistry, settings_factory: Callable[[], Set
             pass  # already gone (a dependant or the project itself): nothing left to cascade
         except StaleResourceVersion:
             raise kopf.TemporaryError("a dependant changed meanwhile; cascading again", delay=1) from None
+
+    @kopf.on.resume(GROUP, VERSION, Project.PLURAL, registry=registry, id="reanalyze-on-resume")
+    @kopf.on.field(GROUP, VERSION, Project.PLURAL, field="metadata.annotations", registry=registry, id="reanalyze")
+    async def reanalyze(body: kopf.Body, memo: kopf.Memo, patch: kopf.Patch, **_):
+        """A new value of the annotation callscope.io/reanalyze queues a re-analysis of the project's completed
+        recordings, once: the value handled is remembered in callscope.io/reanalyze-handled."""
+        annotations = body["metadata"].get("annotations") or {}
+        wanted = annotations.get(REANALYZE_ANNOTATION)
+        if not wanted or wanted == annotations.get(REANALYZE_HANDLED):
+            return
+        ctx = memo.runtime.ctx
+        project = await project_with_id(ctx, body)
+        queued = await reanalyze_project(ctx, project.namespace, project.status.id)
+        patch.metadata.annotations[REANALYZE_HANDLED] = wanted
+        kopf.info(body, reason="ReanalysisQueued", message=f"{len(queued)} recordings queued for re-analysis")
 
     @kopf.timer(GROUP, VERSION, Project.PLURAL, registry=registry, id="retention",
                 interval=app().retention_interval_seconds)

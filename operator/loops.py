@@ -13,7 +13,7 @@ from datetime import timedelta
 import structlog
 from sqlalchemy import select
 
-from callscope.catalog.tables import Recording
+from callscope.catalog.tables import Analysis, Recording
 from callscope.services.context import Context
 
 log = structlog.get_logger()
@@ -25,16 +25,43 @@ ORPHAN_MIN_AGE = timedelta(hours=1)
 
 def _known_keys(catalog) -> set[str]:
     with catalog.session() as session:
-        return set(session.scalars(select(Recording.blob_key).where(Recording.blob_key.is_not(None))))
+        audio = set(session.scalars(select(Recording.blob_key).where(Recording.blob_key.is_not(None))))
+        return audio | set(session.scalars(select(Analysis.transcript_key)))
 
 
 async def sweep_orphan_blobs(ctx: Context) -> int:
-    """Delete audio that no recording points at (left by a crash mid-upload) and stale partial writes."""
+    """Delete audio and transcripts nothing points at (a crash mid-upload or mid-completion) and stale partial
+    writes."""
     known = await ctx.catalog.run(_known_keys, ctx.catalog)
     removed = await ctx.blobs.sweep_orphans(known.__contains__, ORPHAN_MIN_AGE)
     if removed:
         log.info("orphan_blobs_removed", count=removed)
     return removed
+
+
+async def run_dispatcher(ctx: Context, restart_delay: float = 10.0) -> None:
+    """Start the analysis executor (Ray, or inline) and dispatch jobs until cancelled; the executor stops with it.
+
+    Started as a task, so the API answers while Ray starts; an executor that fails to start is tried again.
+    """
+    from callscope.operator.dispatch import Dispatcher, build_executor
+
+    while True:
+        executor = build_executor(ctx.settings)
+        try:
+            await executor.start()
+        except asyncio.CancelledError:
+            await executor.stop()
+            raise
+        except Exception:
+            log.exception("analysis_executor_start_failed", executor=ctx.settings.analysis_executor)
+            await executor.stop()
+            await asyncio.sleep(restart_delay)
+            continue
+        try:
+            await Dispatcher(ctx, executor).run()
+        finally:
+            await executor.stop()
 
 
 async def every(interval: float, job, name: str) -> None:

@@ -11,7 +11,7 @@ from callscope.api.resources.base import Resource, data, principal_of
 from callscope.api.routing import QueryParam, operation
 
 from callscope.errors import BadRequest, ValidationFailed
-from callscope.services import recordings, uploads
+from callscope.services import analyses, recordings, uploads
 from callscope.services.audio_urls import audio_url
 
 CHUNK = 1 << 20  # read the upload 1 MiB at a time: memory stays flat whatever the file size
@@ -129,21 +129,23 @@ class RecordingItem(Resource):
         url, expires_at = await audio_url(self.ctx, found.recording)
         resp.media = data(s.AudioUrl(url=url, expires_at=expires_at))
 
-    @operation("The transcript (empty until the analysis has completed)", "read",
-               response=s.Data[s.Transcription], errors=(401, 403, 404))
+    @operation("The transcript with speakers, word timings and emotions (empty until the analysis has completed)",
+               "read", response=s.Data[s.Transcription], errors=(401, 403, 404))
     async def on_get_transcription(self, req, resp, id: str):
         r = (await recordings.get_recording(self.ctx, principal_of(req), id)).recording
-        resp.media = data(s.Transcription(recording_id=r.id, public_id=r.public_id, status=r.status,
-                                          language=r.language, segments=[]))
+        _, transcript = await analyses.load_analysis(self.ctx, r)
+        resp.media = data(presenters.transcription_out(r, transcript))
 
-    @operation("Analysis results (empty until the analysis has completed)", "read", response=s.Data[s.Results],
-               errors=(401, 403, 404))
+    @operation("Analysis results: goals, pauses, categories, extracted data, speakers, call characteristics "
+               "(empty until the analysis has completed)", "read", response=s.Data[s.Results], errors=(401, 403, 404))
     async def on_get_results(self, req, resp, id: str):
         r = (await recordings.get_recording(self.ctx, principal_of(req), id)).recording
-        resp.media = data(s.Results(recording_id=r.id, status=r.status, goals=[], pauses=[]))
+        analysis, _ = await analyses.load_analysis(self.ctx, r, transcript=False)
+        resp.media = data(presenters.results_out(r, analysis))
 
-    @operation("The AI summary (null until the analysis has completed)", "read", response=s.Data[s.Summary],
-               errors=(401, 403, 404))
+    @operation("The AI summary in the project's summary language (null until the analysis has completed)", "read",
+               response=s.Data[s.Summary], errors=(401, 403, 404))
     async def on_get_summary(self, req, resp, id: str):
         r = (await recordings.get_recording(self.ctx, principal_of(req), id)).recording
-        resp.media = data(s.Summary(recording_id=r.id, public_id=r.public_id, status=r.status, summary=None))
+        analysis, _ = await analyses.load_analysis(self.ctx, r, transcript=False)
+        resp.media = data(presenters.summary_out(r, analysis))

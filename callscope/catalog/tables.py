@@ -17,6 +17,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -192,8 +193,103 @@ class Job(Base):
     lease_owner: Mapped[str | None] = mapped_column(String(128), nullable=True)
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+# At most one queued or running job per recording, whoever enqueues (an upload, a re-analysis, a retry).
+Index("uq_jobs_active_recording", Job.recording_id, unique=True,
+      sqlite_where=Job.state.in_(("queued", "running")), postgresql_where=Job.state.in_(("queued", "running")))
+
+
+class Analysis(Base):
+    """The current analysis of a recording, replaced as a whole by a re-analysis.
+
+    The transcript (large: every word timed) is a JSON document in the blob store under ``transcript_key``
+    (a new key per version, so a replacement is one row update); results and summary live here.
+    """
+
+    __tablename__ = "analyses"
+
+    recording_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, nullable=False)
+    transcript_key: Mapped[str] = mapped_column(String(512), nullable=False)
+    results: Mapped[str] = mapped_column(Text, nullable=False)  # JSON
+    summary: Mapped[str | None] = mapped_column(Text, nullable=True)
+    language: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    completed_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+class WebhookEvent(Base):
+    """The webhook outbox: one row per event, written in the transaction that caused it, delivered later."""
+
+    __tablename__ = "webhook_events"
+    __table_args__ = (Index("ix_webhook_events_state_next_attempt_at", "state", "next_attempt_at"),)
+
+    id: Mapped[int] = mapped_column(_serial(), primary_key=True, autoincrement=True)
+    # The Standard Webhooks `webhook-id`: the same on every retry, so receivers can deduplicate.
+    message_id: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    account: Mapped[str] = mapped_column(String(128), nullable=False)
+    project_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    recording_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True, index=True)
+    event_type: Mapped[str] = mapped_column(String(64), nullable=False)
+    url: Mapped[str] = mapped_column(Text, nullable=False)
+    payload: Mapped[str] = mapped_column(Text, nullable=False)  # JSON, the exact body sent
+    state: Mapped[str] = mapped_column(String(16), nullable=False)  # pending, delivered, failed, disabled
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    lease_owner: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    last_status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class WebhookAttempt(Base):
+    """One delivery attempt of a webhook event, kept so users can see what their endpoint answered."""
+
+    __tablename__ = "webhook_attempts"
+
+    id: Mapped[int] = mapped_column(_serial(), primary_key=True, autoincrement=True)
+    event_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("webhook_events.id", ondelete="CASCADE"), nullable=False, index=True)
+    attempt: Mapped[int] = mapped_column(Integer, nullable=False)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    duration_ms: Mapped[int] = mapped_column(Integer, nullable=False)
+    status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    response_excerpt: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class WebhookEndpoint(Base):
+    """An endpoint that answered 410 Gone is disabled here until a user enables it again (or changes the URL)."""
+
+    __tablename__ = "webhook_endpoints"
+    __table_args__ = (UniqueConstraint("account", "project_id", "url", name="uq_webhook_endpoints_account"),)
+
+    id: Mapped[int] = mapped_column(_serial(), primary_key=True, autoincrement=True)
+    account: Mapped[str] = mapped_column(String(128), nullable=False)
+    project_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    url: Mapped[str] = mapped_column(String(2048), nullable=False)
+    disabled_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    disabled_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class Voiceprint(Base):
+    """An operator's enrolled voice: the mean speaker embedding of at least 10 s of their speech."""
+
+    __tablename__ = "voiceprints"
+
+    account: Mapped[str] = mapped_column(String(128), primary_key=True)
+    operator_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    model: Mapped[str] = mapped_column(String(128), nullable=False)
+    embedding: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)  # float32 array, L2-normalised
+    speech_ms: Mapped[int] = mapped_column(Integer, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
 
 
 class Share(Base):

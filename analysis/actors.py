@@ -1,0 +1,165 @@
+"""The analysis on Ray: actors that keep the models loaded, and the task that analyses one recording.
+
+* ``ModelActor`` owns one model object (the Whisper ``Transcriber`` now; diarization, emotion and language models
+  take the same shape), built once by a factory from Settings and kept loaded. It is declared with the resources
+  its model needs (``num_gpus`` from CALLSCOPE_RAY_ASR_NUM_GPUS for GPU stages, CPUs otherwise), so Ray places GPU
+  actors on the GPU worker group and the rest on CPU workers. Actors are named and detached in the ``callscope``
+  namespace and looked up with ``get_if_exists``: dispatcher replicas on one cluster share them, and a dispatcher
+  that restarts finds them loaded. Ray restarts a killed actor (``max_restarts=-1``); the call that was in flight
+  fails and its job is retried by the queue.
+* ``ModelProxy`` makes an actor handle look like the model object to the pipeline (plain attributes such as
+  ``info`` copied once, methods forwarded), so ``Pipeline`` runs the same code inline and on Ray.
+* ``analyze_recording`` is the Ray task for one recording: it fetches the audio from the blob store itself (to a
+  temp file on its node), runs the pipeline with the proxies, and returns the AnalysisResult. Ray does not retry it
+  (``max_retries=0``): the job queue counts attempts and backs off.
+* ``ProgressBoard`` (``num_cpus=0``: it must never wait for a CPU on a small cluster) collects the stage and progress
+  the tasks report; the dispatcher polls it and writes the progress to the catalog under its lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import ray
+import structlog
+from callscope.analysis.pipeline import AnalysisError, AnalysisResult, Pipeline
+from callscope.analysis.work import Work, analyze
+
+log = structlog.get_logger()
+
+# Pipeline keyword -> factory (module:function) building the model object from Settings.
+MODELS = {"transcriber": "callscope.analysis.asr:transcriber_from_settings"}
+_PLAIN = (bool, int, float, str, Path, type(None))
+
+
+def _build(factory: str, settings) -> Any:
+    module, name = factory.split(":")
+    return getattr(importlib.import_module(module), name)(settings)
+
+
+@ray.remote(max_restarts=-1, max_task_retries=0)
+class ModelActor:
+    def __init__(self, factory: str, settings) -> None:
+        self.model = _build(factory, settings)
+
+    def describe(self) -> dict[str, Any]:
+        """The model's plain public attributes (``info``, ``multilingual``...) for the proxy."""
+        return {k: v for k, v in vars(self.model).items()
+                if not k.startswith("_") and (isinstance(v, _PLAIN) or dataclasses.is_dataclass(v))}
+
+    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.model, method)(*args, **kwargs)
+
+
+class ModelProxy:
+    """Stands in for a model object: attributes from ``describe()``, methods run on the actor."""
+
+    def __init__(self, handle: Any, attributes: dict[str, Any]) -> None:
+        self._handle = handle
+        self.__dict__.update(attributes)
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            return ray.get(self._handle.call.remote(name, *args, **kwargs))
+        return forward
+
+
+@ray.remote(num_cpus=0)
+class ProgressBoard:
+    def __init__(self) -> None:
+        self._latest: dict[int, tuple[str, float]] = {}
+
+    def report(self, job_id: int, stage: str, fraction: float) -> None:
+        self._latest[job_id] = (stage, fraction)
+
+    def take(self) -> dict[int, tuple[str, float]]:
+        latest, self._latest = self._latest, {}
+        return latest
+
+
+@ray.remote(max_retries=0)
+def analyze_recording(settings, work: Work, models: dict[str, tuple[Any, dict]], board: Any) -> AnalysisResult:
+    pipeline = Pipeline(settings, **{name: ModelProxy(*spec) for name, spec in models.items()})
+    return analyze(pipeline, settings, work, lambda stage, fraction: board.report.remote(work.job_id, stage, fraction))
+
+
+class RayExecutor:
+    """Runs analyses on Ray for one dispatcher: ``await analyze(work, progress)``."""
+
+    POLL_SECONDS = 0.5
+
+    def __init__(self, settings) -> None:
+        self.settings = settings
+        self._models: dict[str, list[tuple[Any, dict]]] = {}
+        self._board: Any = None
+        self._listeners: dict[int, Callable[[str, float], None]] = {}
+        self._poller: asyncio.Task | None = None
+        self._turn = 0
+
+    async def start(self) -> None:
+        from callscope import ray_cluster
+
+        await asyncio.to_thread(ray_cluster.connect, self.settings)
+        s = self.settings
+        for name, factory in MODELS.items():
+            pool = []
+            for i in range(s.ray_asr_actors):
+                handle = ModelActor.options(name=f"{name}-{i}", lifetime="detached", get_if_exists=True,
+                                            num_cpus=s.ray_asr_num_cpus, num_gpus=s.ray_asr_num_gpus
+                                            ).remote(factory, s)
+                pool.append((handle, await handle.describe.remote()))
+            self._models[name] = pool
+        self._board = ProgressBoard.remote()
+        self._poller = asyncio.create_task(self._poll(), name="ray-progress")
+        log.info("ray_executor_ready", models={k: len(v) for k, v in self._models.items()})
+
+    async def _poll(self) -> None:
+        while True:
+            await asyncio.sleep(self.POLL_SECONDS)
+            try:
+                latest = await self._board.take.remote()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the board's worker died: a new board, progress resumes
+                log.warning("progress_board_lost", exc_info=True)
+                self._board = ProgressBoard.remote()
+                continue
+            for job_id, (stage, fraction) in latest.items():
+                if (listener := self._listeners.get(job_id)) is not None:
+                    listener(stage, fraction)
+
+    def _pick(self) -> dict[str, tuple[Any, dict]]:
+        self._turn += 1
+        return {name: pool[self._turn % len(pool)] for name, pool in self._models.items()}
+
+    async def analyze(self, work: Work, progress: Callable[[str, float], None]) -> AnalysisResult:
+        ref = analyze_recording.options(num_cpus=self.settings.ray_task_num_cpus).remote(
+            self.settings, work, self._pick(), self._board)
+        self._listeners[work.job_id] = progress
+        try:
+            return await ref
+        except asyncio.CancelledError:
+            ray.cancel(ref)
+            raise
+        except ray.exceptions.RayTaskError as exc:
+            if isinstance(exc.cause, AnalysisError):
+                raise AnalysisError(str(exc.cause)) from None
+            raise
+        finally:
+            self._listeners.pop(work.job_id, None)
+
+    async def stop(self) -> None:
+        from callscope import ray_cluster
+
+        if self._poller is not None:
+            self._poller.cancel()
+            await asyncio.gather(self._poller, return_exceptions=True)
+        await asyncio.to_thread(ray_cluster.disconnect)

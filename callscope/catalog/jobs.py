@@ -1,0 +1,195 @@
+"""The durable job queue over the ``jobs`` table, the same on SQLite and PostgreSQL.
+
+A job is ``queued`` (waiting for ``available_at``), ``running`` (leased by one dispatcher until
+``lease_expires_at``), ``done`` or ``failed``. At most one job per recording is queued or running (the partial
+unique index ``uq_jobs_active_recording``), so an upload, a retry and a re-analysis never run side by side.
+
+Claiming: ``claim`` takes up to ``n`` jobs that are due, or running with an expired lease (their dispatcher died),
+in one write transaction: PostgreSQL locks the candidate rows with ``FOR UPDATE SKIP LOCKED`` (concurrent claimers
+pass over each other's rows), SQLite takes its single write lock up front (``BEGIN IMMEDIATE``) so the select and
+the update are one atomic step. Every claim counts an attempt; a job whose attempts are used up is not claimed again
+but failed for good by the caller (``exhausted``).
+
+Ownership: every later write by a dispatcher (heartbeat, progress, retry, completion) is an ``UPDATE ... WHERE
+lease_owner = me AND state = 'running'``; a dispatcher whose lease was taken over writes nothing.
+
+Recording status moves ``pending`` -> ``processing`` -> ``completed``/``failed`` only, each step a guarded
+``UPDATE ... WHERE status IN (...)`` (see ``TRANSITIONS``). A re-analysis (kind ``reanalyze``) of a completed or
+failed recording keeps its status and its results while it runs (stage ``reanalyzing`` with progress) and
+replaces them at the end in one transaction (callscope/services/analyses.py).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import and_, exists, or_, select, update
+from sqlalchemy.orm import Session
+
+from callscope.catalog.tables import Job, Recording
+
+ANALYZE = "analyze"
+REANALYZE = "reanalyze"
+ACTIVE = ("queued", "running")
+
+# kind -> (recording statuses a claim may start from, status while it runs (None: unchanged)).
+START = {ANALYZE: (("pending", "processing"), "processing"), REANALYZE: (("completed", "failed"), None)}
+# kind -> recording statuses the outcome (completed or failed) may be written over.
+TRANSITIONS = {ANALYZE: ("processing",), REANALYZE: ("completed", "failed")}
+# Recordings that may be re-analysed: those whose analysis reached an end.
+REANALYZABLE = ("completed", "failed")
+
+
+class IllegalTransition(Exception):
+    """A recording status change the state machine does not allow (the write is rolled back)."""
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A job this dispatcher holds the lease of."""
+
+    id: int
+    recording_id: int
+    kind: str
+    attempts: int  # including this one
+    owner: str
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded retries with exponential backoff and full jitter around it (0.5x..1.5x)."""
+
+    max_attempts: int = 3
+    base_seconds: float = 10.0
+    max_seconds: float = 600.0
+
+    def delay(self, attempts: int, rng: random.Random | None = None) -> float:
+        """Seconds before the attempt after attempt number ``attempts`` (1-based)."""
+        raw = min(self.max_seconds, self.base_seconds * 2 ** max(0, attempts - 1))
+        return raw * (0.5 + (rng or random).random())
+
+
+def _owned(job_id: int, owner: str):
+    return and_(Job.id == job_id, Job.state == "running", Job.lease_owner == owner)
+
+
+def enqueue(session: Session, recording_id: int, kind: str, now: datetime) -> bool:
+    """Queue a job for the recording in the caller's transaction; False when one is already queued or running."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    # DO NOTHING without a target also covers the partial unique index (one active job per recording).
+    statement = insert(Job).values(recording_id=recording_id, kind=kind, state="queued", attempts=0,
+                                   available_at=now, created_at=now, updated_at=now).on_conflict_do_nothing().returning(Job.id)
+    return session.execute(statement).scalar() is not None
+
+
+def claim(catalog, n: int, owner: str, lease_seconds: float, now: datetime, max_attempts: int) -> list[Claimed]:
+    """Lease up to ``n`` due jobs (queued and available, or running with an expired lease and attempts left)."""
+    if n <= 0:
+        return []
+    due = or_(and_(Job.state == "queued", Job.available_at <= now),
+              and_(Job.state == "running", Job.lease_expires_at < now, Job.attempts < max_attempts))
+    expires = now + timedelta(seconds=lease_seconds)
+    claimed: list[Claimed] = []
+    with catalog.session(write=True) as session:
+        rows = session.execute(select(Job.id, Job.recording_id, Job.kind, Job.attempts).where(due)
+                               .order_by(Job.available_at, Job.id).limit(n)
+                               .with_for_update(skip_locked=True)).all()
+        for job_id, recording_id, kind, attempts in rows:
+            session.execute(update(Job).where(Job.id == job_id).values(
+                state="running", attempts=attempts + 1, lease_owner=owner, lease_expires_at=expires,
+                heartbeat_at=now, updated_at=now))
+            allowed, status = START.get(kind, ((), None))
+            values = {"stage": "queued" if kind == ANALYZE else "reanalyzing", "progress": 0, "updated_at": now}
+            if status:
+                values["status"] = status
+            moved = session.execute(update(Recording).where(Recording.id == recording_id,
+                                                            Recording.status.in_(allowed)).values(**values))
+            if moved.rowcount != 1:  # e.g. a re-analysis of a recording that is still pending: never runs
+                session.execute(update(Job).where(Job.id == job_id).values(
+                    state="failed", lease_owner=None, lease_expires_at=None, finished_at=now,
+                    last_error=f"recording cannot be {kind}d from its current status"))
+                continue
+            claimed.append(Claimed(job_id, recording_id, kind, attempts + 1, owner))
+    return claimed
+
+
+def heartbeat(catalog, job_id: int, owner: str, lease_seconds: float, now: datetime) -> bool:
+    """Extend the lease; False when this owner no longer holds it (the work must stop)."""
+    with catalog.session() as session:
+        result = session.execute(update(Job).where(_owned(job_id, owner)).values(
+            lease_expires_at=now + timedelta(seconds=lease_seconds), heartbeat_at=now, updated_at=now))
+        return result.rowcount == 1
+
+
+def report_progress(catalog, claimed: Claimed, stage: str, percent: int, now: datetime) -> bool:
+    """Show the running stage and progress on the recording, only while ``claimed`` still holds its lease."""
+    holds = exists().where(_owned(claimed.id, claimed.owner))
+    with catalog.session() as session:
+        result = session.execute(update(Recording).where(Recording.id == claimed.recording_id, holds).values(
+            stage=stage, progress=max(0, min(100, int(percent))), updated_at=now))
+        return result.rowcount == 1
+
+
+def holds_lease(session: Session, claimed: Claimed) -> bool:
+    """Inside a write transaction: whether ``claimed`` still owns its job (its outcome may be written)."""
+    return session.scalar(select(Job.id).where(_owned(claimed.id, claimed.owner))
+                          .with_for_update()) is not None
+
+
+def finish(session: Session, claimed: Claimed, state: str, now: datetime, error: str | None = None) -> bool:
+    """In the caller's transaction, end the job (``done`` or ``failed``); False when the lease was lost."""
+    result = session.execute(update(Job).where(_owned(claimed.id, claimed.owner)).values(
+        state=state, lease_owner=None, lease_expires_at=None, finished_at=now, updated_at=now, last_error=error))
+    return result.rowcount == 1
+
+
+def move_recording(session: Session, recording_id: int, kind: str, values: dict) -> None:
+    """Write an outcome onto the recording, only from the statuses ``kind`` may leave; else IllegalTransition."""
+    result = session.execute(update(Recording).where(Recording.id == recording_id,
+                                                     Recording.status.in_(TRANSITIONS[kind])).values(**values))
+    if result.rowcount != 1:
+        raise IllegalTransition(f"recording {recording_id}: a {kind} job cannot set {values.get('status')!r} "
+                                f"from its current status")
+
+
+def retry_later(catalog, claimed: Claimed, error: str, delay_seconds: float, now: datetime) -> bool:
+    """Put the job back in the queue for another attempt after ``delay_seconds``; False when the lease was lost."""
+    with catalog.session() as session:
+        result = session.execute(update(Job).where(_owned(claimed.id, claimed.owner)).values(
+            state="queued", available_at=now + timedelta(seconds=delay_seconds), lease_owner=None,
+            lease_expires_at=None, last_error=error[:4000], updated_at=now))
+        if result.rowcount == 1:
+            session.execute(update(Recording).where(Recording.id == claimed.recording_id).values(
+                stage="retrying", updated_at=now))
+        return result.rowcount == 1
+
+
+def exhausted(catalog, now: datetime, max_attempts: int, limit: int = 100) -> list[Claimed]:
+    """Running jobs whose lease expired with no attempt left (their worker died every time).
+
+    Each is returned as if claimed by its last owner, so ``finish``'s ownership check still guards against a
+    late completion by that owner.
+    """
+    with catalog.session() as session:
+        rows = session.execute(select(Job.id, Job.recording_id, Job.kind, Job.attempts, Job.lease_owner).where(
+            Job.state == "running", Job.lease_expires_at < now, Job.attempts >= max_attempts).limit(limit)).all()
+    return [Claimed(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+
+def enqueue_many(catalog, recording_ids: Iterable[int], kind: str, now: datetime,
+                 from_statuses: tuple[str, ...] = REANALYZABLE) -> list[int]:
+    """Queue ``kind`` for each recording whose status is in ``from_statuses``; the ids that got a new job."""
+    queued: list[int] = []
+    with catalog.session(write=True) as session:
+        for recording_id in recording_ids:
+            status = session.scalar(select(Recording.status).where(Recording.id == recording_id))
+            if status in from_statuses and enqueue(session, recording_id, kind, now):
+                queued.append(recording_id)
+    return queued

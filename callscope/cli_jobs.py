@@ -1,0 +1,119 @@
+"""`callscope jobs list` and `callscope reanalyze`: the analysis job queue from the command line."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from sqlalchemy import select
+
+from callscope.catalog.tables import Job, Recording
+from callscope.identifiers import parse_uuid
+
+
+def _cli():
+    from callscope import cli  # the command group and its helpers; imported late (cli imports this module)
+
+    return cli
+
+
+def _resolve(catalog, account: str, refs: tuple[str, ...]) -> tuple[list[int], list[str]]:
+    """Recording ids of public ids / legacy ids in the account, and the refs not found."""
+    found, missing = [], []
+    with catalog.session() as session:
+        for ref in refs:
+            query = select(Recording.id).where(Recording.account == account)
+            if ref.isdigit():
+                query = query.where(Recording.id == int(ref))
+            elif (uid := parse_uuid(ref)) is not None:
+                query = query.where(Recording.public_id == str(uid))
+            else:
+                missing.append(ref)
+                continue
+            rid = session.scalar(query)
+            (found.append(rid) if rid is not None else missing.append(ref))
+    return found, missing
+
+
+@click.command("reanalyze")
+@click.argument("recordings", nargs=-1)
+@click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
+@click.option("--project", "project_id", type=int, default=None, help="Every recording of this project id.")
+@click.option("--status", "statuses", multiple=True, type=click.Choice(["completed", "failed"]),
+              help="With --project: recordings in this status (repeatable); default completed.")
+def reanalyze(recordings: tuple[str, ...], account: str, project_id: int | None, statuses: tuple[str, ...]) -> None:
+    """Analyse RECORDINGS (public or legacy ids) again, or every recording of --project.
+
+    Only completed or failed recordings are queued. A completed recording stays completed with its old results
+    (stage "reanalyzing") until the new analysis replaces them in one step.
+    """
+    cli = _cli()
+    if bool(recordings) == (project_id is not None):
+        raise click.UsageError("give either RECORDING ids or --project")
+
+    @cli.run_async
+    async def run() -> None:
+        from callscope.services import analyses
+
+        async with cli.opened(cli._settings()) as rt:
+            if project_id is not None:
+                queued = await analyses.reanalyze_project(rt.ctx, account, project_id, statuses or ("completed",))
+                click.echo(f"{len(queued)} recording(s) of project {project_id} queued for re-analysis")
+                return
+            ids, missing = await rt.catalog.run(_resolve, rt.catalog, account, recordings)
+            queued = await analyses.reanalyze(rt.ctx, ids)
+            click.echo(f"{len(queued)} recording(s) queued for re-analysis")
+            skipped = len(ids) - len(queued)
+            if skipped:
+                click.echo(f"{skipped} skipped: not completed or failed yet, or already queued", err=True)
+            if missing:
+                raise click.ClickException(f"not found in account {account}: {', '.join(missing)}")
+    run()
+
+
+@click.group("jobs")
+def jobs_group() -> None:
+    """The analysis job queue."""
+
+
+def _jobs(catalog, account: str, states: tuple[str, ...], limit: int) -> list[tuple[Job, str]]:
+    query = (select(Job, Recording.public_id).join(Recording, Recording.id == Job.recording_id)
+             .where(Recording.account == account).order_by(Job.id.desc()).limit(limit))
+    if states:
+        query = query.where(Job.state.in_(states))
+    with catalog.session() as session:
+        return [(job, public_id) for job, public_id in session.execute(query).all()]
+
+
+@jobs_group.command("list")
+@click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
+@click.option("--state", "states", multiple=True, type=click.Choice(["queued", "running", "done", "failed"]),
+              help="Only jobs in this state (repeatable).")
+@click.option("--limit", default=50, show_default=True, help="Newest jobs first, at most this many.")
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def jobs_list(account: str, states: tuple[str, ...], limit: int, output: str) -> None:
+    """Analysis jobs: state, attempts, lease owner and the last error."""
+    cli = _cli()
+
+    @cli.run_async
+    async def run() -> None:
+        async with cli.opened(cli._settings()) as rt:
+            rows = await rt.catalog.run(_jobs, rt.catalog, account, states, limit)
+        if output == "json":
+            click.echo(json.dumps([{
+                "id": j.id, "recording": public_id, "kind": j.kind, "state": j.state, "attempts": j.attempts,
+                "available_at": j.available_at.isoformat(), "lease_owner": j.lease_owner,
+                "lease_expires_at": j.lease_expires_at.isoformat() if j.lease_expires_at else None,
+                "finished_at": j.finished_at.isoformat() if j.finished_at else None, "last_error": j.last_error,
+            } for j, public_id in rows], indent=2))
+            return
+        click.echo(f"{'ID':>6}  {'RECORDING':36}  {'KIND':9}  {'STATE':7}  {'TRIES':>5}  {'OWNER':24}  LAST ERROR")
+        for j, public_id in rows:
+            click.echo(f"{j.id:>6}  {public_id:36}  {j.kind:9}  {j.state:7}  {j.attempts:>5}  "
+                       f"{(j.lease_owner or '-')[:24]:24}  {(j.last_error or '')[:80]}")
+    run()
+
+
+def register(group: click.Group) -> None:
+    for command in (reanalyze, jobs_group):
+        group.add_command(command)

@@ -1,0 +1,119 @@
+"""`callscope operators enroll|voiceprints|forget-voice`: operators' voiceprints from the command line.
+
+Registered on the main group by `register(main)` (a group named "operators").
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+
+def _cli():
+    from callscope import cli  # the command group and its helpers; imported late (cli imports this module)
+
+    return cli
+
+
+@click.group("operators")
+def operators_group() -> None:
+    """Operators' enrolled voices, used to tell which operator a call's agent is."""
+
+
+async def _operator_name(rt, account: str, operator_id: int) -> str:
+    from callscope.resources import Operator
+    from callscope.services import scope
+
+    operator = scope.by_id(rt.ctx, Operator, account, operator_id)
+    if operator is None:
+        raise click.ClickException(f"no operator {operator_id} in account {account}")
+    return operator.spec.name
+
+
+@operators_group.command("enroll")
+@click.argument("operator_id", type=int)
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
+@click.option("--channel", default=0, show_default=True, help="Channel of FILE that holds the operator's voice.")
+def enroll(operator_id: int, file: Path, account: str, channel: int) -> None:
+    """Enrol OPERATOR_ID's voice from FILE (at least 10 s of their speech alone); replaces an earlier one."""
+    from callscope.analysis.pipeline import _one_line
+    from callscope.analysis.speakers import EnrollmentError, load_speaker_analyzer
+    from callscope.services import voiceprints
+
+    cli = _cli()
+    if not file.is_file():
+        raise click.ClickException(f"{file}: no such file")
+
+    @cli.run_async
+    async def run() -> None:
+        settings = cli._settings()
+        async with cli.opened(settings) as rt:
+            name = await _operator_name(rt, account, operator_id)
+            analyzer = load_speaker_analyzer(settings)
+            try:
+                voiceprint = await rt.catalog.run(voiceprints.enroll_file, rt.catalog, analyzer, account, operator_id,
+                                                  file, channel)
+            except (EnrollmentError, ValueError) as exc:
+                raise click.ClickException(f"{file}: {exc}") from None
+            except Exception as exc:  # a decoder failure: one line, not a traceback
+                raise click.ClickException(f"{file}: cannot decode audio: {_one_line(exc)}") from None
+        click.echo(f"enrolled operator {operator_id} ({name}): {voiceprint.speech_ms / 1000:.1f} s of speech, "
+                   f"model {voiceprint.model}")
+    run()
+
+
+@operators_group.command("voiceprints")
+@click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def list_voiceprints(account: str, output: str) -> None:
+    """The account's enrolled operators: speech enrolled, model, when."""
+    from sqlalchemy import select
+
+    from callscope.catalog.tables import Voiceprint
+
+    cli = _cli()
+
+    def rows(catalog):
+        with catalog.session() as session:
+            return session.execute(select(Voiceprint.operator_id, Voiceprint.speech_ms, Voiceprint.model,
+                                          Voiceprint.created_at).where(Voiceprint.account == account)
+                                   .order_by(Voiceprint.operator_id)).all()
+
+    @cli.run_async
+    async def run() -> None:
+        async with cli.opened(cli._settings()) as rt:
+            found = await rt.catalog.run(rows, rt.catalog)
+        if output == "json":
+            click.echo(json.dumps([{"operator_id": r.operator_id, "speech_ms": r.speech_ms, "model": r.model,
+                                    "created_at": r.created_at.isoformat()} for r in found], indent=2))
+            return
+        click.echo(f"{'OPERATOR':>8}  {'SPEECH':>7}  {'ENROLLED':25}  MODEL")
+        for r in found:
+            click.echo(f"{r.operator_id:>8}  {r.speech_ms / 1000:>6.1f}s  {r.created_at.isoformat():25}  {r.model}")
+    run()
+
+
+@operators_group.command("forget-voice")
+@click.argument("operator_id", type=int)
+@click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
+def forget_voice(operator_id: int, account: str) -> None:
+    """Delete OPERATOR_ID's voiceprint."""
+    from callscope.services import voiceprints
+
+    cli = _cli()
+
+    @cli.run_async
+    async def run() -> None:
+        async with cli.opened(cli._settings()) as rt:
+            removed = await rt.catalog.run(voiceprints.forget, rt.catalog, account, operator_id)
+        if not removed:
+            raise click.ClickException(f"operator {operator_id} of account {account} has no voiceprint")
+        click.echo(f"voiceprint of operator {operator_id} deleted")
+    run()
+
+
+def register(group: click.Group) -> None:
+    group.add_command(operators_group)

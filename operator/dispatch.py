@@ -1,0 +1,212 @@
+"""The analysis dispatcher: claims jobs from the catalog's queue and runs them on an executor.
+
+It runs in every `callscope serve` (with CALLSCOPE_DISPATCHER_ENABLED) and in the Kopf operator; any number of
+them may share one catalog (see callscope/catalog/jobs.py for why none processes a job twice).
+
+Per tick it fails for good the jobs whose lease expired with no attempt left, then claims at most as many jobs as
+it has free slots (back-pressure: it never takes work it cannot start). Each claimed job runs in a task that
+heartbeats the lease (every third of it) and writes the stage and progress the executor reports (about once a
+second). A lost lease (another dispatcher took the job over) cancels the work; its result is never written.
+
+Outcomes: a result is stored through callscope/services/analyses.py (completion, one transaction); an
+AnalysisError (the audio cannot be decoded, or is gone) fails the recording at once with its message, since
+trying again cannot help; anything else (a Ray worker or actor that died, a lost node) is retried with backoff
+until the last attempt, then the recording fails with a readable reason.
+
+Executors: ``RayExecutor`` (analysis/actors.py, the default) or ``InlineExecutor`` (CALLSCOPE_ANALYSIS_EXECUTOR=
+inline): the same pipeline in threads of this process, one shared set of models, for tests and small installs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+import structlog
+from callscope.analysis.pipeline import AnalysisError, AnalysisResult, Pipeline, Progress
+from callscope.analysis.work import Work, analyze
+
+from callscope.catalog import jobs
+from callscope.catalog.jobs import Claimed, RetryPolicy
+from callscope.catalog.tables import Recording
+from callscope.resources import Project
+from callscope.services import analyses, scope
+from callscope.services.context import Context
+
+log = structlog.get_logger()
+
+PROGRESS_SECONDS = 1.0
+
+
+class Executor(Protocol):
+    async def start(self) -> None: ...
+
+    async def analyze(self, work: Work, progress: Progress) -> AnalysisResult: ...
+
+    async def stop(self) -> None: ...
+
+
+class InlineExecutor:
+    """The pipeline in this process's threads, as many as the dispatcher has slots; models loaded once."""
+
+    def __init__(self, settings, pipeline: Pipeline | None = None) -> None:
+        self.settings = settings
+        self._pipeline = pipeline
+        self._threads = ThreadPoolExecutor(settings.dispatcher_slots, thread_name_prefix="analysis")
+
+    async def start(self) -> None:
+        if self._pipeline is None:
+            from callscope.analysis.asr import transcriber_from_settings
+
+            transcriber = await asyncio.to_thread(transcriber_from_settings, self.settings)
+            self._pipeline = Pipeline(self.settings, transcriber=transcriber)
+
+    async def analyze(self, work: Work, progress: Progress) -> AnalysisResult:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._threads, analyze, self._pipeline, self.settings, work, progress)
+
+    async def stop(self) -> None:
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+
+def build_executor(settings) -> Executor:
+    if settings.analysis_executor == "inline":
+        return InlineExecutor(settings)
+    from callscope.analysis.actors import RayExecutor
+
+    return RayExecutor(settings)
+
+
+def owner_id() -> str:
+    """Unique per dispatcher: host, process, and a random part (a restarted process is a new owner)."""
+    return f"{socket.gethostname()[:60]}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def _describe(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"[:1000]
+
+
+def _recording(catalog, recording_id: int) -> Recording | None:
+    with catalog.session() as session:
+        return session.get(Recording, recording_id)
+
+
+class LeaseLost(Exception):
+    pass
+
+
+class Dispatcher:
+    def __init__(self, ctx: Context, executor: Executor, owner: str | None = None) -> None:
+        self.ctx = ctx
+        self.settings = ctx.settings
+        self.executor = executor
+        self.owner = owner or owner_id()
+        self.policy = RetryPolicy(self.settings.job_max_attempts, self.settings.job_retry_base_seconds,
+                                  self.settings.job_retry_max_seconds)
+        self.running: dict[int, asyncio.Task] = {}
+
+    async def run(self) -> None:
+        """Tick forever (the caller starts and cancels it); a failing tick is logged and the loop goes on."""
+        log.info("dispatcher_started", owner=self.owner, slots=self.settings.dispatcher_slots,
+                 executor=type(self.executor).__name__)
+        try:
+            while True:
+                try:
+                    await self.tick()
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("dispatcher_tick_failed", owner=self.owner)
+                await asyncio.sleep(self.settings.dispatcher_poll_seconds)
+        finally:
+            for task in self.running.values():
+                task.cancel()
+            await asyncio.gather(*self.running.values(), return_exceptions=True)
+
+    async def tick(self) -> list[Claimed]:
+        """Fail exhausted jobs, then claim and start as many jobs as there are free slots."""
+        catalog, now = self.ctx.catalog, self.ctx.clock()
+        for dead in await catalog.run(jobs.exhausted, catalog, now, self.policy.max_attempts):
+            await analyses.fail(self.ctx, dead, f"analysis did not finish after {dead.attempts} attempts "
+                                                "(the analysis worker stopped responding)")
+        free = self.settings.dispatcher_slots - len(self.running)
+        claimed = await catalog.run(jobs.claim, catalog, free, self.owner, self.settings.job_lease_seconds, now,
+                                    self.policy.max_attempts)
+        for job in claimed:
+            task = asyncio.create_task(self.process(job), name=f"job-{job.id}")
+            self.running[job.id] = task
+            task.add_done_callback(lambda _t, job_id=job.id: self.running.pop(job_id, None))
+        return claimed
+
+    async def process(self, job: Claimed) -> None:
+        log.info("job_started", job_id=job.id, recording_id=job.recording_id, kind=job.kind, attempt=job.attempts)
+        try:
+            recording = await self.ctx.catalog.run(_recording, self.ctx.catalog, job.recording_id)
+            if recording is None:
+                return  # deleted meanwhile; its job went with it
+            work = Work(job.id, recording.blob_key, self._project(recording))
+            result = await self._with_lease(job, work)
+        except LeaseLost:
+            log.warning("job_lease_lost", job_id=job.id, owner=self.owner)
+            return
+        except AnalysisError as exc:  # the input itself is bad: no retry
+            await analyses.fail(self.ctx, job, str(exc))
+            return
+        except asyncio.CancelledError:
+            raise  # shutting down: the lease expires and another dispatcher takes the job
+        except Exception as exc:
+            await self._retry_or_fail(job, exc)
+            return
+        try:
+            await analyses.complete(self.ctx, job, result)
+        except Exception:  # e.g. the catalog went away: the lease expires and the job is taken again
+            log.exception("job_completion_failed", job_id=job.id, recording_id=job.recording_id)
+
+    def _project(self, recording: Recording) -> Any:
+        project = scope.by_id(self.ctx, Project, recording.account, recording.project_id)
+        if project is None:
+            return None
+        return project.spec.model_copy(update={"language": recording.language})
+
+    async def _with_lease(self, job: Claimed, work: Work) -> AnalysisResult:
+        """Run the work while heartbeating the lease and writing progress; LeaseLost when it goes."""
+        latest: dict[str, tuple[str, float]] = {}
+        work_task = asyncio.ensure_future(self.executor.analyze(work, lambda s, f: latest.__setitem__("p", (s, f))))
+        catalog = self.ctx.catalog
+        interval = self.settings.job_lease_seconds / 3
+        loop = asyncio.get_running_loop()
+        next_beat, written = loop.time() + interval, None
+        try:
+            while True:
+                done, _ = await asyncio.wait({work_task}, timeout=PROGRESS_SECONDS)
+                if done:
+                    return work_task.result()
+                now = self.ctx.clock()
+                if loop.time() >= next_beat:
+                    if not await catalog.run(jobs.heartbeat, catalog, job.id, self.owner,
+                                             self.settings.job_lease_seconds, now):
+                        raise LeaseLost()
+                    next_beat = loop.time() + interval
+                if (current := latest.get("p")) is not None and current != written:
+                    if not await catalog.run(jobs.report_progress, catalog, job, current[0],
+                                             round(current[1] * 100), now):
+                        raise LeaseLost()
+                    written = current
+        finally:
+            if not work_task.done():
+                work_task.cancel()
+                await asyncio.gather(work_task, return_exceptions=True)
+
+    async def _retry_or_fail(self, job: Claimed, exc: BaseException) -> None:
+        reason = _describe(exc)
+        if job.attempts >= self.policy.max_attempts:
+            await analyses.fail(self.ctx, job, f"analysis failed after {job.attempts} attempts: {reason}")
+            return
+        delay = self.policy.delay(job.attempts)
+        log.warning("job_retry", job_id=job.id, attempt=job.attempts, delay_s=round(delay, 1), error=reason)
+        await self.ctx.catalog.run(jobs.retry_later, self.ctx.catalog, job, reason, delay, self.ctx.clock())

@@ -1,0 +1,171 @@
+"""The dispatcher with the inline executor on real audio (espeak-ng speech, the tiny.en model), on SQLite and
+PostgreSQL: completion stores the analysis, bad audio fails at once with a readable reason, a dead worker is
+retried, a lost lease writes nothing, and a re-analysis replaces the results in one step."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from callscope.analysis.asr import transcriber_from_settings
+from callscope.analysis.pipeline import Pipeline
+from callscope.operator.dispatch import Dispatcher, InlineExecutor
+
+from callscope.catalog import jobs
+from callscope.config import Settings
+from callscope.runtime import Runtime
+from callscope.services import analyses
+from tests.analysis import speech
+from tests.queue.rows import add_recording, job_of, recording
+
+pytestmark = pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)
+
+SENTENCE = "Please hold while I look that up for you."
+
+
+@pytest.fixture(scope="module")
+def wav_bytes(tmp_path_factory) -> bytes:
+    call = speech.make_call([0.3, SENTENCE, 0.3])
+    return speech.write(tmp_path_factory.mktemp("audio") / "call.wav", [call.samples]).read_bytes()
+
+
+@pytest.fixture(scope="module")
+def transcriber():
+    return transcriber_from_settings(Settings())  # loaded once for the module
+
+
+@pytest.fixture
+async def ctx(tmp_path: Path, catalog_url: str):
+    settings = Settings(data_dir=tmp_path / "data", database_url=catalog_url, log_level="WARNING",
+                        analysis_executor="inline", job_lease_seconds=30, job_retry_base_seconds=0,
+                        dispatcher_poll_seconds=0.05)
+    runtime = Runtime(settings)
+    await runtime.start(background=False)
+    yield runtime.ctx
+    await runtime.stop()
+
+
+async def put_recording(ctx, audio: bytes, **kwargs) -> int:
+    rid = add_recording(ctx.catalog, now=ctx.clock() - timedelta(seconds=1), **kwargs)
+    row = recording(ctx.catalog, rid)
+    async with ctx.blobs.writer(row.blob_key) as writer:
+        await writer.write(audio)
+        await writer.commit()
+    return rid
+
+
+class FlakyExecutor(InlineExecutor):
+    """The real inline executor whose first run dies, as a killed Ray worker would."""
+
+    calls = 0
+
+    async def analyze(self, work, progress):
+        self.calls += 1
+        if self.calls == 1:
+            raise ConnectionError("worker died")
+        return await super().analyze(work, progress)
+
+
+async def drain(dispatcher: Dispatcher, rid: int, statuses=("completed", "failed"), timeout: float = 60) -> None:
+    async def until_done():
+        while recording(dispatcher.ctx.catalog, rid).status not in statuses or dispatcher.running:
+            await dispatcher.tick()
+            await asyncio.sleep(0.05)
+    await asyncio.wait_for(until_done(), timeout)
+
+
+async def test_a_recording_is_analysed_and_stored(ctx, wav_bytes, transcriber) -> None:
+    rid = await put_recording(ctx, wav_bytes)
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+
+    await drain(dispatcher, rid)
+
+    row = recording(ctx.catalog, rid)
+    assert (row.status, row.stage, row.progress, row.status_reason) == ("completed", "done", 100, None)
+    assert row.dialogues_count >= 1
+    analysis, transcript = await analyses.load_analysis(ctx, row)
+    assert analysis.version == 1 and analysis.transcript_key.endswith("transcript-v1.json")
+    assert speech.wer(SENTENCE, " ".join(s["text"] for s in transcript["dialogue"])) < 0.3
+    assert "dialogue" not in json.loads(analysis.results) and json.loads(analysis.results)["duration_ms"] > 0
+    assert (job_of(ctx.catalog, rid).state, job_of(ctx.catalog, rid).attempts) == ("done", 1)
+
+
+async def test_a_corrupt_upload_fails_at_once_with_a_readable_reason(ctx, transcriber) -> None:
+    rid = await put_recording(ctx, b"RIFF....WAVEfmt garbage, not audio at all" * 10)
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+
+    await drain(dispatcher, rid)
+
+    row = recording(ctx.catalog, rid)
+    assert row.status == "failed" and "cannot decode audio" in row.status_reason
+    job = job_of(ctx.catalog, rid)
+    assert (job.state, job.attempts) == ("failed", 1)  # bad input is not retried
+    assert await analyses.load_analysis(ctx, row) == (None, None)
+
+
+async def test_a_dead_worker_is_retried(ctx, wav_bytes, transcriber) -> None:
+    rid = await put_recording(ctx, wav_bytes)
+    dispatcher = Dispatcher(ctx, FlakyExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+
+    await drain(dispatcher, rid)
+
+    assert recording(ctx.catalog, rid).status == "completed"
+    job = job_of(ctx.catalog, rid)
+    assert (job.state, job.attempts, job.last_error) == ("done", 2, None)
+
+
+async def test_the_last_failed_attempt_fails_the_recording(ctx, wav_bytes, transcriber) -> None:
+    rid = await put_recording(ctx, wav_bytes)
+    ctx.settings.job_max_attempts = 1
+    dispatcher = Dispatcher(ctx, FlakyExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+
+    await drain(dispatcher, rid)
+
+    row = recording(ctx.catalog, rid)
+    assert row.status == "failed"
+    assert row.status_reason == "analysis failed after 1 attempts: ConnectionError: worker died"
+
+
+async def test_a_lost_lease_cannot_complete_and_leaves_no_blob(ctx, wav_bytes, transcriber) -> None:
+    rid = await put_recording(ctx, wav_bytes)
+    pipeline = Pipeline(ctx.settings, transcriber=transcriber)
+    now = ctx.clock()
+    [first] = jobs.claim(ctx.catalog, 1, "a", 30, now, 3)
+    [second] = jobs.claim(ctx.catalog, 1, "b", 30, now + timedelta(seconds=31), 3)  # a's lease expired
+    row = recording(ctx.catalog, rid)
+    from callscope.analysis.work import Work, analyze
+
+    result = await asyncio.to_thread(analyze, pipeline, ctx.settings, Work(first.id, row.blob_key, None))
+
+    assert not await analyses.complete(ctx, first, result)
+    assert recording(ctx.catalog, rid).status == "processing"
+    assert await ctx.blobs.list_keys(row.blob_key.rsplit("/", 1)[0]) == [row.blob_key]  # a's transcript went
+    assert await analyses.complete(ctx, second, result)
+    assert recording(ctx.catalog, rid).status == "completed"
+
+
+async def test_reanalysis_replaces_the_results_atomically(ctx, wav_bytes, transcriber) -> None:
+    rid = await put_recording(ctx, wav_bytes)
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+    await drain(dispatcher, rid)
+    first, _ = await analyses.load_analysis(ctx, recording(ctx.catalog, rid))
+
+    assert await analyses.reanalyze(ctx, [rid]) == [rid]
+    [claimed] = await dispatcher.tick()
+    assert claimed.kind == "reanalyze"
+    during = recording(ctx.catalog, rid)
+    assert (during.status, during.stage) == ("completed", "reanalyzing")
+    kept, transcript = await analyses.load_analysis(ctx, during)  # the old results stay readable meanwhile
+    assert kept.version == 1 and transcript["dialogue"]
+    await drain(dispatcher, rid)
+
+    row = recording(ctx.catalog, rid)
+    second, transcript = await analyses.load_analysis(ctx, row)
+    assert (row.status, row.stage, second.version) == ("completed", "done", 2)
+    assert transcript["dialogue"]
+    keys = await ctx.blobs.list_keys(row.blob_key.rsplit("/", 1)[0])
+    assert second.transcript_key in keys and first.transcript_key not in keys  # the old transcript is gone
+    assert await analyses.reanalyze(ctx, [rid, 999999]) == [rid]  # unknown ids are skipped

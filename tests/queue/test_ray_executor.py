@@ -1,0 +1,55 @@
+"""The Ray executor for real: a local Ray, the Whisper model in an actor, the task fetching the audio from the
+blob store itself; the dispatcher stores the result and the recording showed its progress on the way."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from callscope.operator.dispatch import Dispatcher
+
+from callscope.config import Settings
+from callscope.runtime import Runtime
+from callscope.services import analyses
+from tests.analysis import speech
+from tests.queue.rows import recording
+from tests.queue.test_dispatch import SENTENCE, put_recording, wav_bytes  # noqa: F401 - fixture
+
+pytestmark = [pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON), pytest.mark.slow]
+
+
+async def test_recordings_are_analysed_on_ray(tmp_path, wav_bytes) -> None:  # noqa: F811
+    from callscope.analysis.actors import RayExecutor
+
+    settings = Settings(data_dir=tmp_path / "data", log_level="WARNING", ray_num_cpus=2, ray_object_store_mb=128)
+    runtime = Runtime(settings)
+    await runtime.start(background=False)
+    executor = RayExecutor(settings)
+    try:
+        await executor.start()
+        ctx = runtime.ctx
+        ids = [await put_recording(ctx, wav_bytes) for _ in range(2)]
+        bad = await put_recording(ctx, b"not audio" * 100)
+        dispatcher = Dispatcher(ctx, executor)
+        stages: set[tuple[str, int]] = set()
+
+        async def until_done():
+            while any(recording(ctx.catalog, r).status not in ("completed", "failed") for r in [*ids, bad]):
+                await dispatcher.tick()
+                for r in ids:
+                    row = recording(ctx.catalog, r)
+                    stages.add((row.stage, row.progress))
+                await asyncio.sleep(0.2)
+        await asyncio.wait_for(until_done(), 120)
+
+        for r in ids:
+            row = recording(ctx.catalog, r)
+            assert row.status == "completed", row.status_reason
+            _, transcript = await analyses.load_analysis(ctx, row)
+            assert speech.wer(SENTENCE, " ".join(s["text"] for s in transcript["dialogue"])) < 0.3
+        assert any(0 < progress < 100 for _, progress in stages)  # progress came back from the Ray task
+        failed = recording(ctx.catalog, bad)
+        assert failed.status == "failed" and "cannot decode audio" in failed.status_reason
+    finally:
+        await executor.stop()
+        await runtime.stop()
