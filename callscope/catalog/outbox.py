@@ -1,0 +1,99 @@
+"""The webhook outbox over ``webhook_events``, the same on SQLite and PostgreSQL, leased like the job queue
+(callscope/catalog/jobs.py): any number of delivering processes share it and no event is sent by two at once.
+
+An event is ``pending`` (due at ``next_attempt_at``), ``delivering`` (leased by one process until
+``lease_expires_at``; a process that dies mid-attempt leaves it to be taken over when the lease expires),
+``delivered``, ``failed`` (a permanent refusal, or attempts used up) or ``disabled`` (its endpoint answered 410 Gone).
+Every attempt is kept in ``webhook_attempts``; every outcome is written only while the lease is still held.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import and_, or_, select, update
+
+from callscope.catalog.tables import WebhookAttempt, WebhookEndpoint, WebhookEvent
+
+
+@dataclass(frozen=True)
+class ClaimedEvent:
+    id: int
+    message_id: str
+    account: str
+    project_id: int
+    url: str
+    payload: str
+    attempt: int  # including this one
+    owner: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one attempt ended in, and what becomes of the event."""
+
+    state: str  # delivered, pending (retry at next_attempt_at), failed, disabled
+    started_at: datetime
+    duration_ms: int
+    status_code: int | None = None
+    error: str | None = None
+    response_excerpt: str | None = None
+    next_attempt_at: datetime | None = None
+
+
+def claim(catalog, n: int, owner: str, lease_seconds: float, now: datetime, max_attempts: int) -> list[ClaimedEvent]:
+    """Lease up to ``n`` due events; an abandoned event with no attempt left is failed instead."""
+    if n <= 0:
+        return []
+    abandoned = and_(WebhookEvent.state == "delivering", WebhookEvent.lease_expires_at < now)
+    claimed: list[ClaimedEvent] = []
+    with catalog.session(write=True) as session:
+        session.execute(update(WebhookEvent).where(abandoned, WebhookEvent.attempts >= max_attempts).values(
+            state="failed", lease_owner=None, lease_expires_at=None,
+            last_error="the delivering process stopped during the last attempt"))
+        due = or_(and_(WebhookEvent.state == "pending", WebhookEvent.next_attempt_at <= now), abandoned)
+        events = session.scalars(select(WebhookEvent).where(due).order_by(WebhookEvent.next_attempt_at,
+                                                                           WebhookEvent.id)
+                                 .limit(n).with_for_update(skip_locked=True)).all()
+        for event in events:
+            event.state, event.attempts = "delivering", event.attempts + 1
+            event.lease_owner, event.lease_expires_at = owner, now + timedelta(seconds=lease_seconds)
+            claimed.append(ClaimedEvent(event.id, event.message_id, event.account, event.project_id, event.url,
+                                        event.payload, event.attempts, owner))
+    return claimed
+
+
+def endpoint_disabled(catalog, account: str, project_id: int, url: str) -> str | None:
+    """Why the endpoint is disabled (it answered 410 Gone), or None when it is not."""
+    with catalog.session() as session:
+        return session.scalar(select(WebhookEndpoint.disabled_reason).where(
+            WebhookEndpoint.account == account, WebhookEndpoint.project_id == project_id,
+            WebhookEndpoint.url == url, WebhookEndpoint.disabled_at.is_not(None)))
+
+
+def record(catalog, event: ClaimedEvent, outcome: Outcome, now: datetime) -> bool:
+    """Keep the attempt and move the event to ``outcome.state``; False (nothing written) when the lease was lost."""
+    owned = and_(WebhookEvent.id == event.id, WebhookEvent.state == "delivering",
+                 WebhookEvent.lease_owner == event.owner)
+    values = {"state": outcome.state, "lease_owner": None, "lease_expires_at": None,
+              "last_status_code": outcome.status_code, "last_error": outcome.error}
+    if outcome.state == "delivered":
+        values["delivered_at"] = now
+    if outcome.next_attempt_at is not None:
+        values["next_attempt_at"] = outcome.next_attempt_at
+    with catalog.session(write=True) as session:
+        if session.execute(update(WebhookEvent).where(owned).values(**values)).rowcount != 1:
+            return False
+        session.add(WebhookAttempt(event_id=event.id, attempt=event.attempt, started_at=outcome.started_at,
+                                   duration_ms=outcome.duration_ms, status_code=outcome.status_code,
+                                   error=outcome.error, response_excerpt=outcome.response_excerpt))
+        if outcome.state == "disabled" and outcome.status_code == 410:
+            endpoint = session.scalar(select(WebhookEndpoint).where(
+                WebhookEndpoint.account == event.account, WebhookEndpoint.project_id == event.project_id,
+                WebhookEndpoint.url == event.url))
+            if endpoint is None:
+                endpoint = WebhookEndpoint(account=event.account, project_id=event.project_id, url=event.url)
+                session.add(endpoint)
+            endpoint.disabled_at, endpoint.disabled_reason = now, f"answered 410 Gone at {now.isoformat()}"
+    return True

@@ -1,0 +1,154 @@
+"""`callscope webhooks ...`: the recording.analyzed outbox from the command line: what was sent, what each
+endpoint answered, sending again, re-enabling an endpoint that answered 410, and making a signing secret."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+ACCOUNT = click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
+STATES = ["pending", "delivering", "delivered", "failed", "disabled"]
+
+
+def _cli():
+    from callscope import cli  # the command group and its helpers; imported late (cli imports this module)
+
+    return cli
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+@click.group("webhooks")
+def webhooks_group() -> None:
+    """recording.analyzed deliveries: the outbox, its attempts, endpoints and signing secrets."""
+
+
+@webhooks_group.command("list")
+@ACCOUNT
+@click.option("--state", "states", multiple=True, type=click.Choice(STATES), help="Only events in this state.")
+@click.option("--recording", "recording_id", type=int, default=None, help="Only events of this recording id.")
+@click.option("--limit", default=50, show_default=True, help="Newest events first, at most this many.")
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def webhooks_list(account: str, states: tuple[str, ...], recording_id: int | None, limit: int, output: str) -> None:
+    """Webhook events: state, attempts, the last answer and the next attempt."""
+    cli = _cli()
+
+    @cli.run_async
+    async def run() -> None:
+        from callscope.services import webhooks
+
+        async with cli.opened(cli._settings()) as rt:
+            events = await rt.catalog.run(webhooks.list_events, rt.catalog, account, states, recording_id, limit)
+        if output == "json":
+            click.echo(json.dumps([{
+                "id": e.id, "webhook_id": e.message_id, "type": e.event_type, "recording_id": e.recording_id,
+                "project_id": e.project_id, "url": e.url, "state": e.state, "attempts": e.attempts,
+                "last_status_code": e.last_status_code, "last_error": e.last_error,
+                "next_attempt_at": _iso(e.next_attempt_at), "created_at": _iso(e.created_at),
+                "delivered_at": _iso(e.delivered_at),
+            } for e in events], indent=2))
+            return
+        click.echo(f"{'ID':>6}  {'RECORDING':>9}  {'STATE':10}  {'TRIES':>5}  {'CODE':>4}  {'URL':40}  LAST ERROR")
+        for e in events:
+            click.echo(f"{e.id:>6}  {e.recording_id or '-':>9}  {e.state:10}  {e.attempts:>5}  "
+                       f"{e.last_status_code or '-':>4}  {e.url[:40]:40}  {(e.last_error or '')[:60]}")
+    run()
+
+
+@webhooks_group.command("attempts")
+@ACCOUNT
+@click.argument("event_id", type=int)
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def webhooks_attempts(account: str, event_id: int, output: str) -> None:
+    """Every delivery attempt of EVENT_ID: when, how long, the status code and the start of the answer."""
+    cli = _cli()
+
+    @cli.run_async
+    async def run() -> None:
+        from callscope.services import webhooks
+
+        async with cli.opened(cli._settings()) as rt:
+            event, attempts = await rt.catalog.run(webhooks.attempts_of, rt.catalog, account, event_id)
+        if event is None:
+            raise click.ClickException(f"no webhook event {event_id} in account {account}")
+        if output == "json":
+            click.echo(json.dumps({"id": event.id, "webhook_id": event.message_id, "state": event.state,
+                                   "url": event.url, "payload": json.loads(event.payload), "attempts": [{
+                                       "attempt": a.attempt, "started_at": _iso(a.started_at),
+                                       "duration_ms": a.duration_ms, "status_code": a.status_code,
+                                       "error": a.error, "response": a.response_excerpt} for a in attempts]},
+                                  indent=2))
+            return
+        click.echo(f"event {event.id} ({event.message_id}) to {event.url}: {event.state}")
+        for a in attempts:
+            click.echo(f"  #{a.attempt:<3} {_iso(a.started_at)}  {a.duration_ms:>6} ms  "
+                       f"{a.status_code or '-':>4}  {a.error or (a.response_excerpt or '')[:80]}")
+    run()
+
+
+@webhooks_group.command("redeliver")
+@ACCOUNT
+@click.argument("event_ids", type=int, nargs=-1, required=True)
+def webhooks_redeliver(account: str, event_ids: tuple[int, ...]) -> None:
+    """Send failed or disabled events again (their attempts start over; same webhook-id)."""
+    cli = _cli()
+
+    @cli.run_async
+    async def run() -> None:
+        from callscope.services import webhooks
+
+        async with cli.opened(cli._settings()) as rt:
+            queued = await rt.catalog.run(webhooks.redeliver, rt.catalog, account, list(event_ids), rt.ctx.clock())
+        click.echo(f"{len(queued)} event(s) queued again")
+        if len(queued) < len(event_ids):
+            click.echo("others skipped: unknown, or not failed or disabled", err=True)
+    run()
+
+
+@webhooks_group.command("enable")
+@ACCOUNT
+@click.option("--url", required=True, help="The endpoint URL that was disabled by a 410 Gone.")
+def webhooks_enable(account: str, url: str) -> None:
+    """Deliver to an endpoint again after it answered 410 Gone (disabled events: `webhooks redeliver`)."""
+    cli = _cli()
+
+    @cli.run_async
+    async def run() -> None:
+        from callscope.services import webhooks
+
+        async with cli.opened(cli._settings()) as rt:
+            enabled = await rt.catalog.run(webhooks.enable_endpoint, rt.catalog, account, url)
+        if not enabled:
+            raise click.ClickException(f"{url} is not disabled in account {account}")
+        click.echo(f"{url} enabled")
+    run()
+
+
+@webhooks_group.command("new-secret")
+@ACCOUNT
+@click.option("--name", required=True, help="Secret name, as the project's webhook.signingSecretRef.name gives it.")
+@click.option("--key", default="signing-secret", show_default=True, help="Key in the Secret.")
+def webhooks_new_secret(account: str, name: str, key: str) -> None:
+    """Make a signing secret (whsec_...) and store it where embedded mode reads Secrets; printed once, alone on
+    the last line. In a cluster, create the Secret with kubectl instead."""
+    from callscope import webhook_signing
+    from callscope.secret_store import FileSecretStore
+
+    settings = _cli()._settings()
+    if settings.store != "sqlite":
+        raise click.ClickException("in a cluster: kubectl create secret generic NAME -n ACCOUNT "
+                                   "--from-literal=signing-secret=whsec_...")
+    secret = webhook_signing.new_secret()
+    try:
+        path = FileSecretStore(settings.data_dir / "secrets").write(account, name, key, secret)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    click.echo(f"written to {path}", err=True)
+    click.echo(secret)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(webhooks_group)

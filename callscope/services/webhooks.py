@@ -1,0 +1,125 @@
+"""The ``recording.analyzed`` event: its payload, written to the webhook outbox in the caller's transaction (the one
+that completes or fails the recording), and the outbox as users inspect it (``callscope webhooks``).
+
+Payload (the exact body, stored once and sent unchanged on every retry)::
+
+    {"type": "recording.analyzed", "timestamp": "<ISO 8601>",
+     "data": {"recording_id": 12, "public_id": "...", "project_id": 1, "external_id": "...",
+              "status": "completed" | "failed", "status_reason": null | "...",
+              "metadata": {...}, "summary": "...", "transcription": {...}, "goals": [...],
+              "categories": [...], "extracted_data": [...]}}
+
+``recording_id``, ``public_id``, ``project_id``, ``external_id``, ``status`` and ``status_reason`` are always
+there; the other keys only for the sections the project's ``spec.webhook.sections`` lists. Delivery (signing,
+retries, address checks) is operator/webhooks.py.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from callscope.catalog.tables import Recording, WebhookAttempt, WebhookEndpoint, WebhookEvent
+
+EVENT_TYPE = "recording.analyzed"
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def metadata(recording: Recording) -> dict[str, Any]:
+    return {
+        "name": recording.name, "language": recording.language, "duration_ms": recording.duration_ms,
+        "operator_id": recording.operator_id, "called_at": _iso(recording.called_at),
+        "recording_source": recording.recording_source, "created_at": _iso(recording.created_at),
+        "updated_at": _iso(recording.updated_at), "dialogues_count": recording.dialogues_count,
+        "goals_evaluated": recording.goals_evaluated, "pauses_detected": recording.pauses_detected,
+    }
+
+
+def payload(recording: Recording, sections: list[str], results: dict | None, transcript: dict | None,
+            now: datetime) -> dict[str, Any]:
+    """The event body for ``recording`` (completed with ``results``/``transcript``, or failed with neither)."""
+    data: dict[str, Any] = {
+        "recording_id": recording.id, "public_id": recording.public_id, "project_id": recording.project_id,
+        "external_id": recording.external_id, "status": recording.status, "status_reason": recording.status_reason,
+    }
+    results = results or {}
+    for section in sections:
+        if section == "metadata":
+            data["metadata"] = metadata(recording)
+        elif section == "summary":
+            data["summary"] = results.get("summary")
+        elif section == "transcription":
+            data["transcription"] = ({key: transcript.get(key) for key in ("language", "speakers", "dialogue")}
+                                     if transcript else None)
+        else:  # goals, categories, extracted_data: lists in the results document
+            data[section] = results.get(section) or []
+    return {"type": EVENT_TYPE, "timestamp": _iso(now), "data": data}
+
+
+def enqueue_recording_analyzed(session, *, recording: Recording, project: Any, results: dict | None,
+                               transcript: dict | None, now: datetime) -> WebhookEvent | None:
+    """Write the event into the outbox in the caller's transaction; None when the project has no webhook."""
+    webhook = getattr(project, "webhook", None)
+    if webhook is None:
+        return None
+    body = payload(recording, list(webhook.sections), results, transcript, now)
+    event = WebhookEvent(
+        message_id=f"msg_{uuid.uuid4().hex}", account=recording.account, project_id=recording.project_id,
+        recording_id=recording.id, event_type=EVENT_TYPE, url=webhook.url,
+        payload=json.dumps(body, separators=(",", ":")), state="pending", attempts=0, next_attempt_at=now,
+        created_at=now)
+    session.add(event)
+    return event
+
+
+# ----- the outbox as users see it ---------------------------------------------------------------
+
+def list_events(catalog, account: str, states: tuple[str, ...] = (), recording_id: int | None = None,
+                limit: int = 50) -> list[WebhookEvent]:
+    query = select(WebhookEvent).where(WebhookEvent.account == account).order_by(WebhookEvent.id.desc()).limit(limit)
+    if states:
+        query = query.where(WebhookEvent.state.in_(states))
+    if recording_id is not None:
+        query = query.where(WebhookEvent.recording_id == recording_id)
+    with catalog.session() as session:
+        return list(session.scalars(query))
+
+
+def attempts_of(catalog, account: str, event_id: int) -> tuple[WebhookEvent | None, list[WebhookAttempt]]:
+    with catalog.session() as session:
+        event = session.scalar(select(WebhookEvent).where(WebhookEvent.id == event_id,
+                                                          WebhookEvent.account == account))
+        if event is None:
+            return None, []
+        return event, list(session.scalars(select(WebhookAttempt).where(WebhookAttempt.event_id == event_id)
+                                           .order_by(WebhookAttempt.attempt)))
+
+
+def redeliver(catalog, account: str, event_ids: list[int], now: datetime) -> list[int]:
+    """Queue failed or disabled events again (attempts start over); the ids that were queued."""
+    queued = []
+    with catalog.session(write=True) as session:
+        for event in session.scalars(select(WebhookEvent).where(
+                WebhookEvent.account == account, WebhookEvent.id.in_(event_ids),
+                WebhookEvent.state.in_(("failed", "disabled")))):
+            event.state, event.attempts, event.next_attempt_at = "pending", 0, now
+            queued.append(event.id)
+    return queued
+
+
+def enable_endpoint(catalog, account: str, url: str) -> int:
+    """Re-enable an endpoint disabled by a 410 Gone; the number of endpoint rows enabled."""
+    with catalog.session(write=True) as session:
+        rows = list(session.scalars(select(WebhookEndpoint).where(
+            WebhookEndpoint.account == account, WebhookEndpoint.url == url,
+            WebhookEndpoint.disabled_at.is_not(None))))
+        for row in rows:
+            row.disabled_at, row.disabled_reason = None, None
+        return len(rows)

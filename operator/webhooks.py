@@ -1,0 +1,223 @@
+"""Delivering the webhook outbox (callscope/catalog/outbox.py): a loop in `callscope serve` and in the Kopf operator.
+
+Per tick it leases as many due events as it has free slots and POSTs each, signed per Standard Webhooks
+(callscope/webhook_signing.py) with the project's signing secret (``spec.webhook.signingSecretRef``, read at
+delivery time so a rotated secret applies to retries too).
+
+What each answer means:
+* 2xx: delivered. Redirects are not followed: 3xx is a permanent failure, like any other 4xx.
+* 408, 429, 5xx, a timeout or a connection error: retried with exponential backoff and jitter; a ``Retry-After``
+  header (seconds or an HTTP date) is honoured when it asks for longer. After the last attempt: failed.
+* 410 Gone: the endpoint is disabled (``callscope webhooks enable`` turns it back on); later events for it are
+  marked disabled without being sent.
+
+Where it may send: ``https://`` only, unless CALLSCOPE_WEBHOOK_ALLOW_HTTP; and never to loopback, link-local,
+private, multicast or reserved addresses unless CALLSCOPE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES. The host name is
+resolved here and the checked address is the one connected to (the request goes to the IP, with the host name as
+``Host`` and as TLS server name), so a DNS answer that changes between check and connect cannot slip through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import ipaddress
+import random
+import socket
+import time
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import structlog
+from callscope.operator.dispatch import owner_id
+from prometheus_client import Counter
+
+from callscope import webhook_signing
+from callscope.catalog import outbox
+from callscope.catalog.outbox import ClaimedEvent, Outcome
+from callscope.resources import Project
+from callscope.secret_store import SecretStore, build_secret_store
+from callscope.services import scope
+from callscope.services.context import Context
+
+log = structlog.get_logger()
+
+DELIVERIES = Counter("callscope_webhook_deliveries_total", "Webhook delivery attempts by outcome", ["outcome"])
+MAX_RETRY_AFTER = timedelta(days=1)
+EXCERPT = 500  # characters of the endpoint's answer kept with each attempt
+
+
+class Refused(Exception):
+    """The endpoint may not be sent to (scheme, address, missing secret); the message says why."""
+
+    def __init__(self, message: str, retry: bool = False) -> None:
+        super().__init__(message)
+        self.retry = retry
+
+
+def address_allowed(address: str, allow_private: bool) -> bool:
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if allow_private:
+        return not (ip.is_multicast or ip.is_unspecified)
+    return ip.is_global and not (ip.is_multicast or ip.is_reserved)
+
+
+async def resolve_checked(url: str, settings) -> tuple[str, str]:
+    """(URL with the host replaced by a checked IP address, the original host name); Refused when not allowed."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise Refused(f"not an http(s) URL: {url}")
+    if parts.scheme == "http" and not settings.webhook_allow_http:
+        raise Refused("only https:// endpoints are delivered to (CALLSCOPE_WEBHOOK_ALLOW_HTTP allows http://)")
+    host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise Refused(f"cannot resolve {host}: {exc.strerror}", retry=True) from None
+    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    denied = [a for a in addresses if not address_allowed(a, settings.webhook_allow_private_addresses)]
+    if denied or not addresses:
+        raise Refused(f"{host} resolves to a loopback, link-local, private or reserved address ({denied[0]}); "
+                      "CALLSCOPE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES allows it for development" if denied
+                      else f"{host} has no address")
+    address = addresses[0]
+    netloc = f"[{address}]" if ":" in address else address
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, "")), host
+
+
+def retry_after(value: str | None, now: datetime) -> timedelta | None:
+    """A Retry-After header (delay in seconds, or an HTTP date) as a delay from ``now``."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return min(timedelta(seconds=int(value)), MAX_RETRY_AFTER)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return min(max(when - now, timedelta(0)), MAX_RETRY_AFTER) if when.tzinfo else None
+
+
+class WebhookDeliverer:
+    def __init__(self, ctx: Context, secrets: SecretStore | None = None, owner: str | None = None) -> None:
+        self.ctx = ctx
+        self.settings = ctx.settings
+        self.secrets = secrets or build_secret_store(ctx.settings)
+        self.owner = owner or owner_id()
+        self.running: set[asyncio.Task] = set()
+        self.client = httpx.AsyncClient(follow_redirects=False, timeout=self.settings.webhook_timeout_seconds)
+
+    @property
+    def lease_seconds(self) -> float:
+        return self.settings.webhook_timeout_seconds * 3 + 30  # an attempt never outlives its lease
+
+    async def run(self) -> None:
+        log.info("webhook_delivery_started", owner=self.owner)
+        try:
+            while True:
+                try:
+                    await self.tick()
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("webhook_tick_failed")
+                await asyncio.sleep(self.settings.webhook_poll_seconds)
+        finally:
+            await self.close()
+
+    async def close(self) -> None:
+        for task in self.running:
+            task.cancel()
+        await asyncio.gather(*self.running, return_exceptions=True)
+        await self.client.aclose()
+
+    async def tick(self) -> list[ClaimedEvent]:
+        catalog = self.ctx.catalog
+        free = self.settings.webhook_concurrency - len(self.running)
+        claimed = await catalog.run(outbox.claim, catalog, free, self.owner, self.lease_seconds, self.ctx.clock(),
+                                    self.settings.webhook_max_attempts)
+        for event in claimed:
+            task = asyncio.create_task(self.deliver(event), name=f"webhook-{event.id}")
+            self.running.add(task)
+            task.add_done_callback(self.running.discard)
+        return claimed
+
+    async def deliver(self, event: ClaimedEvent) -> Outcome:
+        """Make one attempt at ``event`` and record its outcome."""
+        outcome = await self.attempt(event)
+        DELIVERIES.labels(outcome.state).inc()
+        recorded = await self.ctx.catalog.run(outbox.record, self.ctx.catalog, event, outcome, self.ctx.clock())
+        log.info("webhook_attempt", event_id=event.id, message_id=event.message_id, attempt=event.attempt,
+                 state=outcome.state, status_code=outcome.status_code, error=outcome.error, recorded=recorded)
+        return outcome
+
+    def _retry(self, event: ClaimedEvent, started: datetime, elapsed_ms: int, error: str,
+               status_code: int | None = None, excerpt: str | None = None,
+               asked: timedelta | None = None) -> Outcome:
+        if event.attempt >= self.settings.webhook_max_attempts:
+            return Outcome("failed", started, elapsed_ms, status_code, f"{error} (after {event.attempt} attempts)",
+                           excerpt)
+        s = self.settings
+        backoff = min(s.webhook_retry_max_seconds, s.webhook_retry_base_seconds * 2 ** (event.attempt - 1))
+        delay = timedelta(seconds=backoff * (0.5 + random.random()))
+        if asked is not None and asked > delay:
+            delay = asked
+        return Outcome("pending", started, elapsed_ms, status_code, error, excerpt, self.ctx.clock() + delay)
+
+    async def _secret(self, event: ClaimedEvent) -> str | None:
+        project = scope.by_id(self.ctx, Project, event.account, event.project_id)
+        webhook = project.spec.webhook if project is not None else None
+        ref = webhook.signing_secret_ref if webhook is not None else None
+        if ref is None:
+            return None
+        value = await self.secrets.read(event.account, ref.name, ref.key)
+        if value is None:
+            raise Refused(f"signing secret {ref.name}/{ref.key} not found in {event.account}", retry=True)
+        return value
+
+    async def attempt(self, event: ClaimedEvent) -> Outcome:
+        started, clock = self.ctx.clock(), time.monotonic()
+
+        def elapsed() -> int:
+            return int((time.monotonic() - clock) * 1000)
+
+        if (reason := await self.ctx.catalog.run(outbox.endpoint_disabled, self.ctx.catalog, event.account,
+                                                 event.project_id, event.url)) is not None:
+            return Outcome("disabled", started, 0, error=f"endpoint disabled: {reason}")
+        body = event.payload.encode()
+        try:
+            secret = await self._secret(event)
+            target, host = await resolve_checked(event.url, self.settings)
+            headers = webhook_signing.headers(secret, event.message_id, int(time.time()), body)
+            headers["host"] = urlsplit(event.url).netloc
+            headers["user-agent"] = "Callscope-Webhooks/1"
+            response = await self.client.post(target, content=body, headers=headers,
+                                              extensions={"sni_hostname": host})
+        except Refused as exc:
+            if exc.retry:
+                return self._retry(event, started, elapsed(), str(exc))
+            return Outcome("failed", started, elapsed(), error=str(exc))
+        except httpx.TimeoutException:
+            return self._retry(event, started, elapsed(), f"timed out after {self.settings.webhook_timeout_seconds} s")
+        except httpx.HTTPError as exc:
+            return self._retry(event, started, elapsed(), f"{type(exc).__name__}: {exc}"[:1000])
+        code, excerpt = response.status_code, response.text[:EXCERPT]
+        if 200 <= code < 300:
+            return Outcome("delivered", started, elapsed(), code, None, excerpt)
+        if code == 410:
+            return Outcome("disabled", started, elapsed(), code, "the endpoint answered 410 Gone: disabled", excerpt)
+        if code in (408, 429) or code >= 500:
+            return self._retry(event, started, elapsed(), f"HTTP {code}", code, excerpt,
+                               retry_after(response.headers.get("retry-after"), self.ctx.clock()))
+        why = "redirects are not followed" if 300 <= code < 400 else "the endpoint refused the event"
+        return Outcome("failed", started, elapsed(), code, f"HTTP {code}: {why}", excerpt)
+
+
+async def run_webhook_delivery(ctx: Context) -> None:
+    await WebhookDeliverer(ctx).run()
