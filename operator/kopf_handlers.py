@@ -19,7 +19,7 @@ default registry for `kopf run -m callscope.operator.main`; tests use a registry
 - timers on Projects: retention (operator/retention.py) and the quality baseline (operator/baseline.py);
 - the webhook delivery loop (operator/webhooks.py) as a startup task, when CALLSCOPE_WEBHOOK_DELIVERY_ENABLED;
 - the analysis dispatcher (operator/dispatch.py) as a startup task, when CALLSCOPE_DISPATCHER_ENABLED; and the
-  annotation `callscope.io/reanalyze: "<any new value>"` on a Project, which queues a re-analysis of its completed
+  annotation `analysis.callscope.io/reanalyze: "<any new value>"` on a Project, which queues a re-analysis of its completed
   recordings once per value (the value handled is kept in the annotation `callscope.io/reanalyze-handled`: status
   fields outside the CRD schema would be pruned);
 - Kubernetes Events on transitions only: Warning `Conflict` when an object becomes conflicted, Normal
@@ -73,7 +73,8 @@ log = structlog.get_logger()
 
 PEERING_NAME = "callscope"
 FINALIZER = f"{GROUP}/project-cleanup"
-REANALYZE_ANNOTATION = f"{GROUP}/reanalyze"
+# Not under GROUP: Kopf leaves the annotations of its own storage prefix (GROUP) out of the diffs it reacts to.
+REANALYZE_ANNOTATION = f"analysis.{GROUP}/reanalyze"
 REANALYZE_HANDLED = f"{GROUP}/reanalyze-handled"
 SECRET_KEY = "api-key"
 CACHE_WAIT_SECONDS = 3.0
@@ -313,7 +314,7 @@ def register(registry: kopf.OperatorRegistry, settings_factory: Callable[[], Set
     @kopf.on.resume(GROUP, VERSION, Project.PLURAL, registry=registry, id="reanalyze-on-resume")
     @kopf.on.field(GROUP, VERSION, Project.PLURAL, field="metadata.annotations", registry=registry, id="reanalyze")
     async def reanalyze(body: kopf.Body, memo: kopf.Memo, patch: kopf.Patch, **_):
-        """A new value of the annotation callscope.io/reanalyze queues a re-analysis of the project's completed
+        """A new value of the annotation analysis.callscope.io/reanalyze queues a re-analysis of the project's completed
         recordings, once: the value handled is remembered in callscope.io/reanalyze-handled."""
         annotations = body["metadata"].get("annotations") or {}
         wanted = annotations.get(REANALYZE_ANNOTATION)

@@ -40,7 +40,7 @@ SETTINGS = {
     "job_lease_seconds": "6", "job_retry_base_seconds": "1", "job_retry_max_seconds": "4",
     "job_max_attempts": "20", "dispatcher_poll_seconds": "0.3", "dispatcher_slots": "2", "ray_num_cpus": "2",
     "ray_object_store_mb": "128", "webhook_allow_private_addresses": "true",
-    "webhook_allow_http": "true",
+    "webhook_allow_http": "true", "llm_enabled": "false",  # durability is under test, not the language model
 }
 
 

@@ -59,8 +59,9 @@ def call(tmp_path_factory) -> tuple[Path, tuple[int, int]]:
 
 @pytest.fixture(scope="module")
 def pipeline() -> Pipeline:
-    """One pipeline (one Whisper model) for the whole module."""
-    return Pipeline(Settings())
+    """One pipeline (its models loaded once) for the whole module; the language-model stages are tested on their
+    own below (they take most of a CPU's time)."""
+    return Pipeline(Settings(llm_enabled=False))
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +81,12 @@ def cli(monkeypatch, pipeline):
     return lambda *args: CliRunner().invoke(main, list(args))
 
 
+def labels(result: AnalysisResult) -> list[str]:
+    return [s.label for s in result.speakers]
+
+
 def test_stereo_call_is_split_by_channel(result):
-    assert result.channels == 2 and result.speakers == ["speaker-1", "speaker-2"]
+    assert result.channels == 2 and labels(result) == ["speaker-1", "speaker-2"]
     assert [s.id for s in result.dialogue] == list(range(len(result.dialogue)))
     texts = {s.speaker: " ".join(x.text for x in result.dialogue if x.speaker == s.speaker) for s in result.dialogue}
     assert speech.wer(" ".join(AGENT), texts["speaker-1"]) < 0.35
@@ -89,8 +94,22 @@ def test_stereo_call_is_split_by_channel(result):
     assert all(seg.words for seg in result.dialogue)
     stages = {s.name: s.ran for s in result.stages}
     assert stages["decode"] and stages["vad"] and stages["asr"] and stages["diarization"] and stages["pauses"]
-    assert not stages["emotions"] and not stages["goals"] and not stages["summary"]
-    assert {m.stage for m in result.models} == {"vad", "asr"}
+    assert stages["speakers"] and stages["emotions"]
+    assert not stages["goals"] and not stages["categories"] and not stages["fields"]  # no project: none defined
+    assert {"vad", "asr", "speaker-embedding", "emotion", "text-embedding"} <= {m.stage for m in result.models}
+
+
+def test_roles_come_from_what_each_speaker_says(result):
+    roles = {s.label: s.role for s in result.speakers}
+    assert roles == {"speaker-1": "agent", "speaker-2": "customer"}  # "thank you for calling" / "I would like to"
+
+
+def test_every_segment_has_emotion_probabilities(result):
+    from callscope.analysis.types import EMOTIONS
+
+    for segment in result.dialogue:
+        assert list(segment.emotions) == list(EMOTIONS)
+        assert abs(sum(segment.emotions.values()) - 1) < 1e-3 and all(0 <= p <= 1 for p in segment.emotions.values())
 
 
 def test_the_hold_silence_is_a_long_compliant_pause_after_the_hold_segment(result, call):
@@ -125,7 +144,7 @@ def test_analyze_json_prints_the_result(cli, call):
     data = json.loads(run.stdout)
     assert data["channels"] == 2 and data["dialogue"] and data["dialogue"][0]["words"]
     assert any(p["long"] and p["compliant"] for p in data["pauses"])
-    assert AnalysisResult.model_validate(data).speakers == ["speaker-1", "speaker-2"]
+    assert labels(AnalysisResult.model_validate(data)) == ["speaker-1", "speaker-2"]
 
 
 def test_analyze_prints_a_readable_report(cli, call, tmp_path):
@@ -137,7 +156,8 @@ def test_analyze_prints_a_readable_report(cli, call, tmp_path):
     out = run.stdout
     assert "speaker-1" in out and "speaker-2" in out and "wpm" in out
     assert "LONG  compliant" in out and "hold" in out.lower()
-    assert "not available: emotions, goals, summary" in out
+    assert "not run:" in out and "goals: the project defines no goals" in out
+    assert "agent" in out and "customer" in out
     assert "asr" in out and "vad" in out
 
 
@@ -161,3 +181,14 @@ def test_a_bad_project_config_fails_with_one_line(cli, call, tmp_path):
 def test_run_raises_analysis_error_for_a_missing_file(pipeline, tmp_path):
     with pytest.raises(AnalysisError, match="no such file"):
         pipeline.run(tmp_path / "nope.wav")
+
+
+def test_a_mono_call_of_two_voices_is_split_into_two_speakers(pipeline, tmp_path):
+    from tests.analysis.voices import VOICE_PAIRS, conversation, dialogue_lines
+
+    call = conversation(VOICE_PAIRS[0], dialogue_lines(6))
+    path = speech.write(tmp_path / "mono.wav", [call.samples])
+    result = pipeline.run(path)
+    assert result.channels == 1
+    assert len({s.speaker for s in result.dialogue}) == 2 and len(result.speakers) == 2
+    assert {s.name: s.ran for s in result.stages}["diarization"]

@@ -409,7 +409,9 @@ async def test_read_outs_before_analysis(client, admin, uploaded):
     ref = rec["public_id"]
     results = (await client.get(f"/recordings/{ref}/results", headers=admin)).json()["data"]
     assert isinstance(results["recording_id"], int)
-    assert results == {"recording_id": results["recording_id"], "status": "pending", "goals": [], "pauses": []}
+    assert results == {"recording_id": results["recording_id"], "status": "pending", "goals": [], "pauses": [],
+                       "categories": [], "extracted_data": [], "speakers": [], "characteristics": None, "models": [],
+                       "analyzed_at": None}
     transcription = (await client.get(f"/recordings/{ref}/transcription", headers=admin)).json()["data"]
     assert transcription["status"] == "pending" and transcription["segments"] == []
     summary = (await client.get(f"/recordings/{ref}/summary", headers=admin)).json()["data"]

@@ -96,7 +96,8 @@ async def test_the_baseline_keeps_the_other_conditions(ctx, make_project):
 
 async def test_callscope_serve_runs_the_baseline_in_the_background(tmp_path, monkeypatch):
     monkeypatch.setenv("CALLSCOPE_BASELINE_INTERVAL_SECONDS", "0.1")
-    rt = Runtime(Settings(data_dir=tmp_path / "serve", store_poll_interval=0.05, log_level="WARNING"))
+    rt = Runtime(Settings(data_dir=tmp_path / "serve", store_poll_interval=0.05, log_level="WARNING",
+                          dispatcher_enabled=False))
     await rt.start(background=True)
     try:
         project = await create_with_id(rt.ctx, Project, ACCOUNT, "P",

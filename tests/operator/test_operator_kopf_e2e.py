@@ -60,6 +60,10 @@ async def operator(kube_api, kube, tmp_path, monkeypatch):
     monkeypatch.setenv("CALLSCOPE_KUBECONFIG", str(kube_api.kubeconfig))
     monkeypatch.setenv("CALLSCOPE_DATA_DIR", str(tmp_path / "operator-data"))
     monkeypatch.setenv("CALLSCOPE_LOG_LEVEL", "WARNING")
+    # The analysis dispatcher (a local Ray) and webhook delivery have tests of their own (tests/queue,
+    # tests/webhooks); a Ray started inside the pytest process would outlive the operator here.
+    monkeypatch.setenv("CALLSCOPE_DISPATCHER_ENABLED", "false")
+    monkeypatch.setenv("CALLSCOPE_WEBHOOK_DELIVERY_ENABLED", "false")
     registry = register(kopf.OperatorRegistry())
     stop, ready = asyncio.Event(), asyncio.Event()
     task = asyncio.create_task(kopf.operator(registry=registry, standalone=True, clusterwide=True,
@@ -231,3 +235,42 @@ async def test_the_quality_baseline_timer_reports_on_projects(operator, kube):
 
     cond = await eventually(reported, "the BaselineReady condition")
     assert (cond["status"], cond["reason"]) == ("False", "NoCompletedRecordings")
+
+
+async def test_the_reanalyze_annotation_queues_the_projects_completed_recordings_once(operator, kube, tmp_path):
+    from sqlalchemy import select
+
+    from callscope.catalog.db import Catalog
+    from callscope.catalog.tables import Job
+    from tests.queue.rows import add_recording
+
+    await create(kube, "projects", "Project", "redo", {"name": "Redo", "language": "en"})
+    project = await eventually(lambda: ready(kube, "projects", "redo"), "the project to be Ready")
+    catalog = Catalog(f"sqlite:///{tmp_path / 'operator-data' / 'catalog.db'}")
+    try:
+        project_id = project["status"]["id"]
+        done = add_recording(catalog, status="completed", job=False, account=NS, project_id=project_id)
+        add_recording(catalog, status="pending", job=False, account=NS, project_id=project_id)  # not finished yet
+        add_recording(catalog, status="completed", job=False, account=NS, project_id=project_id + 1)  # elsewhere
+
+        def reanalysis_jobs() -> list[tuple[int, str]]:
+            with catalog.session() as session:
+                return [tuple(row) for row in session.execute(select(Job.recording_id, Job.kind))]
+
+        annotate = {"metadata": {"annotations": {"analysis.callscope.io/reanalyze": "goals-v2"}}}
+        response = await kube.patch(path("projects", "redo"), json=annotate,
+                                    headers={"Content-Type": "application/merge-patch+json"})
+        assert response.status_code == 200, response.text
+
+        async def handled():
+            annotations = (await get(kube, "projects", "redo"))["metadata"].get("annotations") or {}
+            return annotations.get("callscope.io/reanalyze-handled") == "goals-v2"
+        await eventually(handled, "the annotation to be handled")
+        assert reanalysis_jobs() == [(done, "reanalyze")]
+
+        await kube.patch(path("projects", "redo"), json={"metadata": {"labels": {"touched": "yes"}}},
+                         headers={"Content-Type": "application/merge-patch+json"})
+        await asyncio.sleep(1.5)
+        assert reanalysis_jobs() == [(done, "reanalyze")]  # the same value is not handled twice
+    finally:
+        catalog.dispose()

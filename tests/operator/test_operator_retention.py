@@ -149,7 +149,8 @@ async def test_a_failing_project_is_degraded_until_a_pass_succeeds(ctx, make_pro
 async def test_callscope_serve_runs_retention_in_the_background(tmp_path, monkeypatch):
     """Runtime.start(background=True), what `callscope serve` runs, starts the retention loop."""
     monkeypatch.setenv("CALLSCOPE_RETENTION_INTERVAL_SECONDS", "0.1")
-    settings = Settings(data_dir=tmp_path / "serve", store_poll_interval=0.05, log_level="WARNING")
+    settings = Settings(data_dir=tmp_path / "serve", store_poll_interval=0.05, log_level="WARNING",
+                        dispatcher_enabled=False)
     rt = Runtime(settings)
     await rt.start(background=True)
     try:

@@ -39,7 +39,7 @@ def transcriber():
 
 @pytest.fixture
 async def ctx(tmp_path: Path, catalog_url: str):
-    settings = Settings(data_dir=tmp_path / "data", database_url=catalog_url, log_level="WARNING",
+    settings = Settings(data_dir=tmp_path / "data", database_url=catalog_url, log_level="WARNING", llm_enabled=False,
                         analysis_executor="inline", job_lease_seconds=30, job_retry_base_seconds=0,
                         dispatcher_poll_seconds=0.05)
     runtime = Runtime(settings)
