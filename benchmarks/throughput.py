@@ -25,7 +25,6 @@ The server inherits the environment except the settings this script sets.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import platform
 import shlex
@@ -38,19 +37,12 @@ import httpx
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]  # tests.analysis.speech and the sibling api_load
 
+import api_load  # noqa: E402
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+from tests.analysis import speech  # noqa: E402
 
-
-api_load = _load("callscope_bench_api_load", ROOT / "benchmarks" / "api_load.py")
-speech = _load("callscope_bench_speech", ROOT / "tests" / "analysis" / "speech.py")
 API = api_load.API
 BenchmarkError = api_load.BenchmarkError
 

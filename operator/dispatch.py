@@ -114,15 +114,10 @@ class Dispatcher:
         """Tick forever (the caller starts and cancels it); a failing tick is logged and the loop goes on."""
         log.info("dispatcher_started", owner=self.owner, slots=self.settings.dispatcher_slots,
                  executor=type(self.executor).__name__)
+        from callscope.operator.loops import every
+
         try:
-            while True:
-                try:
-                    await self.tick()
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("dispatcher_tick_failed", owner=self.owner)
-                await asyncio.sleep(self.settings.dispatcher_poll_seconds)
+            await every(self.settings.dispatcher_poll_seconds, self.tick, "dispatcher")
         finally:
             for task in self.running.values():
                 task.cancel()

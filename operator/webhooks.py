@@ -118,16 +118,12 @@ class WebhookDeliverer:
         return self.settings.webhook_timeout_seconds * 3 + 30  # an attempt never outlives its lease
 
     async def run(self) -> None:
+        """Tick until cancelled (a failing tick is logged and the loop goes on), then close."""
+        from callscope.operator.loops import every
+
         log.info("webhook_delivery_started", owner=self.owner)
         try:
-            while True:
-                try:
-                    await self.tick()
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("webhook_tick_failed")
-                await asyncio.sleep(self.settings.webhook_poll_seconds)
+            await every(self.settings.webhook_poll_seconds, self.tick, "webhook-delivery")
         finally:
             await self.close()
 

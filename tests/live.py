@@ -8,8 +8,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -66,3 +68,29 @@ def start_server(data_dir: Path, **settings: str) -> LiveServer:
         time.sleep(0.2)
     process.kill()
     raise RuntimeError("callscope serve did not become healthy in 30 s")
+
+
+class WebhookReceiver:
+    """The customer's endpoint on loopback: keeps every delivery's headers (lower-case names) and raw body,
+    answers 200."""
+
+    def __init__(self) -> None:
+        self.deliveries: list[tuple[dict[str, str], bytes]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                outer.deliveries.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/callscope"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()

@@ -5,9 +5,7 @@ endpoint receives one signed recording.analyzed event that it verifies with the 
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -16,7 +14,7 @@ import pytest
 
 from callscope import webhook_signing
 from tests.analysis import speech
-from tests.live import start_server
+from tests.live import WebhookReceiver, start_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300),
               pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)]
@@ -26,34 +24,12 @@ AGENT = "Thank you for calling customer service."
 CUSTOMER = "I would like to change the address on my account."
 
 
-class Receiver:
-    """The customer's endpoint: keeps every delivery's headers and raw body, answers 200."""
-
-    def __init__(self) -> None:
-        self.deliveries: list[tuple[dict[str, str], bytes]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                outer.deliveries.append((dict(self.headers.items()), body))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/callscope"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
 def test_upload_is_analysed_on_ray_and_the_signed_webhook_arrives(tmp_path: Path) -> None:
     agent = speech.make_call([0.4, AGENT, 3.2])
     customer = speech.make_call([3.0, CUSTOMER, 0.4])
     n = max(len(agent.samples), len(customer.samples))
     audio = speech.write(tmp_path / "call.wav", [speech.pad_to(agent.samples, n), speech.pad_to(customer.samples, n)])
-    receiver = Receiver()
+    receiver = WebhookReceiver()
     server = start_server(tmp_path / "data", webhook_allow_http="true", webhook_allow_private_addresses="true",
                           ray_num_cpus="2", ray_object_store_mb="128", dispatcher_poll_seconds="0.3")
     try:
@@ -126,4 +102,4 @@ def test_upload_is_analysed_on_ray_and_the_signed_webhook_arrives(tmp_path: Path
         assert [(e["state"], e["attempts"], e["last_status_code"]) for e in listed] == [("delivered", 1, 200)]
     finally:
         server.stop()
-        receiver.server.shutdown()
+        receiver.stop()

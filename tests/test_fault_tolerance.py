@@ -18,7 +18,6 @@ import random
 import signal
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -28,7 +27,7 @@ from sqlalchemy import func, select
 from callscope.catalog.db import Catalog
 from callscope.catalog.tables import Analysis, Job, Recording
 from tests.analysis import speech
-from tests.live import LiveServer, start_server
+from tests.live import LiveServer, WebhookReceiver, start_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600),
               pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)]
@@ -42,28 +41,6 @@ SETTINGS = {
     "ray_object_store_mb": "128", "webhook_allow_private_addresses": "true",
     "webhook_allow_http": "true", "llm_enabled": "false",  # durability is under test, not the language model
 }
-
-
-class Receiver:
-    """The customer's endpoint: records every delivery (webhook-id, body) and answers 200."""
-
-    def __init__(self) -> None:
-        self.deliveries: list[tuple[str, dict]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                outer.deliveries.append((self.headers.get("webhook-id", ""), json.loads(body or b"{}")))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
 def descendants(pid: int) -> list[int]:
@@ -94,7 +71,7 @@ def ray_workers(pid: int) -> list[int]:
 
 
 class Cluster:
-    def __init__(self, data: Path, receiver: Receiver) -> None:
+    def __init__(self, data: Path) -> None:
         self.data = data
         self.api = start_server(data, dispatcher_enabled="false", **SETTINGS)
         self.dispatcher = start_server(data, **SETTINGS)
@@ -148,8 +125,8 @@ def test_every_recording_completes_exactly_once_whatever_is_killed(tmp_path: Pat
     for n, sentence in enumerate(speech.SENTENCES[:3]):
         call = speech.make_call([0.3, sentence, 0.5, speech.SENTENCES[(n + 3) % 6], 0.3])
         files.append(speech.write(tmp_path / f"call-{n}.wav", [call.samples]))
-    receiver = Receiver()
-    cluster = Cluster(tmp_path / "data", receiver)
+    receiver = WebhookReceiver()
+    cluster = Cluster(tmp_path / "data")
     try:
         key = cluster.api.new_key("chaos")
         project = tmp_path / "project.yaml"
@@ -196,8 +173,8 @@ def test_every_recording_completes_exactly_once_whatever_is_killed(tmp_path: Pat
 
         def delivered() -> dict[str, set[str]]:
             by_recording: dict[str, set[str]] = {}
-            for webhook_id, body in list(receiver.deliveries):
-                data = body.get("data", body)
+            for headers, raw in list(receiver.deliveries):
+                webhook_id, data = headers.get("webhook-id", ""), json.loads(raw)["data"]
                 ref = str(data.get("public_id") or data.get("recording_id") or data.get("id"))
                 by_recording.setdefault(ref, set()).add(webhook_id)
             return by_recording
@@ -209,4 +186,4 @@ def test_every_recording_completes_exactly_once_whatever_is_killed(tmp_path: Pat
         assert all(len(ids) == 1 for ids in by_recording.values())  # one distinct event per recording
     finally:
         cluster.stop()
-        receiver.server.shutdown()
+        receiver.stop()
