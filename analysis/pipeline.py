@@ -236,7 +236,7 @@ class Pipeline:
         fields = self._fields(project, dialogue, llm, stages)
         report("summary", _STARTS["summary"])
         summary_language = (getattr(project, "summary_language", None) or language or "en")
-        summary = self._summary(dialogue, summary_language, llm, stages)
+        summary = self._summary(dialogue, summary_language, roles, llm, stages)
         report("done", _STARTS["done"])
 
         return AnalysisResult(
@@ -312,7 +312,7 @@ class Pipeline:
         return found
 
     @staticmethod
-    def _summary(dialogue, language: str, llm, stages: list[StageOut]) -> str | None:
+    def _summary(dialogue, language: str, roles: dict[str, str], llm, stages: list[StageOut]) -> str | None:
         if llm is None:
             stages.append(StageOut(name="summary", ran=False, detail="no language model installed or configured"))
             return None
@@ -323,11 +323,13 @@ class Pipeline:
         from callscope.analysis.summary import summarize
 
         try:
-            result = summarize(dialogue, language, llm)
+            result = summarize(dialogue, language, llm, roles=roles)  # roles keep a small model from swapping them
         except LanguageModelError as exc:
             stages.append(StageOut(name="summary", ran=False, detail=f"language model failed: {_one_line(exc)}"))
             return None
-        stages.append(StageOut(name="summary", ran=True, detail=f"in {language}"))
+        detail = f"in {language}" + (f"; not found in the transcript: {', '.join(result.unsupported)}"
+                                     if result.unsupported else "")
+        stages.append(StageOut(name="summary", ran=True, detail=detail))
         return result.text
 
 

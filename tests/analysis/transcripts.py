@@ -1,0 +1,53 @@
+"""Written call transcripts for the stages that read text (summary): dialogue segments as ASR would give them."""
+
+from __future__ import annotations
+
+from callscope.analysis.types import Segment
+
+# About 80 s of speech (183 words at 150 words a minute): a billing call, as Whisper writes it.
+BILLING_CALL = [
+    ("speaker-1", "Thank you for calling Northwind Internet, this is Maria speaking. How can I help you today?"),
+    ("speaker-2", "Hi Maria. I was charged twice for my internet bill this month. "
+                  "There are two payments of $49.99 on my card, both on March 3rd."),
+    ("speaker-1", "I'm sorry about that. Can I have your account number, please?"),
+    ("speaker-2", "Yes, it's 58213."),
+    ("speaker-1", "Thank you. I can see the two payments. The second one was a mistake in our billing system. "
+                  "I will refund the duplicate payment of $49.99 to your card now."),
+    ("speaker-2", "Great. How long will the refund take?"),
+    ("speaker-1", "It usually takes 5 business days to show on your card. "
+                  "Your refund reference is R7741. I will also send you an email confirmation."),
+    ("speaker-2", "Okay. And will this happen again next month?"),
+    ("speaker-1", "No, we fixed the problem on your account, so next month you will be charged only once. "
+                  "If you see a double charge again, call us and mention the reference."),
+    ("speaker-2", "All right, thank you for your help."),
+    ("speaker-1", "You're welcome. Is there anything else I can help you with today?"),
+    ("speaker-2", "No, that's all. Goodbye."),
+    ("speaker-1", "Goodbye, and have a nice day."),
+]
+# Content a faithful summary of BILLING_CALL mentions (any one word of each group).
+BILLING_KEY_WORDS = (("charged", "charge", "payment", "billing", "bill"), ("refund", "refunded"), ("twice", "duplicate", "double"))
+
+# A short call where the caller gives his name: the summary may use it, but no time or day that was not said.
+DENTAL_CALL = [
+    ("speaker-1", "Good morning, Bright Smile Dental, how can I help?"),
+    ("speaker-2", "Hello, my name is Tom Becker. I have an appointment on Thursday at 10 and I need to move it."),
+    ("speaker-1", "Of course, Mr. Becker. Is it for the cleaning with Dr. Lee?"),
+    ("speaker-2", "Yes. I have to travel for work on Thursday."),
+    ("speaker-1", "I can offer Friday at 2 in the afternoon, or next Monday at 9 in the morning."),
+    ("speaker-2", "Monday at 9 works."),
+    ("speaker-1", "Done, you are booked for Monday at 9 with Dr. Lee. "
+                  "Please arrive ten minutes early to update your insurance card."),
+    ("speaker-2", "Will do. Thanks."),
+]
+DENTAL_KEY_WORDS = (("appointment", "booked", "rescheduled", "reschedule"), ("monday",))
+
+
+def segments(turns: list[tuple[str, str]], words_per_second: float = 2.5) -> list[Segment]:
+    """Timed dialogue segments of (speaker, text) turns; the timing follows the number of words."""
+    out, t = [], 0
+    for index, (speaker, text) in enumerate(turns):
+        duration = int(len(text.split()) / words_per_second * 1000)
+        channel = int(speaker.rsplit("-", 1)[1]) - 1
+        out.append(Segment(id=index, channel=channel, speaker=speaker, start_ms=t, end_ms=t + duration, text=text))
+        t += duration + 400
+    return out
