@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -142,10 +143,11 @@ class Pipeline:
         return self._model("transcriber")
 
     def run(self, path: Path, project: ProjectSpec | None = None, progress: Progress | None = None,
-            voices: list | None = None) -> AnalysisResult:
+            voices: list | None = None, called_on: date | None = None) -> AnalysisResult:
         """Analyse the recording at ``path`` with the rules of ``project`` (a ProjectSpec, or None: defaults).
 
-        ``voices`` are the account's enrolled operator voiceprints (KnownVoice). ``progress(stage, fraction)`` is
+        ``voices`` are the account's enrolled operator voiceprints (KnownVoice); ``called_on`` the call's date,
+        which anchors dates said without a year or relative ones ("next Friday") in extracted fields. ``progress(stage, fraction)`` is
         called as the run goes. Raises AnalysisError when the file is missing or cannot be decoded.
         """
         from callscope.analysis import vad
@@ -233,7 +235,7 @@ class Pipeline:
         report("categories", _STARTS["categories"])
         categories = self._categories(project, dialogue, embedder, stages)
         report("fields", _STARTS["fields"])
-        fields = self._fields(project, dialogue, llm, stages)
+        fields = self._fields(project, dialogue, llm, called_on, stages)
         report("summary", _STARTS["summary"])
         summary_language = (getattr(project, "summary_language", None) or language or "en")
         summary = self._summary(dialogue, summary_language, roles, llm, stages)
@@ -265,9 +267,6 @@ class Pipeline:
         if not goals:
             stages.append(StageOut(name="goals", ran=False, detail="the project defines no goals"))
             return []
-        if embedder is None:
-            stages.append(StageOut(name="goals", ran=False, detail="no text embedding model installed"))
-            return []
         from callscope.analysis.goals import evaluate_goals
 
         verdicts = [_plain(v) for v in evaluate_goals(
@@ -275,24 +274,25 @@ class Pipeline:
             judge_with_model=bool(getattr(self.settings, "llm_judges_goals", False)))]
         stages.append(StageOut(name="goals", ran=True,
                                detail=f"{sum(1 for v in verdicts if v['met'])} of {len(verdicts)} met"
+                               + ("" if embedder is not None else "; phrase rules only (no text embedding model)")
                                + ("" if llm is not None else "; explanations without a language model")))
         return verdicts
 
     @staticmethod
     def _categories(project, dialogue, embedder, stages: list[StageOut]) -> list[dict]:
         categories = list(getattr(project, "categories", None) or [])
-        if not categories or embedder is None:
-            stages.append(StageOut(name="categories", ran=False, detail="the project defines no categories"
-                                   if not categories else "no text embedding model installed"))
+        if not categories:
+            stages.append(StageOut(name="categories", ran=False, detail="the project defines no categories"))
             return []
         from callscope.analysis.categories import classify
 
         found = [_plain(c) for c in classify(categories, dialogue, embedder)]
         stages.append(StageOut(name="categories", ran=True,
-                               detail=f"{sum(1 for c in found if c['matched'])} of {len(found)} matched"))
+                               detail=f"{sum(1 for c in found if c['matched'])} of {len(found)} matched"
+                               + ("" if embedder is not None else "; keywords only (no text embedding model)")))
         return found
 
-    def _fields(self, project, dialogue, llm, stages: list[StageOut]) -> list[dict]:
+    def _fields(self, project, dialogue, llm, called_on: date | None, stages: list[StageOut]) -> list[dict]:
         fields = list(getattr(project, "fields", None) or [])
         if not fields:
             stages.append(StageOut(name="fields", ran=False, detail="the project defines no fields"))
@@ -302,10 +302,11 @@ class Pipeline:
 
         region = getattr(self.settings, "default_phone_region", "US")
         try:
-            found = [_plain(f) for f in extract_fields(fields, dialogue, llm, region=region)]
+            found = [_plain(f) for f in extract_fields(fields, dialogue, llm, region=region, reference_date=called_on)]
         except LanguageModelError as exc:  # the deterministic extractors still answer
             log.warning("fields_language_model_failed", error=_one_line(exc))
-            found = [_plain(f) for f in extract_fields(fields, dialogue, None, region=region)]
+            found = [_plain(f) for f in extract_fields(fields, dialogue, None, region=region,
+                                                       reference_date=called_on)]
         stages.append(StageOut(name="fields", ran=True,
                                detail=f"{sum(1 for f in found if f['value'] is not None)} of {len(found)} found"
                                + ("" if llm is not None else "; typed extractors only (no language model)")))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ class Work:
     blob_key: str | None
     project: Any  # ProjectSpec (with the recording's language) or None
     voices: tuple = ()  # the account's enrolled operator voiceprints (KnownVoice), for speaker identification
+    called_on: date | None = None  # anchors relative dates in extracted fields
 
 
 async def _copy(settings, key: str, dest: Path) -> None:
@@ -46,4 +48,4 @@ def fetch_audio(settings, key: str | None, dest: Path) -> Path:
 def analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None = None) -> AnalysisResult:
     with tempfile.TemporaryDirectory(prefix="callscope-analysis-") as tmp:
         path = fetch_audio(settings, work.blob_key, Path(tmp) / "audio")
-        return pipeline.run(path, work.project, progress, list(work.voices))
+        return pipeline.run(path, work.project, progress, list(work.voices), work.called_on)

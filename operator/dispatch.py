@@ -145,7 +145,8 @@ class Dispatcher:
             if recording is None:
                 return  # deleted meanwhile; its job went with it
             voices = await self.ctx.catalog.run(voiceprints.known_voices, self.ctx.catalog, recording.account)
-            work = Work(job.id, recording.blob_key, self._project(recording), tuple(voices))
+            work = Work(job.id, recording.blob_key, self._project(recording), tuple(voices),
+                        (recording.called_at or recording.created_at).date())
             result = await self._with_lease(job, work)
         except LeaseLost:
             log.warning("job_lease_lost", job_id=job.id, owner=self.owner)

@@ -112,6 +112,8 @@ _VALIDATIONS: dict[str, list[dict[str, str]]] = {
         _unique("categories", "category names must be unique within the project", key="name"),
         _unique("fields", "extracted field names must be unique within the project", key="name"),
     ],
+    "ExtractedField": [{"rule": "!has(self.type) || self.type != 'enum' || (has(self.values) && size(self.values) > 0)",
+                        "message": "an enum field needs values"}],
     "Webhook": [_unique("sections", "webhook sections must not repeat")],
     "TagSpec": [{"rule": "self.name.matches('\\\\S')", "message": "name must not be blank"}],
     "ApiKeySpec": [_unique("permissions", "permissions must not repeat")],

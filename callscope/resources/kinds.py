@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from callscope.resources.meta import BaseStatus, CamelModel, Resource
 
@@ -52,21 +52,56 @@ class Member(Resource[MemberSpec, BaseStatus]):
     status: BaseStatus = Field(default_factory=BaseStatus)
 
 
+GoalSpeaker = Literal["agent", "customer", "any"]
+FieldType = Literal["string", "number", "boolean", "date", "email", "phone", "enum"]
+
+
 class Goal(CamelModel):
     id: int = Field(ge=1, description="Goal id reported as goal_id in results; unique within the project.")
     name: str = Field(min_length=1, description="Short name reported as goal_name.")
     description: str = Field(min_length=1, description="What the call must achieve; the evaluator reads this.")
+    phrases: list[str] = Field(
+        default_factory=list, description="Any of these said meets the goal (whole words, case and punctuation "
+        "ignored); the description is also matched by meaning."
+    )
+    speaker: GoalSpeaker = Field("any", description="Who must say it: agent, customer or any.")
+    within_seconds: int | None = Field(
+        None, ge=1, description="Only what is said within the first N seconds of the call counts."
+    )
+    min_similarity: float | None = Field(
+        None, ge=0, le=1, description="Similarity (0 to 1) of a sentence to the description that meets the goal; "
+        "unset: the measured default (0.45); 1 turns matching by meaning off."
+    )
 
 
 class Category(CamelModel):
     name: str = Field(min_length=1, description="Category a call can be put in.")
     description: str = Field("", description="When a call belongs to this category.")
+    keywords: list[str] = Field(
+        default_factory=list, description="Any of these said puts the call in the category (whole words, case and "
+        "punctuation ignored); name and description are also matched by meaning."
+    )
+    min_similarity: float | None = Field(
+        None, ge=0, le=1, description="Similarity (0 to 1) of a sentence to name and description that matches; "
+        "unset: the measured default (0.40); 1 turns matching by meaning off."
+    )
 
 
 class ExtractedField(CamelModel):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,62}$", description="Key of the value in the results.")
     description: str = Field(min_length=1, description="What to extract from the conversation.")
-    type: Literal["string", "number", "boolean", "date"] = Field("string", description="Type of the value.")
+    type: FieldType = Field(
+        "string", description="Type of the value: string, number, boolean, date (ISO 8601), email, phone (E.164) "
+        "or enum (one of values)."
+    )
+    values: list[str] = Field(default_factory=list, description="The allowed values of an enum field.")
+
+    @model_validator(mode="after")
+    def _enum_has_values(self) -> ExtractedField:
+        # The CRD says the same in CEL (crd.py _VALIDATIONS["ExtractedField"]).
+        if self.type == "enum" and not self.values:
+            raise ValueError("an enum field needs values")
+        return self
 
 
 class SecretKeyRef(CamelModel):

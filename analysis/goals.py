@@ -1,0 +1,601 @@
+"""Stage 7: goals, decided from evidence found in the transcript and shown with the verdict.
+
+A goal (callscope.resources.kinds.Goal) is **met** when at least one piece of evidence passes its rules:
+
+1. **Evidence** is a sentence of a dialogue segment that either contains one of the goal's ``phrases``
+   (whole words, case, punctuation and apostrophe style ignored: "Thank you, for calling!" says
+   "thank you for calling"), or whose embedding is at least ``min_similarity`` similar (cosine) to the
+   goal's name and description (the description with role words such as "the agent" taken out: it is an
+   instruction, the sentences are speech). A segment counts as a whole too, for meaning spread over its
+   sentences. ``min_similarity`` unset is ``SIMILARITY_THRESHOLD``; 1 turns matching by meaning off.
+2. **Speaker**: with ``speaker: agent`` (or customer) only what a speaker whose role (the ``roles`` input,
+   speaker label -> agent/customer/unknown) is that role counts; an unknown role does not.
+3. **Time**: with ``within_seconds: N`` only evidence said at most N s into the recording counts (the
+   time of the matched phrase's first word when the segment has word timings, else the segment's start).
+
+**Score** (0..1, at least 0.5 exactly when met): a phrase match is 1.0; a match by meaning maps its
+similarity piecewise linearly, ``SIMILARITY_FLOOR`` -> 0, the threshold -> 0.5, ``SIMILARITY_CEILING`` -> 1.
+A goal that is not met scores its best similarity that passed the speaker and time rules (below 0.5).
+
+**Explanation**: built from the evidence with timestamps (``Met: at 0:12 the agent said "..."``,
+``Not met: no sentence says "..."``). With a language model it is asked to phrase the explanation using
+only the numbered quotes it is given; the answer is used only when every string it puts in double quotes
+is word for word in the transcript (``quote_in_transcript``) and the quote numbers it cites exist, else the
+deterministic text stands. The model never decides the verdict, unless ``judge_with_model`` (a large model
+behind an endpoint): then it reads the transcript and decides, and its "met" stands only with a quote that
+is in the transcript and passes the goal's speaker and time rules.
+
+Thresholds (all-MiniLM-L6-v2, the embedded text model): measured on 41 utterances that meet one of 14 goals
+and 691 (goal, utterance) pairs that do not (the other goals' utterances and ordinary call talk), in two
+sets written apart: at 0.45, 59 % of the positive utterances pass and 2 negative pairs do (both about the
+goal's topic, not its act: "I'd like to book an appointment" for "confirms the appointment"). 0.40 lets 6
+pairs through and 5 of 14 goals would be falsely met by a call made of the negatives; above 0.45 nothing
+improves until 0.525 while recall keeps falling. Matching by meaning with this model finds the topic more
+than the act: goals that must be exact should carry phrases. The labelled pairs are in
+tests/analysis/test_goals.py, which re-measures them with the real model.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from .types import Segment
+
+if TYPE_CHECKING:
+    from callscope.resources.kinds import Goal
+
+log = logging.getLogger(__name__)
+
+SIMILARITY_THRESHOLD = 0.45
+SIMILARITY_FLOOR = 0.10  # about the median similarity of unrelated (goal, sentence) pairs
+SIMILARITY_CEILING = 0.70  # above the 90th percentile of the positives: certainly about the goal
+MAX_EVIDENCE = 5
+QUOTE_MAX_CHARS = 240
+EXPLANATION_MAX_CHARS = 600
+
+# Role words make a description read as an instruction; without them it reads closer to the speech.
+_ROLE_WORDS = re.compile(
+    r"\b(?:the |their |a |an )?(?:agent|operator|caller|customer|client|representative|rep|receptionist|"
+    r"patient|user|employee|staff member)(?:'s|s)?\b", re.IGNORECASE)
+_TOKEN = re.compile(r"[\w']+")
+# A sentence ends at . ! or ? followed by a space or the end ("$49.99" and "e.g.x" do not end one).
+SENTENCE = re.compile(r"(?:[^.!?]|[.!?]+(?=[^\s.!?]))+[.!?]*")
+# Double or single quotes, straight or curly; a single quote opens only after a non-letter and closes only
+# before one, so the apostrophes of "I'm" or "agents'" are not quotes.
+_QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’|(?<!\w)'(.+?)'(?!\w)")
+# An explanation that states the other verdict than the one decided is not used.
+_SAYS_MET = re.compile(r"\b(?:was|is|has been|were|been) (?:clearly |fully |successfully )?(?:met|achieved)\b", re.I)
+_SAYS_NOT_MET = re.compile(r"\b(?:not|never|n't) (?:been )?(?:met|achieved)\b", re.I)
+
+
+# --- words, phrases, quotes (shared with categories.py and fields.py) -----------------------------
+
+
+def _clean(text: str) -> str:
+    # Same-length replacements only: token spans must stay valid in the original text.
+    return text.lower().replace("’", "'").replace("‘", "'")
+
+
+def tokens(text: str) -> list[str]:
+    """Normalised words: lowercase, punctuation dropped, apostrophes kept inside words ("don't")."""
+    return [t for t in (m.group().strip("'") for m in _TOKEN.finditer(_clean(text))) if t]
+
+
+def token_spans(text: str) -> list[tuple[str, int, int]]:
+    """(normalised word, start, end) of each word of text; start/end index the original text."""
+    out = []
+    for m in _TOKEN.finditer(_clean(text)):
+        word = m.group()
+        lead = len(word) - len(word.lstrip("'"))
+        word = word.strip("'")
+        if word:
+            out.append((word, m.start() + lead, m.start() + lead + len(word)))
+    return out
+
+
+def find_words(haystack: Sequence[str], needle: Sequence[str], start: int = 0) -> int:
+    """Index of the first occurrence of the word sequence needle in haystack at or after start; -1 if none."""
+    n = len(needle)
+    if not n:
+        return -1
+    for i in range(start, len(haystack) - n + 1):
+        if list(haystack[i:i + n]) == list(needle):
+            return i
+    return -1
+
+
+def word_time(segment: Segment, index: int) -> int:
+    """When the index-th word of segment.text was said: its word timing when the words line up with the
+    text, else the segment's start."""
+    if segment.words:
+        timed = [(t, w.start_ms) for w in segment.words for t in tokens(w.text)]
+        if len(timed) == len(tokens(segment.text)) and 0 <= index < len(timed):
+            return timed[index][1]
+    return segment.start_ms
+
+
+def quote_locations(quote: str, segments: Sequence[Segment]) -> list[tuple[Segment, int]]:
+    """Every (segment, index of its first word) where quote is said word for word (case, punctuation and
+    spacing aside) within one segment."""
+    wanted = tokens(quote)
+    found = []
+    for segment in segments if wanted else ():
+        words = tokens(segment.text)
+        at = find_words(words, wanted)
+        while at >= 0:
+            found.append((segment, at))
+            at = find_words(words, wanted, at + 1)
+    return found
+
+
+def quote_in_transcript(quote: str, segments: Sequence[Segment]) -> tuple[Segment, int] | None:
+    """The first segment that says quote word for word (see quote_locations) and the index of its first word
+    there; None when no single segment does."""
+    found = quote_locations(quote, segments)
+    return found[0] if found else None
+
+
+def quoted_strings(text: str) -> list[str]:
+    """The strings text puts in quotes (double or single, straight or curly)."""
+    return [next(g for g in groups if g) for groups in _QUOTED.findall(text)]
+
+
+def clock(ms: int) -> str:
+    """0:05, 12:40, 1:02:03."""
+    seconds = max(0, ms) // 1000
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def query_text(name: str, description: str) -> str:
+    """What a goal or category is matched by meaning against: its name and its description without role words."""
+    described = " ".join(_ROLE_WORDS.sub(" ", description).split())
+    title = name.replace("_", " ").replace("-", " ").strip()
+    return f"{title}: {described}" if described else title
+
+
+def similarity_score(similarity: float, threshold: float, floor: float = SIMILARITY_FLOOR,
+                     ceiling: float = SIMILARITY_CEILING) -> float:
+    """Similarity mapped to 0..1 with floor -> 0, threshold -> 0.5 and ceiling -> 1 (linear between)."""
+    floor, ceiling = min(floor, threshold), max(ceiling, threshold)
+    if similarity >= threshold:
+        value = 0.5 + 0.5 * (similarity - threshold) / max(ceiling - threshold, 1e-9)
+    else:
+        value = 0.5 * (similarity - floor) / max(threshold - floor, 1e-9)
+    return round(float(min(1.0, max(0.0, value))), 3)
+
+
+class Evidence(BaseModel):
+    dialogue_id: int = Field(description="Id of the dialogue segment the quote is from.")
+    start_ms: int = Field(description="When the quoted words start.")
+    quote: str = Field(description="Words of the segment, verbatim.")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A stretch of one segment matched as a whole: one sentence, or the whole segment."""
+
+    segment: Segment
+    first: int  # index of its first word in tokens(segment.text)
+    start: int  # character span in segment.text
+    end: int
+
+    @property
+    def text(self) -> str:
+        return self.segment.text[self.start:self.end].strip()
+
+
+def units(segments: Sequence[Segment]) -> list[Unit]:
+    """The sentences of every segment, and each segment of more than one sentence whole."""
+    out: list[Unit] = []
+    for segment in segments:
+        spans = token_spans(segment.text)
+        if not spans:
+            continue
+        sentences = [m for m in SENTENCE.finditer(segment.text) if tokens(m.group())]
+        for m in sentences:
+            first = next(i for i, (_, s, _) in enumerate(spans) if s >= m.start())
+            out.append(Unit(segment, first, m.start(), m.end()))
+        if len(sentences) > 1:
+            out.append(Unit(segment, 0, 0, len(segment.text)))
+    return out
+
+
+def excerpt(segment: Segment, first: int, count: int) -> tuple[str, int]:
+    """A verbatim quote of segment.text holding words first..first+count-1: their sentence, narrowed to
+    QUOTE_MAX_CHARS at word boundaries; and the index of the quote's first word."""
+    text, spans = segment.text, token_spans(segment.text)
+    last = min(first + count, len(spans)) - 1
+    lo, hi = spans[first][1], spans[last][2]
+    for m in SENTENCE.finditer(text):
+        if m.start() <= spans[first][1] < m.end():
+            lo = m.start()
+        if m.start() < spans[last][2] <= m.end():
+            hi = m.end()
+    inside = [i for i, (_, s, e) in enumerate(spans) if s >= lo and e <= hi]
+    a, b = inside[0], inside[-1]
+    sentence_end = hi
+
+    def width() -> int:
+        return (sentence_end if b == inside[-1] else spans[b][2]) - spans[a][1]
+
+    while width() > QUOTE_MAX_CHARS and (a < first or b > last):
+        if b > last and (b - last >= first - a):
+            b -= 1
+        else:
+            a += 1
+    while width() > QUOTE_MAX_CHARS and b > a:  # the matched words alone are too long: keep their start
+        b -= 1
+    end = sentence_end if b == inside[-1] else spans[b][2]
+    return text[spans[a][1]:end].strip(), a
+
+
+class Similarities:
+    """Cosine similarity of query texts to the units of a call. The units are embedded once, when first
+    needed; queries given to `prepare` are embedded together (one call per text costs far more than one row)."""
+
+    def __init__(self, embedder: Any | None, segments: Sequence[Segment]):
+        self.embedder = embedder
+        self.units = units(segments)
+        self._vectors: np.ndarray | None = None
+        self._queries: dict[str, np.ndarray] = {}
+
+    def prepare(self, queries: Sequence[str]) -> None:
+        missing = list(dict.fromkeys(q for q in queries if q not in self._queries))
+        if self.embedder is not None and self.units and missing:
+            texts = missing if self._vectors is not None else [u.text for u in self.units] + missing
+            vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+            if self._vectors is None:
+                self._vectors, vectors = vectors[:len(self.units)], vectors[len(self.units):]
+            self._queries.update(zip(missing, vectors))
+
+    def __call__(self, query: str) -> np.ndarray:
+        """Similarity of query to each unit (same order as self.units); empty without an embedder."""
+        if self.embedder is None or not self.units:
+            return np.zeros(0, dtype=np.float32)
+        self.prepare([query])
+        return self._vectors @ self._queries[query]
+
+
+# --- goals ----------------------------------------------------------------------------------------
+
+
+class GoalVerdict(BaseModel):
+    goal_id: int
+    goal_name: str
+    met: bool
+    score: float = Field(ge=0, le=1)
+    explanation: str
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A candidate piece of evidence and whether the goal's rules let it count."""
+
+    evidence: Evidence
+    segment: Segment
+    phrase: str | None  # the phrase it contains, for a phrase match
+    similarity: float | None  # its similarity to the goal, for a match by meaning
+    strength: float  # 1.0 for a phrase, the mapped similarity otherwise
+    matches: bool  # a phrase match, or a similarity at or above the threshold
+    rejected: str | None  # why the speaker or time rule does not let it count; None when it counts
+
+
+def role_of(speaker: str, roles: Mapping[str, str]) -> str:
+    return roles.get(speaker, "unknown")
+
+
+def who(speaker: str, roles: Mapping[str, str]) -> str:
+    role = role_of(speaker, roles)
+    return f"the {role}" if role in ("agent", "customer") else speaker
+
+
+def rule_problem(goal: Goal, segment: Segment, start_ms: int, roles: Mapping[str, str]) -> str | None:
+    """Why the goal's speaker or time rule rejects words of segment said at start_ms; None when they count."""
+    if goal.speaker != "any" and role_of(segment.speaker, roles) != goal.speaker:
+        return f"said by {who(segment.speaker, roles)}, not the {goal.speaker}"
+    if goal.within_seconds is not None and start_ms > goal.within_seconds * 1000:
+        return f"after the first {goal.within_seconds} s"
+    return None
+
+
+def threshold_of(min_similarity: float | None, default: float) -> float | None:
+    """The similarity a match by meaning needs; None when matching by meaning is off (1 or more)."""
+    value = default if min_similarity is None else min_similarity
+    return None if value >= 1 else value
+
+
+def phrase_findings(goal: Goal, segments: Sequence[Segment], roles: Mapping[str, str]) -> list[Finding]:
+    """Every occurrence of every phrase of the goal."""
+    findings = []
+    for phrase in goal.phrases:
+        wanted = tokens(phrase)
+        for segment in segments:
+            words = tokens(segment.text)
+            at = find_words(words, wanted)
+            while at >= 0:
+                quote, _ = excerpt(segment, at, len(wanted))
+                start = word_time(segment, at)
+                findings.append(Finding(Evidence(dialogue_id=segment.id, start_ms=start, quote=quote), segment,
+                                        phrase, None, 1.0, True, rule_problem(goal, segment, start, roles)))
+                at = find_words(words, wanted, at + 1)
+    return findings
+
+
+def meaning_findings(goal: Goal, roles: Mapping[str, str], similarities: Similarities) -> list[Finding]:
+    """Each unit that matches by meaning, and each unit the rules let count (for the score when none matches)."""
+    threshold = threshold_of(goal.min_similarity, SIMILARITY_THRESHOLD)
+    if threshold is None:
+        return []
+    findings = []
+    for unit, similarity in zip(similarities.units, similarities(query_text(goal.name, goal.description))):
+        similarity = float(similarity)
+        start = word_time(unit.segment, unit.first)
+        problem = rule_problem(goal, unit.segment, start, roles)
+        if similarity >= threshold or problem is None:
+            quote, _ = excerpt(unit.segment, unit.first, len(tokens(unit.text)))
+            findings.append(Finding(Evidence(dialogue_id=unit.segment.id, start_ms=start, quote=quote), unit.segment,
+                                    None, similarity, similarity_score(similarity, threshold), similarity >= threshold,
+                                    problem))
+    return findings
+
+
+def decide(findings: Sequence[Finding]) -> tuple[bool, float, list[Finding]]:
+    """met, score and the evidence shown (the strongest MAX_EVIDENCE that count, in time order)."""
+    counted = [f for f in findings if f.rejected is None]
+    best: dict[int, Finding] = {}  # the strongest finding of each segment
+    for f in sorted((f for f in counted if f.matches), key=lambda f: -f.strength):
+        best.setdefault(f.evidence.dialogue_id, f)
+    chosen = sorted(best.values(), key=lambda f: -f.strength)[:MAX_EVIDENCE]
+    chosen.sort(key=lambda f: (f.evidence.start_ms, f.evidence.dialogue_id))
+    score = max((f.strength for f in counted), default=0.0)
+    met = bool(chosen)
+    return met, (max(0.5, score) if met else min(0.49, score)), chosen
+
+
+def _said(f: Finding, roles: Mapping[str, str]) -> str:
+    return f'at {clock(f.evidence.start_ms)} {who(f.segment.speaker, roles)} said "{f.evidence.quote}"'
+
+
+def _how(f: Finding) -> str:
+    if f.phrase is not None:
+        return f' (phrase "{f.phrase}")'
+    if f.similarity is not None:
+        return f" (similarity {f.similarity:.2f} to the goal)"
+    return ""
+
+
+def met_explanation(chosen: Sequence[Finding], roles: Mapping[str, str]) -> str:
+    parts = [_said(f, roles) + _how(f) for f in chosen[:2]]
+    more = f"; and {len(chosen) - 2} more" if len(chosen) > 2 else ""
+    return _cap("Met: " + "; ".join(parts) + more + ".")
+
+
+def not_met_explanation(goal: Goal, findings: Sequence[Finding], roles: Mapping[str, str],
+                        has_speech: bool = True, by_meaning: bool = True) -> str:
+    if not has_speech:
+        return "Not met: the call has no speech."
+    rules = ([f"by the {goal.speaker}"] if goal.speaker != "any" else []) + (
+        [f"within the first {goal.within_seconds} s"] if goal.within_seconds is not None else [])
+    scope = "".join(f" {r}" for r in rules)
+    meaning = by_meaning and threshold_of(goal.min_similarity, SIMILARITY_THRESHOLD) is not None
+    wanted = " or ".join(f'"{p}"' for p in goal.phrases)
+    what = [f"says {wanted}"] if wanted else []
+    what += ["is close in meaning to the goal"] if meaning else []
+    if not what:
+        return "Not met: nothing can show it: the goal has no phrases and no text model matched it by meaning."
+    text = f"Not met: no sentence{scope} " + " or ".join(what)
+    near = [f for f in findings if f.rejected is not None and f.matches]
+    closest = max((f for f in findings if f.rejected is None and f.similarity is not None),
+                  key=lambda f: f.similarity or 0.0, default=None)
+    if near:
+        f = max(near, key=lambda f: f.strength)
+        text += f"; {_said(f, roles)}, but it was {f.rejected}"
+    elif closest is not None:
+        text += f' (closest: at {clock(closest.evidence.start_ms)} "{closest.evidence.quote}", ' \
+                f"similarity {closest.similarity:.2f})"
+    return _cap(text + ".")
+
+
+def deterministic_explanation(goal: Goal, met: bool, chosen: Sequence[Finding], findings: Sequence[Finding],
+                              roles: Mapping[str, str], has_speech: bool = True, by_meaning: bool = True) -> str:
+    """The explanation built from the evidence itself, with timestamps."""
+    if met:
+        return met_explanation(chosen, roles)
+    return not_met_explanation(goal, findings, roles, has_speech, by_meaning)
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= EXPLANATION_MAX_CHARS else text[:EXPLANATION_MAX_CHARS - 1].rstrip() + "…"
+
+
+# --- the language model: phrasing (small model) or judging (large model) ----------------------------
+
+
+EXPLANATION_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "explanation": {"type": "string", "minLength": 1, "maxLength": 400},
+        "quote_ids": {"type": "array", "items": {"type": "integer"}, "maxItems": MAX_EVIDENCE},
+    },
+    "required": ["explanation", "quote_ids"],
+    "additionalProperties": False,
+}
+
+JUDGE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "met": {"type": "boolean"},
+        "score": {"type": "number", "minimum": 0, "maximum": 1},
+        "explanation": {"type": "string", "minLength": 1, "maxLength": 400},
+        "quotes": {"type": "array", "items": {"type": "string", "maxLength": QUOTE_MAX_CHARS}, "maxItems": 3},
+    },
+    "required": ["met", "score", "explanation", "quotes"],
+    "additionalProperties": False,
+}
+
+
+def _transcript_prefix(segments: Sequence[Segment], llm: Any) -> str:
+    # The prefix every stage that asks the model shares (summary.py), so llama.cpp evaluates it once.
+    from .summary import transcript_budget, transcript_prompt
+
+    return transcript_prompt(segments, transcript_budget(llm))
+
+
+def _roles_line(segments: Sequence[Segment], roles: Mapping[str, str]) -> str:
+    labels = dict.fromkeys(s.speaker for s in segments)
+    known = [f"{label} is the {roles[label]}" for label in labels if roles.get(label) in ("agent", "customer")]
+    return ("Speakers: " + ", ".join(known) + ".\n") if known else ""
+
+
+def _goal_line(goal: Goal) -> str:
+    rules = []
+    if goal.phrases:
+        rules.append("one of these is said: " + ", ".join(f'"{p}"' for p in goal.phrases))
+    if goal.speaker != "any":
+        rules.append(f"it must be said by the {goal.speaker}")
+    if goal.within_seconds is not None:
+        rules.append(f"only the first {goal.within_seconds} seconds count")
+    return f"Goal \"{goal.name}\": {goal.description}" + (f" ({'; '.join(rules)})" if rules else "") + "\n"
+
+
+def explanation_prompt(goal: Goal, met: bool, chosen: Sequence[Finding], segments: Sequence[Segment],
+                       roles: Mapping[str, str], prefix: str) -> str:
+    lines = [prefix, _roles_line(segments, roles), _goal_line(goal)]
+    lines.append(f"The goal was judged {'MET' if met else 'NOT MET'} from the evidence below.\n")
+    if chosen:
+        lines.append("Evidence (numbered quotes from the transcript):\n")
+        for i, f in enumerate(chosen, 1):
+            lines.append(f'[{i}] {who(f.segment.speaker, roles)}: "{f.evidence.quote}"\n')
+        lines.append(
+            "Explain the verdict to a supervisor in one or two sentences. Quote only from the numbered evidence, "
+            "word for word, in double quotes. Put the numbers of the quotes you used in quote_ids.")
+    else:
+        lines.append(
+            "No sentence of the transcript shows the goal. Explain in one sentence that the goal was not met, "
+            "without quoting anything; quote_ids is empty.")
+    return "".join(lines)
+
+
+def verified_explanation(answer: Mapping[str, Any], chosen: Sequence[Finding], segments: Sequence[Segment],
+                         met: bool) -> str | None:
+    """The model's explanation when it can be trusted, else None: every string it puts in quotes is in the
+    transcript word for word, its quote ids exist, a met verdict cites at least one quote, and it does not
+    state the other verdict."""
+    text = " ".join(str(answer.get("explanation", "")).split())
+    ids = answer.get("quote_ids", [])
+    if not text or not isinstance(ids, list) or any(not isinstance(i, int) or not 1 <= i <= len(chosen) for i in ids):
+        return None
+    if met and chosen and not ids:
+        return None
+    if any(quote_in_transcript(q, segments) is None for q in quoted_strings(text)):
+        return None
+    if (_SAYS_NOT_MET if met else _SAYS_MET).search(text):
+        return None  # it contradicts the verdict
+    text = re.sub(r"(?i)^(not )?met\b[:.,]?\s*", "", text)  # the verdict is ours: the model may not restate it
+    return _cap(f"{'Met' if met else 'Not met'}: {text}")
+
+
+def _judge(goal: Goal, segments: Sequence[Segment], roles: Mapping[str, str], llm: Any,
+           prefix: str) -> GoalVerdict | None:
+    """The model's own verdict; None when unusable: "met" without a quote that is in the transcript and passes
+    the goal's speaker and time rules."""
+    prompt = prefix + _roles_line(segments, roles) + _goal_line(goal) + (
+        "Decide whether the call met the goal. score is your confidence that it was met, 0 to 1. "
+        "In quotes, copy the transcript words that show it, word for word (at most 3). "
+        "Explain the verdict in one or two sentences.")
+    answer = llm.generate_json(prompt, JUDGE_SCHEMA, max_tokens=400)
+    shown: list[Finding] = []
+    for quote in answer.get("quotes", []):
+        # the first place the quote is said that the goal's rules let count
+        passing = [(s, at) for s, at in quote_locations(quote, segments)
+                   if rule_problem(goal, s, word_time(s, at), roles) is None]
+        if passing:
+            segment, at = passing[0]
+            verbatim, _ = excerpt(segment, at, len(tokens(quote)))
+            shown.append(Finding(Evidence(dialogue_id=segment.id, start_ms=word_time(segment, at), quote=verbatim),
+                                 segment, None, None, 1.0, True, None))
+    met = bool(answer.get("met"))
+    if met and not shown:
+        return None
+    score = float(answer.get("score", 0.5))
+    text = " ".join(str(answer.get("explanation", "")).split())
+    if text and all(quote_in_transcript(q, segments) is not None for q in quoted_strings(text)):
+        explanation = _cap(f"{'Met' if met else 'Not met'}: " + re.sub(r"(?i)^(not )?met\b[:.,]?\s*", "", text))
+    elif met:
+        explanation = met_explanation(shown, roles)
+    else:
+        explanation = "Not met: the language model found no sentence that shows the goal."
+    return GoalVerdict(goal_id=goal.id, goal_name=goal.name, met=met,
+                       score=round(max(0.5, score) if met else min(0.49, score), 3), explanation=explanation,
+                       evidence=[f.evidence for f in shown])
+
+
+def _language_model_error() -> type[Exception]:
+    try:
+        from .language_model import LanguageModelError
+    except ImportError:  # pragma: no cover - the module ships with the analysis package
+        return RuntimeError
+    return LanguageModelError
+
+
+def evaluate_goal(goal: Goal, segments: Sequence[Segment], roles: Mapping[str, str], similarities: Similarities,
+                  llm: Any | None = None, *, judge_with_model: bool = False,
+                  prefix: Callable[[], str] | None = None) -> GoalVerdict:
+    """One goal's verdict (see the module docstring)."""
+    has_speech = any(tokens(s.text) for s in segments)
+    findings = phrase_findings(goal, segments, roles) + meaning_findings(goal, roles, similarities)
+    met, score, chosen = decide(findings)
+    explanation = deterministic_explanation(goal, met, chosen, findings, roles, has_speech,
+                                            by_meaning=similarities.embedder is not None)
+    if llm is not None and has_speech:
+        shared = prefix() if prefix else _transcript_prefix(segments, llm)
+        try:
+            if judge_with_model:
+                judged = _judge(goal, segments, roles, llm, shared)
+                if judged is not None:
+                    return judged
+                log.warning("goal %s: the model's verdict had no quote in the transcript; the evidence decides",
+                            goal.id)
+            answer = llm.generate_json(explanation_prompt(goal, met, chosen, segments, roles, shared),
+                                       EXPLANATION_SCHEMA, max_tokens=200)
+            phrased = verified_explanation(answer, chosen, segments, met)
+            if phrased is not None:
+                explanation = phrased
+            else:
+                log.info("goal %s: the model's explanation quoted what the transcript does not say; not used", goal.id)
+        except _language_model_error() as exc:
+            log.warning("goal %s: language model failed (%s); the explanation is built from the evidence", goal.id, exc)
+    return GoalVerdict(goal_id=goal.id, goal_name=goal.name, met=met, score=score, explanation=explanation,
+                       evidence=[f.evidence for f in chosen])
+
+
+def evaluate_goals(goals: Sequence[Goal], segments: Sequence[Segment], roles: Mapping[str, str] | None,
+                   embedder: Any | None, llm: Any | None = None, *,
+                   judge_with_model: bool = False) -> list[GoalVerdict]:
+    """Each goal's verdict, in the order of goals. embedder: anything with `embed(texts) -> (n, dim)` of
+    L2-normalised rows (TextEmbedder), or None for rules only; llm: a LanguageModel, or None."""
+    roles = dict(roles or {})
+    similarities = Similarities(embedder, segments)
+    similarities.prepare([query_text(g.name, g.description) for g in goals
+                          if threshold_of(g.min_similarity, SIMILARITY_THRESHOLD) is not None])
+    cached: list[str] = []
+
+    def prefix() -> str:
+        if not cached:
+            cached.append(_transcript_prefix(segments, llm))
+        return cached[0]
+
+    return [evaluate_goal(goal, segments, roles, similarities, llm, judge_with_model=judge_with_model, prefix=prefix)
+            for goal in goals]
+
+
+__all__ = ["Evidence", "GoalVerdict", "SIMILARITY_THRESHOLD", "evaluate_goals", "quote_in_transcript", "tokens"]
