@@ -2,15 +2,18 @@
 
 A stereo call records each party on its own channel, so the channel *is* the speaker: channel 0 is
 "speaker-1", channel 1 is "speaker-2" (and channel n is "speaker-{n+1}" for recordings with more channels).
-A mono call has one channel and therefore one speaker, "speaker-1": splitting a mono channel into speakers
-needs diarization by speaker embeddings, which is not available yet.
+A mono call's channel is split into speakers by analysis/diarize.py.
+
+Whisper sometimes keeps one segment across a long silence (on a stereo channel: while the other party talks), so
+segments are first cut where their words are a pause apart (`split_at_gaps`): a segment is one utterance, and a
+pause always falls between two segments.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from callscope.analysis.types import Segment
+from callscope.analysis.types import Segment, Word
 
 
 def speaker_of(channel: int) -> str:
@@ -35,3 +38,34 @@ def merge_channels(per_channel: list[list[Segment]]) -> list[Segment]:
         replace(segment, id=new_id, channel=channel, speaker=speaker_of(channel), words=list(segment.words))
         for new_id, (_, channel, _, segment) in enumerate(keyed)
     ]
+
+
+def split_segment(segment: Segment, groups: list[int]) -> list[tuple[int, Segment]]:
+    """`segment` cut where the group of its words (`groups[i]` of `segment.words[i]`: a speaker, an utterance)
+    changes; each piece with its group."""
+    pieces: list[tuple[int, Segment]] = []
+    group: list[Word] = []
+    for i, (word, key) in enumerate(zip(segment.words, groups, strict=True)):
+        group.append(word)
+        if i + 1 == len(segment.words) or groups[i + 1] != key:
+            first, last = not pieces, i + 1 == len(segment.words)
+            start = segment.start_ms if first else group[0].start_ms
+            end = segment.end_ms if last else group[-1].end_ms
+            text = segment.text if first and last else " ".join(w.text for w in group)
+            pieces.append((key, replace(segment, start_ms=start, end_ms=end, text=text, words=group)))
+            group = []
+    return pieces
+
+
+def split_at_gaps(segments: list[Segment], gap_ms: int) -> list[Segment]:
+    """The segments cut wherever two consecutive words are at least `gap_ms` apart (ids unchanged: the dialogue
+    is renumbered when the channels are merged)."""
+    out: list[Segment] = []
+    for segment in segments:
+        groups, utterance = [], 0
+        for i, word in enumerate(segment.words):
+            if i and word.start_ms - segment.words[i - 1].end_ms >= gap_ms:
+                utterance += 1
+            groups.append(utterance)
+        out.extend([piece for _, piece in split_segment(segment, groups)] if segment.words else [segment])
+    return out

@@ -25,9 +25,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .dialogue import speaker_of
+from .dialogue import speaker_of, split_segment
 from .speaker_encoder import HOP, PARTIAL_FRAMES, PARTIAL_SAMPLES, SpeakerEncoder, normalize_volume
-from .types import SAMPLE_RATE, Audio, ModelInfo, Segment, SpeechRegion, Word
+from .types import SAMPLE_RATE, Audio, ModelInfo, Segment, SpeechRegion
 
 WINDOW_MS = PARTIAL_FRAMES * HOP * 1000 // SAMPLE_RATE  # 1600
 HOP_MS = 800
@@ -174,22 +174,6 @@ def speaker_at(centers: np.ndarray, labels: np.ndarray, start_ms: int, end_ms: i
     i = int(np.searchsorted(centers, middle))
     nearest = min((j for j in (i - 1, i) if 0 <= j < len(centers)), key=lambda j: abs(centers[j] - middle))
     return int(labels[nearest])
-
-
-def split_segment(segment: Segment, speakers: list[int]) -> list[tuple[int, Segment]]:
-    """`segment` cut where the speaker of its words (`speakers[i]` of `segment.words[i]`) changes."""
-    pieces: list[tuple[int, Segment]] = []
-    group: list[Word] = []
-    for i, (word, speaker) in enumerate(zip(segment.words, speakers, strict=True)):
-        group.append(word)
-        if i + 1 == len(segment.words) or speakers[i + 1] != speaker:
-            first, last = not pieces, i + 1 == len(segment.words)
-            start = segment.start_ms if first else group[0].start_ms
-            end = segment.end_ms if last else group[-1].end_ms
-            text = segment.text if first and last else " ".join(w.text for w in group)
-            pieces.append((speaker, replace(segment, start_ms=start, end_ms=end, text=text, words=group)))
-            group = []
-    return pieces
 
 
 def relabel(segments: list[Segment], windows: list[Window], labels: np.ndarray) -> list[Segment]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 from callscope.analysis.characteristics import CallCharacteristics, characteristics
-from callscope.analysis.dialogue import merge_channels
+from callscope.analysis.dialogue import merge_channels, split_at_gaps
 from callscope.analysis.pauses import PauseRules, find_pauses
 from callscope.analysis.speakers import SpeakerOut
 from callscope.analysis.types import ModelInfo, PauseFinding, Segment
@@ -175,10 +175,13 @@ class Pipeline:
         transcriber = self.transcriber
         language = getattr(project, "language", None) or None
         hints = getattr(project, "transcription_hints", None) or None
+        rules = PauseRules.for_project(project)
         per_channel: list[list[Segment]] = []
         for channel in range(channels):
             report("asr", _STARTS["asr"] + (_STARTS["diarization"] - _STARTS["asr"]) * channel / channels)
-            per_channel.append(transcriber.transcribe(audio, channel, language, hints))
+            # one segment per utterance: a pause inside a Whisper segment cuts it (dialogue.split_at_gaps)
+            per_channel.append(split_at_gaps(transcriber.transcribe(audio, channel, language, hints),
+                                             rules.min_pause_ms))
         dialogue = merge_channels(per_channel)
         stages.append(StageOut(name="asr", ran=True, detail=f"{len(dialogue)} segment(s)"))
         models.append(transcriber.info)
@@ -218,7 +221,6 @@ class Pipeline:
         self._emotions(audio, dialogue, embedder, stages, models)
 
         report("pauses", _STARTS["pauses"])
-        rules = PauseRules.for_project(project)
         pauses = find_pauses(dialogue, speech, duration_ms, rules)
         stages.append(StageOut(name="pauses", ran=True, detail=f"{len(pauses)} pause(s)"))
         report("characteristics", _STARTS["characteristics"])

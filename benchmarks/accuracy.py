@@ -16,7 +16,8 @@ pause) except one 1.5-2.5 s gap per call (a short pause). Every call is rendered
 
 Printed per rendering:
 
-* WER: word errors of the whole transcript against the script, over the script's words (all calls pooled);
+* WER: word errors of the whole transcript against the script, over the script's words (all calls pooled; digits
+  and e-mail notation read out as words on both sides first, see ``normalised``);
 * DER: pyannote.metrics' DiarizationErrorRate (missed + false alarm + confusion, 0.25 s collar each side) of the
   dialogue segments against the scripted turns, pooled;
 * pauses: precision and recall of detected pauses (at least 1 s) against the inserted ones (matched when they
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import sys
 import tempfile
 import time
@@ -112,7 +114,7 @@ def script(rng: random.Random) -> Script:
         (1, f"Yes, it is {spoken_digits(national)}.", rng.uniform(1.5, 2.5)),
         (0, "Thank you. And what is your email address?", gap()),
         (1, f"It is {first} dot {last} at example dot com.", gap()),
-        (0, "Please hold while I look that up for you." if hold else "Okay, let me see what I can find here.",
+        (0, "Please hold while I look that up for you." if hold else "Okay, thank you for that information.",
          rng.uniform(4.0, 6.0)),
         (0, "Thank you. I can see your account and I will change the address now.", gap()),
     ]
@@ -170,6 +172,14 @@ class Tally:
     notes: list[str] = field(default_factory=list)
 
 
+def normalised(text: str) -> str:
+    """Text as words for WER: digits spelt out one by one and e-mail notation read aloud ("415-342" -> "four one
+    five three four two", "a.b@c.com" -> "a dot b at c dot com"), so a number or address Whisper writes in digits
+    or symbols is not counted as several wrong words."""
+    text = re.sub(r"(?<=\w)\.(?=\w)", " dot ", text.replace("@", " at "))
+    return re.sub(r"\d", lambda m: f" {DIGITS[int(m.group())]} ", text)
+
+
 def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
     shared = min(a[1], b[1]) - max(a[0], b[0])
     return shared >= 0.5 * min(a[1] - a[0], b[1] - b[0])
@@ -180,7 +190,7 @@ def score(tally: Tally, s: Script, rendered: Rendered, result: AnalysisResult) -
 
     hypothesis_text = " ".join(seg.text for seg in sorted(result.dialogue, key=lambda x: x.start_ms))
     words = len(rendered.text.split())
-    tally.word_errors += speech.wer(rendered.text, hypothesis_text) * words
+    tally.word_errors += speech.wer(normalised(rendered.text), normalised(hypothesis_text)) * words
     tally.words += words
 
     reference, hypothesis = Annotation(), Annotation()

@@ -253,8 +253,9 @@ def test_schema_defaults_are_filled_in_like_the_real_server(api, kube_api):
     changed = api.put(url, json=dict(created, spec=spec)).json()
     assert changed["metadata"]["generation"] == 2
     assert changed["spec"] == {**defaults, "name": "Support", "language": "en",
-                               "categories": [{"name": "billing", "description": ""}],
-                               "fields": [{"name": "order_id", "description": "The order number", "type": "string"}]}
+                               "categories": [{"name": "billing", "description": "", "keywords": []}],
+                               "fields": [{"name": "order_id", "description": "The order number", "type": "string",
+                                           "values": []}]}
     # a non-nullable null is dropped (then defaulted); a nullable one is kept
     spec = {"name": "Support", "language": "en", "qualityBaselineEnabled": None, "retentionDays": None}
     again = api.put(url, json=dict(changed, spec={**changed["spec"], **spec})).json()
