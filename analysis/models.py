@@ -17,6 +17,7 @@ int8 (CPU) or float16 (GPU), `CALLSCOPE_ANALYSIS_THREADS` the CPU threads per mo
 
 from __future__ import annotations
 
+import hashlib
 from importlib import resources
 from pathlib import Path
 
@@ -62,3 +63,12 @@ def whisper_model_dir(settings) -> Path:
 def is_embedded(path: Path) -> bool:
     embedded = embedded_whisper_dir()
     return embedded is not None and Path(path).resolve() == embedded.resolve()
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a model file (read 1 MiB at a time): the version a result names, and what a download checks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -13,13 +13,13 @@ normalisation to -30 dBFS (increase only).
 
 from __future__ import annotations
 
-import hashlib
 import math
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from .models import file_sha256
 from .types import SAMPLE_RATE, ModelInfo
 
 EMBEDDED_MODEL = Path(__file__).resolve().parent / "models" / "voice_encoder.onnx"
@@ -101,14 +101,6 @@ def partial_slices(n_samples: int, rate: float = 1.3, min_coverage: float = 0.75
     if coverage < min_coverage and len(starts) > 1:
         starts.pop()
     return starts
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class SpeakerEncoder:

