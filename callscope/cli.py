@@ -280,6 +280,7 @@ async def apply(path, account) -> None:
     from callscope.operator.embedded import key_file_writer
     from callscope.operator.handlers import reconcile
     from callscope.services.apply import apply_documents
+    from callscope.store.interface import StaleResourceVersion
 
     try:
         documents = [d for d in yaml.safe_load_all(path) if d]
@@ -288,8 +289,10 @@ async def apply(path, account) -> None:
     settings = _settings()
     async with opened(settings) as rt:
         for obj, line in await apply_documents(rt.ctx, documents, account or "default"):
-            # Reconcile at once so `get` shows ids right away; a running server would do the same.
-            await reconcile(rt.ctx, obj, key_file_writer(settings.data_dir / "secrets"))
+            # Reconcile at once so `get` shows ids right away. A running server does the same: when it got there
+            # first (the object changed under us), its reconciler has done the job.
+            with contextlib.suppress(StaleResourceVersion):
+                await reconcile(rt.ctx, obj, key_file_writer(settings.data_dir / "secrets"))
             click.echo(line)
 
 

@@ -355,6 +355,19 @@ def test_apply_reads_stdin(cli):
     assert get_json(cli, "project", "sales")["spec"]["name"] == "Sales"
 
 
+def test_apply_succeeds_when_a_running_server_reconciles_the_object_first(cli, monkeypatch):
+    from callscope.operator import handlers
+
+    from callscope.store.interface import StaleResourceVersion
+
+    async def server_got_there_first(ctx, obj, *args, **kwargs):
+        raise StaleResourceVersion(obj.KIND, obj.name)
+    monkeypatch.setattr(handlers, "reconcile", server_got_there_first)
+    result = cli("apply", "-f", "-", input=MANIFEST)
+    assert "project/sales created" in result.stdout
+    assert get_json(cli, "project", "sales")["spec"]["name"] == "Sales"
+
+
 def test_apply_assigns_ids_shown_by_get(cli, tmp_path):
     cli("apply", "-f", write(tmp_path, MANIFEST))
     for kind, name in (("project", "sales"), ("operator", "alice"), ("tag", "vip"), ("vnum", "main-line")):
