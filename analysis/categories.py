@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .goals import Similarities, excerpt, find_words, query_text, similarity_score, threshold_of, tokens, word_time
+from .evidence import Similarities, excerpt, find_words, query_text, similarity_score, threshold_of, tokens, word_time
 from .types import Segment
 
 if TYPE_CHECKING:

@@ -35,7 +35,7 @@ The language model (when given) proposes boolean, string and enum values with a 
 transcript words that state the value. A string or enum value is kept only when it (or its spoken form) is
 said in the transcript (`where_said`), and its evidence is where it is said: the small model often quotes
 the wrong line. A boolean has no words of its own: it is kept only when the words the model quotes are in
-the transcript (`goals.quote_in_transcript`), and they are its evidence.
+the transcript (`evidence.quote_in_transcript`), and they are its evidence.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import phonenumbers
 
-from .goals import SENTENCE, Evidence, excerpt, quote_in_transcript, token_spans, tokens, word_time
+from .evidence import SENTENCE, Evidence, excerpt, quote_in_transcript, token_spans, tokens, word_time
 from .types import Segment
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from callscope.analysis.categories import CATEGORY_THRESHOLD, classify
-from callscope.analysis.goals import query_text
+from callscope.analysis.evidence import query_text
 from callscope.analysis.types import Segment
 
 from callscope.resources.kinds import Category

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from callscope.analysis.evidence import quote_in_transcript
 from callscope.analysis.fields import (
     EMAIL,
     date_mentions,
@@ -19,7 +20,6 @@ from callscope.analysis.fields import (
     spoken_number,
     supported,
 )
-from callscope.analysis.goals import quote_in_transcript
 from callscope.analysis.types import ModelInfo, Segment
 from pydantic import ValidationError
 

@@ -8,18 +8,8 @@ import re
 
 import numpy as np
 import pytest
-from callscope.analysis.goals import (
-    SIMILARITY_THRESHOLD,
-    Evidence,
-    Finding,
-    GoalVerdict,
-    evaluate_goals,
-    query_text,
-    quote_in_transcript,
-    quoted_strings,
-    similarity_score,
-    verified_explanation,
-)
+from callscope.analysis.evidence import Evidence, query_text, quote_in_transcript, quoted_strings, similarity_score
+from callscope.analysis.goals import SIMILARITY_THRESHOLD, Finding, GoalVerdict, evaluate_goals, verified_explanation
 from callscope.analysis.types import ModelInfo, Segment, Word
 
 from callscope.resources.kinds import Goal
