@@ -42,6 +42,16 @@ def tokens(text: str) -> list[str]:
     return [t for t in (m.group().strip("'") for m in _TOKEN.finditer(_clean(text))) if t]
 
 
+def says(words: Sequence[str], phrase: str) -> int:
+    """How often the phrase is said in `words` (tokens of a text): whole words, case and punctuation aside."""
+    wanted, count = tokens(phrase), 0
+    at = find_words(words, wanted)
+    while at >= 0:
+        count += 1
+        at = find_words(words, wanted, at + len(wanted))
+    return count
+
+
 def token_spans(text: str) -> list[tuple[str, int, int]]:
     """(normalised word, start, end) of each word of text; start/end index the original text."""
     out = []

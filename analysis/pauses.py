@@ -18,11 +18,11 @@ Rules (all times in milliseconds):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
+from callscope.analysis.evidence import says, tokens
 from callscope.analysis.types import PauseFinding, Segment, SpeechRegion
 from pydantic import BaseModel, Field
 
@@ -70,12 +70,8 @@ class PauseRules(BaseModel):
 
     def announces_hold(self, text: str) -> bool:
         """Whether text contains a hold phrase (case-insensitive, whole words, punctuation ignored)."""
-        normalized = f" {_normalize(text)} "
-        return any(f" {_normalize(phrase)} " in normalized for phrase in self.hold_phrases if phrase.strip())
-
-
-def _normalize(text: str) -> str:
-    return " ".join(re.sub(r"[^\w']+", " ", text.lower().replace("’", "'")).split())
+        words = tokens(text)
+        return any(says(words, phrase) for phrase in self.hold_phrases if phrase.strip())
 
 
 def union(intervals: Iterable[Interval]) -> list[Interval]:

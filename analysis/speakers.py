@@ -21,7 +21,6 @@ an unknown one, so unknown voices stay unknown.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -29,6 +28,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from . import diarize
+from .evidence import says, tokens
 from .speaker_encoder import SpeakerEncoder, l2_normalize, normalize_volume
 from .types import SAMPLE_RATE, Audio, ModelInfo, Segment, SpeechRegion
 
@@ -143,17 +143,13 @@ def identify(embedding: np.ndarray | None, speech_ms: int, voices: list[KnownVoi
 # --- roles ---------------------------------------------------------------------------------------------------
 
 
-def _normalised(text: str) -> str:
-    return " " + " ".join(re.sub(r"[^a-z0-9' ]+", " ", text.lower()).split()) + " "
-
-
 def phrase_score(text: str) -> tuple[float, list[str]]:
     """Agent phrases minus customer phrases in `text`, and which phrases were found."""
-    clean = _normalised(text)
+    words = tokens(text)
     score, found = 0.0, []
     for phrases, sign in ((AGENT_PHRASES, 1.0), (CUSTOMER_PHRASES, -1.0)):
         for phrase, weight in phrases.items():
-            count = min(clean.count(f" {phrase} "), 2)
+            count = min(says(words, phrase), 2)
             if count:
                 score += sign * weight * count
                 found.append(f"{'agent' if sign > 0 else 'customer'} phrase \"{phrase}\"" + (" x2" if count > 1 else ""))
