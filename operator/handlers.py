@@ -9,11 +9,12 @@ and a Ready condition. They write status (and the id label), never spec: applied
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Awaitable, Callable
 
 import structlog
 
-from callscope.catalog.ids import allocate_id_async
+from callscope.catalog.ids import Owner, allocate_id_async, claim, claim_of, transfer_claim
 from callscope.resources import ApiKey, Condition, Operator, Project, Resource, Tag, VirtualNumber
 from callscope.resources.meta import ID_LABEL
 from callscope.services.context import Context
@@ -24,6 +25,7 @@ from callscope.services.tags import next_color, project_tags
 log = structlog.get_logger()
 
 ID_KINDS = (Project, Operator, VirtualNumber, Tag)
+_ID_LABEL_VALUE = re.compile(r"^[0-9]{1,18}$")
 
 
 def conflicts(ctx: Context, obj: Resource) -> list[str]:
@@ -62,8 +64,8 @@ async def reconcile(ctx: Context, obj: Resource,
                     write_key: Callable[[ApiKey, str], None | Awaitable[None]] | None = None) -> Resource:
     """Bring one object's status (and id label) in line with its spec; a no-op when it already is."""
     now = ctx.clock()
-    if isinstance(obj, ID_KINDS) and obj.status.id is None:
-        obj = await _assign_id(ctx, obj)
+    if isinstance(obj, ID_KINDS):
+        obj = await _assign_id(ctx, obj) if obj.status.id is None else await _keep_unique_id(ctx, obj)
     status = obj.status.model_copy(deep=True)
     if isinstance(obj, Tag) and not status.color:
         status.color = next_color([t for t in project_tags(ctx, obj.namespace, obj.spec.project) if t.name != obj.name])
@@ -95,15 +97,65 @@ async def reconcile(ctx: Context, obj: Resource,
 
 
 async def _assign_id(ctx: Context, obj: Resource) -> Resource:
-    """Adopt the id a REST create put in the label, or allocate one for a YAML-made object."""
+    """Adopt the id that the allocator handed to this very object (a REST create writes it into the label
+    before the status), or allocate one. An id label the allocator did not write for this object (copied,
+    or typed into YAML) is never trusted: it is overwritten, and a condition says so."""
+    owner = Owner(obj.namespace, obj.name)
     label = obj.metadata.labels.get(ID_LABEL, "")
-    holder = ctx.store.get_by_id(type(obj), obj.namespace, int(label)) if label.isdigit() else None
-    adoptable = label.isdigit() and (holder is None or holder.name == obj.name)  # a copied label is not adopted
-    object_id = int(label) if adoptable else await allocate_id_async(ctx.catalog, obj.KIND)
+    claimed = False
+    if _ID_LABEL_VALUE.match(label) and await ctx.catalog.run(claim_of, ctx.catalog, obj.KIND, int(label)) == owner:
+        holder = ctx.store.get_by_id(type(obj), obj.namespace, int(label))
+        claimed = holder is None or holder.name == obj.name
+    object_id = int(label) if claimed else await _new_id(ctx, obj)
+    note = None if claimed or not label else f"the {ID_LABEL} label {label!r} was not assigned by Callscope: id {object_id} assigned"
+    return await _write_id(ctx, obj, object_id, note)
+
+
+async def _keep_unique_id(ctx: Context, obj: Resource) -> Resource:
+    """An id is one object's in all accounts. Objects that got their id before claims existed claim it
+    now; where two carry the same id (a label adopted by an older version), the older object keeps it
+    and the younger gets a new one. A no-op for an object whose claim is its own."""
+    owner = Owner(obj.namespace, obj.name)
+    on_record = await ctx.catalog.run(claim, ctx.catalog, obj.KIND, obj.status.id, owner)
+    if on_record == owner:
+        label = obj.metadata.labels.get(ID_LABEL)
+        if label == str(obj.status.id):
+            return obj
+        return await _write_id(ctx, obj, obj.status.id, f"the {ID_LABEL} label {label!r} does not name this object's "
+                                                         f"id {obj.status.id}: label restored")
+    holder = ctx.store.cached_get(type(obj), *on_record)
+    if holder is not None and holder.status.id == obj.status.id and _age(holder) <= _age(obj):
+        note = f"id {obj.status.id} belongs to {on_record.account}/{on_record.name}: id reassigned"
+        return await _write_id(ctx, obj, await _new_id(ctx, obj), note)
+    await ctx.catalog.run(transfer_claim, ctx.catalog, obj.KIND, obj.status.id, owner)
+    if holder is not None and holder.status.id == obj.status.id:  # the younger holder moves
+        await _keep_unique_id(ctx, holder)
+    return obj
+
+
+def _age(obj: Resource) -> tuple:
+    created = obj.metadata.creation_timestamp
+    return (created.timestamp() if created else float("inf"), obj.namespace, obj.name)
+
+
+async def _new_id(ctx: Context, obj: Resource) -> int:
+    object_id = await allocate_id_async(ctx.catalog, obj.KIND)
+    await ctx.catalog.run(claim, ctx.catalog, obj.KIND, object_id, Owner(obj.namespace, obj.name))
+    return object_id
+
+
+async def _write_id(ctx: Context, obj: Resource, object_id: int, note: str | None) -> Resource:
+    """The id into the label (spec-side metadata) and the status, with an IdAssigned condition when an id
+    label or an old id was replaced."""
     draft = obj.model_copy(deep=True)
     if draft.metadata.labels.get(ID_LABEL) != str(object_id):
         draft.metadata.labels[ID_LABEL] = str(object_id)
         draft = (await ctx.store.update(draft)).model_copy(deep=True)
     draft.status.id = object_id
     draft.status.updated_at = draft.status.updated_at or ctx.clock()
+    if note is not None:
+        log.warning("id_label_replaced", kind=obj.KIND, account=obj.namespace, name=obj.name, detail=note)
+        draft.status.conditions = _condition(
+            draft.status.conditions, Condition(type="IdAssigned", status="True", reason="LabelReplaced", message=note),
+            ctx.clock())
     return await ctx.store.update_status(draft)

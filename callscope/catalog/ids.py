@@ -1,13 +1,26 @@
-"""The one allocator of integer ids (projects, operators, virtual numbers, tags, recordings, ...)."""
+"""The one allocator of integer ids (projects, operators, virtual numbers, tags), and the claims that say
+which object each id was handed to."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from sqlalchemy import select, update
+
 from callscope.catalog.db import Catalog
-from callscope.catalog.tables import IdSequence
+from callscope.catalog.tables import IdClaim, IdSequence
+
+
+class Owner(NamedTuple):
+    """The object an id belongs to: its account (namespace) and metadata.name."""
+
+    account: str
+    name: str
 
 
 def allocate_id(catalog: Catalog, kind: str) -> int:
-    """Return the next id of `kind` (1, 2, 3, ...): unique and never reused, across threads and processes.
+    """Return the next id of `kind` (1, 2, 3, ...): unique across all accounts and never reused, across
+    threads and processes. The caller records with :func:`claim` which object it gives the id to.
 
     Why this is correct: the whole allocation is ONE statement,
 
@@ -48,3 +61,31 @@ def allocate_id(catalog: Catalog, kind: str) -> int:
 async def allocate_id_async(catalog: Catalog, kind: str) -> int:
     """:func:`allocate_id` for async callers (runs in the catalog's thread pool)."""
     return await catalog.run(allocate_id, catalog, kind)
+
+
+def claim(catalog: Catalog, kind: str, object_id: int, owner: Owner) -> Owner:
+    """The owner on record of an id, recording `owner` when the id has no claim yet: right after
+    allocation, or for an object that got its id before claims existed. Of concurrent claimants the
+    first insert wins and every caller reads the same answer."""
+    if (on_record := claim_of(catalog, kind, object_id)) is not None:  # the usual case: a read, no write lock
+        return on_record
+    with catalog.session() as s:  # the insert comes first: no read-to-write lock upgrade on SQLite
+        s.execute(catalog.insert(IdClaim).values(kind=kind, id=object_id, account=owner.account, name=owner.name)
+                  .on_conflict_do_nothing(index_elements=[IdClaim.kind, IdClaim.id]))
+        row = s.execute(select(IdClaim.account, IdClaim.name)
+                        .where(IdClaim.kind == kind, IdClaim.id == object_id)).one()
+    return Owner(row.account, row.name)
+
+
+def transfer_claim(catalog: Catalog, kind: str, object_id: int, owner: Owner) -> None:
+    """Hand a claimed id to `owner` (the object that held it first, when two accounts' objects carry it)."""
+    with catalog.session() as s:
+        s.execute(update(IdClaim).where(IdClaim.kind == kind, IdClaim.id == object_id)
+                  .values(account=owner.account, name=owner.name))
+
+
+def claim_of(catalog: Catalog, kind: str, object_id: int) -> Owner | None:
+    with catalog.session() as s:
+        row = s.execute(select(IdClaim.account, IdClaim.name)
+                        .where(IdClaim.kind == kind, IdClaim.id == object_id)).first()
+    return Owner(row.account, row.name) if row else None

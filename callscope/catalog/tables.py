@@ -80,6 +80,18 @@ class IdSequence(Base):
     last_value: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 
+class IdClaim(Base):
+    """To which object the allocator handed an integer id. The reconciler adopts a `callscope.io/id` label
+    only when its claim names that very object, so a label a user wrote can never take another's id."""
+
+    __tablename__ = "id_claims"
+
+    kind: Mapped[str] = mapped_column(String(64), primary_key=True)
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    account: Mapped[str] = mapped_column(String(128), nullable=False)
+    name: Mapped[str] = mapped_column(String(253), nullable=False)
+
+
 class ApiKeyUsage(Base):
     """Request and error counters of an API key, per endpoint (written by UsageRecorder.flush)."""
 
@@ -129,7 +141,7 @@ class Recording(Base):
 
     __tablename__ = "recordings"
     __table_args__ = (
-        UniqueConstraint("project_id", "external_id", name="uq_recordings_project_id_external_id"),
+        UniqueConstraint("account", "project_id", "external_id", name="uq_recordings_account_project_id_external_id"),
         Index("ix_recordings_account_project_created", "account", "project_id", "created_at", "id"),
         Index("ix_recordings_account_created", "account", "created_at", "id"),
         Index("ix_recordings_account_status_created", "account", "status", "created_at", "id"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from callscope.catalog.ids import allocate_id_async
+from callscope.catalog.ids import Owner, allocate_id_async, claim
 from callscope.resources.meta import ID_LABEL, ObjectMeta, Resource
 from callscope.services.context import Context
 from callscope.services.naming import object_name, unique_suffix
@@ -19,18 +19,21 @@ async def create_with_id(ctx: Context, cls: type[R], account: str, display_name:
                          labels: dict[str, str] | None = None, unique: tuple[str, ...] | None = None) -> R:
     """Allocate the integer id, create the object and record the id in its status.
 
-    The id also goes into the `callscope.io/id` label at creation, so a reconciler that sees the
-    object before its status is written adopts that id instead of allocating another. With `unique`
+    The id also goes into the `callscope.io/id` label at creation and is claimed for this object's
+    name first, so a reconciler that sees the object before its status is written adopts that id
+    instead of allocating another (it adopts no label without such a claim). With `unique`
     (the values that must be unique in the account) the name derives from them, and a concurrent
     creator in any API process gets AlreadyExists from the store.
     """
     object_id = await allocate_id_async(ctx.catalog, cls.KIND)
     now = ctx.clock()
+    # a unique name depends on the unique values only (the last one reads best), never on the id
+    name = (object_name(unique[-1], unique_suffix(*unique), cls.KIND.lower()) if unique
+            else object_name(display_name, object_id, cls.KIND.lower()))
+    await ctx.catalog.run(claim, ctx.catalog, cls.KIND, object_id, Owner(account, name))
     obj = cls(
         metadata=ObjectMeta(
-            # a unique name depends on the unique values only (the last one reads best), never on the id
-            name=(object_name(unique[-1], unique_suffix(*unique), cls.KIND.lower()) if unique
-                  else object_name(display_name, object_id, cls.KIND.lower())),
+            name=name,
             namespace=account,
             labels={**(labels or {}), ID_LABEL: str(object_id)},
         ),

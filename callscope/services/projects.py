@@ -94,7 +94,7 @@ async def cascade_project_delete(ctx: Context, project: Project) -> None:
         if tag.spec.project == name:
             await ctx.store.delete(Tag, account, tag.name)
             if tag.status.id is not None:
-                await remove_tag_everywhere(ctx, tag.status.id)
+                await remove_tag_everywhere(ctx, account, tag.status.id)
     for operator in ctx.store.cached_list(Operator, account):
         if name in operator.spec.projects:
             await change_spec(ctx, operator, unlink(name))

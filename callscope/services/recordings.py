@@ -33,7 +33,9 @@ def audio_key(account: str, public_id: str) -> str:
     return blob_prefix(account, public_id) + "audio"
 
 
-def _scoped(query, principal: Principal):
+def in_scope(query, principal: Principal):
+    """The one scope rule of recordings: the key's account, and its project for a project-scoped key.
+    Every query that finds recordings for a caller starts here."""
     query = query.where(Recording.account == principal.account)
     if principal.scoped:
         query = query.where(Recording.project_id == principal.project_id)
@@ -48,7 +50,7 @@ def _by_ref(session: Session, principal: Principal, ref: str) -> Recording | Non
         query = query.where(Recording.public_id == str(uid))
     else:
         return None
-    return session.scalars(_scoped(query, principal)).first()
+    return session.scalars(in_scope(query, principal)).first()
 
 
 def tag_ids_of(session: Session, recording_ids: list[int]) -> dict[int, list[int]]:
@@ -102,7 +104,7 @@ class Filters:
 
 
 def _filtered(principal: Principal, f: Filters):
-    query = _scoped(select(Recording), principal)
+    query = in_scope(select(Recording), principal)
     if f.project_id is not None:
         query = query.where(Recording.project_id == f.project_id)
     for column, value in ((Recording.status, f.status), (Recording.operator_id, f.operator_id),
@@ -144,7 +146,7 @@ async def list_recordings(ctx: Context, principal: Principal, f: Filters, offset
 
 
 def _facets(catalog, principal: Principal) -> dict[str, Any]:
-    base = _scoped(select(Recording), principal).subquery()
+    base = in_scope(select(Recording), principal).subquery()
     with catalog.session() as session:
         languages = sorted(session.scalars(select(base.c.language).distinct()))
         statuses = dict(session.execute(select(base.c.status, func.count()).group_by(base.c.status)).all())
@@ -300,11 +302,13 @@ async def delete_project_recordings(ctx: Context, account: str, project_id: int)
     await purge(ctx, account, await ctx.catalog.run(_project_recordings, ctx.catalog, account, project_id))
 
 
-def _untag(catalog, tag_id: int) -> None:
+def _untag(catalog, account: str, tag_id: int) -> None:
     with catalog.session(write=True) as session:
-        session.execute(delete(RecordingTag).where(RecordingTag.tag_id == tag_id))
+        session.execute(delete(RecordingTag).where(
+            RecordingTag.tag_id == tag_id,
+            RecordingTag.recording_id.in_(select(Recording.id).where(Recording.account == account))))
 
 
-async def remove_tag_everywhere(ctx: Context, tag_id: int) -> None:
-    await ctx.catalog.run(_untag, ctx.catalog, tag_id)
+async def remove_tag_everywhere(ctx: Context, account: str, tag_id: int) -> None:
+    await ctx.catalog.run(_untag, ctx.catalog, account, tag_id)
 

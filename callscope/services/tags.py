@@ -75,4 +75,4 @@ async def _named(ctx: Context, account: str, project: str, name: str) -> Tag:
 async def delete_tag(ctx: Context, principal: Principal, tag_id: int) -> None:
     tag = scope.visible_tag(ctx, principal, tag_id)
     await ctx.store.delete(Tag, tag.namespace, tag.name)
-    await remove_tag_everywhere(ctx, tag_id)
+    await remove_tag_everywhere(ctx, principal.account, tag_id)

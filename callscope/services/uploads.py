@@ -19,7 +19,7 @@ from callscope.identifiers import uuid7
 from callscope.resources import Project
 from callscope.services import scope
 from callscope.services.context import Context, Principal
-from callscope.services.recordings import Found, audio_key, check_operator, check_tags, tag_ids_of
+from callscope.services.recordings import Found, audio_key, check_operator, check_tags, in_scope, tag_ids_of
 
 log = structlog.get_logger()
 
@@ -69,17 +69,18 @@ def check_project(ctx: Context, principal: Principal, project_id: int | None) ->
     return scope.project_for_request(ctx, principal, project_id)
 
 
-def _existing(catalog, project_id: int, external_id: str) -> Found | None:
+def _existing(catalog, principal: Principal, project_id: int, external_id: str) -> Found | None:
     with catalog.session() as session:
-        recording = session.scalars(select(Recording).where(Recording.project_id == project_id,
-                                                            Recording.external_id == external_id)).first()
+        recording = session.scalars(in_scope(select(Recording), principal).where(
+            Recording.project_id == project_id, Recording.external_id == external_id)).first()
         return Found(recording, tag_ids_of(session, [recording.id])[recording.id]) if recording else None
 
 
-def _conversation(catalog, account: str, public_id: str) -> str | None:
+def _conversation(catalog, principal: Principal, public_id: str) -> str | None:
+    """The conversation of a recording the key can see; None for one it cannot, as for one that does not exist."""
     with catalog.session() as session:
-        return session.scalar(select(Recording.conversation_id).where(Recording.account == account,
-                                                                      Recording.public_id == public_id))
+        return session.scalar(in_scope(select(Recording.conversation_id), principal)
+                              .where(Recording.public_id == public_id))
 
 
 def _insert(catalog, row: Recording, tag_ids: list[int], now: datetime) -> Found:
@@ -105,8 +106,8 @@ async def finish(upload: Upload, fields: UploadFields) -> tuple[Found, bool]:
         project = check_project(ctx, principal, fields.project_id)
         tag_ids = check_tags(ctx, principal.account, project, fields.tag_ids)
         operator_id = check_operator(ctx, principal.account, fields.operator_id)
-        if fields.external_id and (found := await ctx.catalog.run(_existing, ctx.catalog, project.status.id,
-                                                                   fields.external_id)):
+        if fields.external_id and (found := await ctx.catalog.run(_existing, ctx.catalog, principal,
+                                                                   project.status.id, fields.external_id)):
             await upload.abort()
             return found, False
         info: AudioInfo = await asyncio.to_thread(probe, upload.writer.local_path)
@@ -115,9 +116,9 @@ async def finish(upload: Upload, fields: UploadFields) -> tuple[Found, bool]:
             raise PayloadTooLarge(f"{info.format.upper()} files may be at most {limit // 1_000_000} MB")
         conversation = upload.public_id
         if fields.conversation_id:
-            conversation = await ctx.catalog.run(_conversation, ctx.catalog, principal.account, fields.conversation_id)
+            conversation = await ctx.catalog.run(_conversation, ctx.catalog, principal, fields.conversation_id)
             if conversation is None:
-                raise ValidationFailed("conversation_id is not a recording of this account")
+                raise ValidationFailed("conversation_id is not a recording this API key can see")
         await upload.writer.commit()
     except BaseException:
         await upload.abort()
@@ -140,7 +141,8 @@ async def finish(upload: Upload, fields: UploadFields) -> tuple[Found, bool]:
         raise
     except IntegrityError:
         await ctx.blobs.delete(upload.key)
-        existing = await ctx.catalog.run(_existing, ctx.catalog, project.status.id, fields.external_id or "")
+        existing = await ctx.catalog.run(_existing, ctx.catalog, principal, project.status.id,
+                                         fields.external_id or "")
         if existing is None:
             raise
         return existing, False
