@@ -33,15 +33,6 @@ def audio_key(account: str, public_id: str) -> str:
     return blob_prefix(account, public_id) + "audio"
 
 
-def in_scope(query, principal: Principal):
-    """The one scope rule of recordings: the key's account, and its project for a project-scoped key.
-    Every query that finds recordings for a caller starts here."""
-    query = query.where(Recording.account == principal.account)
-    if principal.scoped:
-        query = query.where(Recording.project_id == principal.project_id)
-    return query
-
-
 def _by_ref(session: Session, principal: Principal, ref: str) -> Recording | None:
     query = select(Recording)
     if _DIGITS.match(ref):
@@ -50,7 +41,7 @@ def _by_ref(session: Session, principal: Principal, ref: str) -> Recording | Non
         query = query.where(Recording.public_id == str(uid))
     else:
         return None
-    return session.scalars(in_scope(query, principal)).first()
+    return session.scalars(scope.recordings_in_scope(query, principal)).first()
 
 
 def tag_ids_of(session: Session, recording_ids: list[int]) -> dict[int, list[int]]:
@@ -104,7 +95,7 @@ class Filters:
 
 
 def _filtered(principal: Principal, f: Filters):
-    query = in_scope(select(Recording), principal)
+    query = scope.recordings_in_scope(select(Recording), principal)
     if f.project_id is not None:
         query = query.where(Recording.project_id == f.project_id)
     for column, value in ((Recording.status, f.status), (Recording.operator_id, f.operator_id),
@@ -146,7 +137,7 @@ async def list_recordings(ctx: Context, principal: Principal, f: Filters, offset
 
 
 def _facets(catalog, principal: Principal) -> dict[str, Any]:
-    base = in_scope(select(Recording), principal).subquery()
+    base = scope.recordings_in_scope(select(Recording), principal).subquery()
     with catalog.session() as session:
         languages = sorted(session.scalars(select(base.c.language).distinct()))
         statuses = dict(session.execute(select(base.c.status, func.count()).group_by(base.c.status)).all())

@@ -19,7 +19,7 @@ from callscope.identifiers import uuid7
 from callscope.resources import Project
 from callscope.services import scope
 from callscope.services.context import Context, Principal
-from callscope.services.recordings import Found, audio_key, check_operator, check_tags, in_scope, tag_ids_of
+from callscope.services.recordings import Found, audio_key, check_operator, check_tags, tag_ids_of
 
 log = structlog.get_logger()
 
@@ -71,7 +71,7 @@ def check_project(ctx: Context, principal: Principal, project_id: int | None) ->
 
 def _existing(catalog, principal: Principal, project_id: int, external_id: str) -> Found | None:
     with catalog.session() as session:
-        recording = session.scalars(in_scope(select(Recording), principal).where(
+        recording = session.scalars(scope.recordings_in_scope(select(Recording), principal).where(
             Recording.project_id == project_id, Recording.external_id == external_id)).first()
         return Found(recording, tag_ids_of(session, [recording.id])[recording.id]) if recording else None
 
@@ -79,7 +79,7 @@ def _existing(catalog, principal: Principal, project_id: int, external_id: str) 
 def _conversation(catalog, principal: Principal, public_id: str) -> str | None:
     """The conversation of a recording the key can see; None for one it cannot, as for one that does not exist."""
     with catalog.session() as session:
-        return session.scalar(in_scope(select(Recording.conversation_id), principal)
+        return session.scalar(scope.recordings_in_scope(select(Recording.conversation_id), principal)
                               .where(Recording.public_id == public_id))
 
 
