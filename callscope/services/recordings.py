@@ -196,9 +196,13 @@ def check_tags(ctx: Context, account: str, project: Project, tag_ids: list[int])
     return sorted(set(tag_ids))
 
 
-def check_operator(ctx: Context, account: str, operator_id: int | None) -> int | None:
-    if operator_id is not None and scope.by_id(ctx, Operator, account, operator_id) is None:
-        raise ValidationFailed("operator_id is not an operator of this account")
+def check_operator(ctx: Context, principal: Principal, operator_id: int | None) -> int | None:
+    """An operator the key can see (a project-scoped key: one linked to its project); any other id gets the
+    same answer as one that does not exist."""
+    if operator_id is not None:
+        operator = scope.by_id(ctx, Operator, principal.account, operator_id)
+        if operator is None or not scope.operator_visible(principal, operator):
+            raise ValidationFailed("operator_id is not an operator this API key can see")
     return operator_id
 
 
@@ -240,7 +244,7 @@ async def update_recording(ctx: Context, principal: Principal, ref: str, fields:
             raise ValidationFailed("Name can't be blank")
         changes["name"] = name[:255]
     if "operator_id" in fields:
-        changes["operator_id"] = check_operator(ctx, principal.account, fields["operator_id"])
+        changes["operator_id"] = check_operator(ctx, principal, fields["operator_id"])
     if "called_at" in fields:
         changes["called_at"] = fields["called_at"]
     if "processing_restricted" in fields:

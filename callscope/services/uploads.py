@@ -105,7 +105,7 @@ async def finish(upload: Upload, fields: UploadFields) -> tuple[Found, bool]:
             raise ValidationFailed("File is empty")
         project = check_project(ctx, principal, fields.project_id)
         tag_ids = check_tags(ctx, principal.account, project, fields.tag_ids)
-        operator_id = check_operator(ctx, principal.account, fields.operator_id)
+        operator_id = check_operator(ctx, principal, fields.operator_id)
         if fields.external_id and (found := await ctx.catalog.run(_existing, ctx.catalog, principal,
                                                                    project.status.id, fields.external_id)):
             await upload.abort()

@@ -175,3 +175,20 @@ async def test_conversation_id_is_scoped_like_the_key(client, make_key, upload, 
     # an account-wide key may link two recordings of the account into one conversation
     linked = await upload(wav, project_id=own["id"], conversation_id=theirs["public_id"])
     assert linked.status_code == 201
+
+
+async def test_a_scoped_key_cannot_attach_an_operator_of_another_project(client, make_key, upload, wav, create_project,
+                                                                        create_operator):
+    own, foreign = await create_project("Own"), await create_project("Foreign")
+    linked = await create_operator("Ann Own", project_id=own["id"])
+    elsewhere = await create_operator("Bob Foreign", project_id=foreign["id"])
+    scoped = await make_key(project_id=own["id"])
+    assert (await upload(wav, headers=scoped, operator_id=linked["id"])).status_code == 201
+    hidden = await upload(wav, headers=scoped, operator_id=elsewhere["id"])
+    unknown = await upload(wav, headers=scoped, operator_id=987654)
+    assert hidden.status_code == unknown.status_code == 422
+    assert hidden.json() == unknown.json()
+    recording = (await upload(wav, headers=scoped)).json()["data"]
+    patched = await client.patch(f"/recordings/{recording['public_id']}", json={"operator_id": elsewhere["id"]},
+                                 headers=scoped)
+    assert patched.status_code == 422
