@@ -7,12 +7,11 @@ import json
 
 from callscope.api import schemas as s
 
-from callscope.catalog.calls import number_stats, recent_calls
 from callscope.resources import Operator, Project, Tag, VirtualNumber
 from callscope.services import scope
 from callscope.services.context import Context, Principal
 from callscope.services.naming import initials
-from callscope.services.numbers import attached_operators, available_operators
+from callscope.services.numbers import attached_operators, available_operators, call_activity
 from callscope.services.recordings import STATUSES, Found, recordings_per_project, recordings_per_tag
 from callscope.services.shares import ShareView, recording_page_url
 
@@ -100,9 +99,7 @@ def number_item(ctx: Context, number: VirtualNumber) -> s.NumberListItem:
 
 
 async def number_detail(ctx: Context, principal: Principal, number: VirtualNumber) -> s.NumberDetail:
-    number_id = number.status.id
-    stats = (await ctx.catalog.run(number_stats, ctx.catalog, number.namespace, [number_id]))[number_id]
-    calls = await ctx.catalog.run(recent_calls, ctx.catalog, number.namespace, number_id, 10)
+    stats, calls = await call_activity(ctx, number)
     return s.NumberDetail(
         **_number_base(ctx, number),
         recording=number.spec.recording, routing_strategy=number.spec.routing_strategy,

@@ -154,7 +154,7 @@ async def keys_list(account, output) -> None:
 
     async with opened(_settings()) as rt:
         found = key_service.list_keys(rt.ctx, account)
-        usage = await rt.catalog.run(read_usage, rt.catalog, [k.metadata.uid for k in found])
+        usage = await rt.catalog.read(read_usage, [k.metadata.uid for k in found])
         rows = []
         for key in found:
             used = usage.get(key.metadata.uid)

@@ -5,34 +5,15 @@ from __future__ import annotations
 import json
 
 import click
-from sqlalchemy import select
 
-from callscope.catalog.tables import Job, Recording
-from callscope.identifiers import parse_uuid
+from callscope.catalog import jobs
+from callscope.catalog import recordings as recording_rows
 
 
 def _cli():
     from callscope import cli  # the command group and its helpers; imported late (cli imports this module)
 
     return cli
-
-
-def _resolve(catalog, account: str, refs: tuple[str, ...]) -> tuple[list[int], list[str]]:
-    """Recording ids of public ids / legacy ids in the account, and the refs not found."""
-    found, missing = [], []
-    with catalog.session() as session:
-        for ref in refs:
-            query = select(Recording.id).where(Recording.account == account)
-            if ref.isdigit():
-                query = query.where(Recording.id == int(ref))
-            elif (uid := parse_uuid(ref)) is not None:
-                query = query.where(Recording.public_id == str(uid))
-            else:
-                missing.append(ref)
-                continue
-            rid = session.scalar(query)
-            (found.append(rid) if rid is not None else missing.append(ref))
-    return found, missing
 
 
 @click.command("reanalyze")
@@ -60,7 +41,7 @@ def reanalyze(recordings: tuple[str, ...], account: str, project_id: int | None,
                 queued = await analyses.reanalyze_project(rt.ctx, account, project_id, statuses or ("completed",))
                 click.echo(f"{len(queued)} recording(s) of project {project_id} queued for re-analysis")
                 return
-            ids, missing = await rt.catalog.run(_resolve, rt.catalog, account, recordings)
+            ids, missing = await rt.catalog.read(recording_rows.ids_of, account, recordings)
             queued = await analyses.reanalyze(rt.ctx, ids)
             click.echo(f"{len(queued)} recording(s) queued for re-analysis")
             skipped = len(ids) - len(queued)
@@ -76,15 +57,6 @@ def jobs_group() -> None:
     """The analysis job queue."""
 
 
-def _jobs(catalog, account: str, states: tuple[str, ...], limit: int) -> list[tuple[Job, str]]:
-    query = (select(Job, Recording.public_id).join(Recording, Recording.id == Job.recording_id)
-             .where(Recording.account == account).order_by(Job.id.desc()).limit(limit))
-    if states:
-        query = query.where(Job.state.in_(states))
-    with catalog.session() as session:
-        return [(job, public_id) for job, public_id in session.execute(query).all()]
-
-
 @jobs_group.command("list")
 @click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
 @click.option("--state", "states", multiple=True, type=click.Choice(["queued", "running", "done", "failed"]),
@@ -98,7 +70,7 @@ def jobs_list(account: str, states: tuple[str, ...], limit: int, output: str) ->
     @cli.run_async
     async def run() -> None:
         async with cli.opened(cli._settings()) as rt:
-            rows = await rt.catalog.run(_jobs, rt.catalog, account, states, limit)
+            rows = await rt.catalog.read(jobs.of_account, account, states, limit)
         if output == "json":
             click.echo(json.dumps([{
                 "id": j.id, "recording": public_id, "kind": j.kind, "state": j.state, "attempts": j.attempts,

@@ -5,10 +5,13 @@ Registered on the main group by `register(main)` (a group named "operators").
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import click
+
+from callscope.catalog import voiceprints
 
 
 def _cli():
@@ -39,9 +42,9 @@ async def _operator_name(rt, account: str, operator_id: int) -> str:
 @click.option("--channel", default=0, show_default=True, help="Channel of FILE that holds the operator's voice.")
 def enroll(operator_id: int, file: Path, account: str, channel: int) -> None:
     """Enrol OPERATOR_ID's voice from FILE (at least 10 s of their speech alone); replaces an earlier one."""
+    from callscope.analysis.enrollment import enroll_file  # the models load only for this command
     from callscope.analysis.pipeline import _one_line
     from callscope.analysis.speakers import EnrollmentError, load_speaker_analyzer
-    from callscope.services import voiceprints
 
     cli = _cli()
     if not file.is_file():
@@ -54,8 +57,9 @@ def enroll(operator_id: int, file: Path, account: str, channel: int) -> None:
             name = await _operator_name(rt, account, operator_id)
             analyzer = load_speaker_analyzer(settings)
             try:
-                voiceprint = await rt.catalog.run(voiceprints.enroll_file, rt.catalog, analyzer, account, operator_id,
-                                                  file, channel)
+                voiceprint = await asyncio.to_thread(enroll_file, analyzer, file, channel)
+                await rt.catalog.write(voiceprints.save, account, operator_id, voiceprint.model, voiceprint.embedding,
+                                       voiceprint.speech_ms, rt.ctx.clock())
             except (EnrollmentError, ValueError) as exc:
                 raise click.ClickException(f"{file}: {exc}") from None
             except Exception as exc:  # a decoder failure: one line, not a traceback
@@ -70,22 +74,12 @@ def enroll(operator_id: int, file: Path, account: str, channel: int) -> None:
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def list_voiceprints(account: str, output: str) -> None:
     """The account's enrolled operators: speech enrolled, model, when."""
-    from sqlalchemy import select
-
-    from callscope.catalog.tables import Voiceprint
-
     cli = _cli()
-
-    def rows(catalog):
-        with catalog.session() as session:
-            return session.execute(select(Voiceprint.operator_id, Voiceprint.speech_ms, Voiceprint.model,
-                                          Voiceprint.created_at).where(Voiceprint.account == account)
-                                   .order_by(Voiceprint.operator_id)).all()
 
     @cli.run_async
     async def run() -> None:
         async with cli.opened(cli._settings()) as rt:
-            found = await rt.catalog.run(rows, rt.catalog)
+            found = await rt.catalog.read(voiceprints.of_account, account)
         if output == "json":
             click.echo(json.dumps([{"operator_id": r.operator_id, "speech_ms": r.speech_ms, "model": r.model,
                                     "created_at": r.created_at.isoformat()} for r in found], indent=2))
@@ -101,14 +95,12 @@ def list_voiceprints(account: str, output: str) -> None:
 @click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
 def forget_voice(operator_id: int, account: str) -> None:
     """Delete OPERATOR_ID's voiceprint."""
-    from callscope.services import voiceprints
-
     cli = _cli()
 
     @cli.run_async
     async def run() -> None:
         async with cli.opened(cli._settings()) as rt:
-            removed = await rt.catalog.run(voiceprints.forget, rt.catalog, account, operator_id)
+            removed = await rt.catalog.write(voiceprints.forget, account, operator_id)
         if not removed:
             raise click.ClickException(f"operator {operator_id} of account {account} has no voiceprint")
         click.echo(f"voiceprint of operator {operator_id} deleted")

@@ -7,6 +7,8 @@ import json
 
 import click
 
+from callscope.catalog import outbox
+
 ACCOUNT = click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
 STATES = ["pending", "delivering", "delivered", "failed", "disabled"]
 
@@ -38,10 +40,8 @@ def webhooks_list(account: str, states: tuple[str, ...], recording_id: int | Non
 
     @cli.run_async
     async def run() -> None:
-        from callscope.services import webhooks
-
         async with cli.opened(cli._settings()) as rt:
-            events = await rt.catalog.run(webhooks.list_events, rt.catalog, account, states, recording_id, limit)
+            events = await rt.catalog.read(outbox.list_events, account, states, recording_id, limit)
         if output == "json":
             click.echo(json.dumps([{
                 "id": e.id, "webhook_id": e.message_id, "type": e.event_type, "recording_id": e.recording_id,
@@ -68,10 +68,8 @@ def webhooks_attempts(account: str, event_id: int, output: str) -> None:
 
     @cli.run_async
     async def run() -> None:
-        from callscope.services import webhooks
-
         async with cli.opened(cli._settings()) as rt:
-            event, attempts = await rt.catalog.run(webhooks.attempts_of, rt.catalog, account, event_id)
+            event, attempts = await rt.catalog.read(outbox.attempts_of, account, event_id)
         if event is None:
             raise click.ClickException(f"no webhook event {event_id} in account {account}")
         if output == "json":
@@ -98,10 +96,8 @@ def webhooks_redeliver(account: str, event_ids: tuple[int, ...]) -> None:
 
     @cli.run_async
     async def run() -> None:
-        from callscope.services import webhooks
-
         async with cli.opened(cli._settings()) as rt:
-            queued = await rt.catalog.run(webhooks.redeliver, rt.catalog, account, list(event_ids), rt.ctx.clock())
+            queued = await rt.catalog.write(outbox.redeliver, account, list(event_ids), rt.ctx.clock())
         click.echo(f"{len(queued)} event(s) queued again")
         if len(queued) < len(event_ids):
             click.echo("others skipped: unknown, or not failed or disabled", err=True)
@@ -117,10 +113,8 @@ def webhooks_enable(account: str, url: str) -> None:
 
     @cli.run_async
     async def run() -> None:
-        from callscope.services import webhooks
-
         async with cli.opened(cli._settings()) as rt:
-            enabled = await rt.catalog.run(webhooks.enable_endpoint, rt.catalog, account, url)
+            enabled = await rt.catalog.write(outbox.enable_endpoint, account, url)
         if not enabled:
             raise click.ClickException(f"{url} is not disabled in account {account}")
         click.echo(f"{url} enabled")

@@ -217,5 +217,10 @@ class Settings(BaseSettings):
     def store_path(self) -> Path:
         return (self.data_dir / "store.db").resolve()
 
+    @property
+    def secrets_dir(self) -> Path:
+        """Where embedded mode keeps its stand-ins for Secrets (callscope/secret_store.py)."""
+        return self.data_dir / "secrets"
+
     def ensure_data_dir(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)

@@ -16,9 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from sqlalchemy import delete
-
-from callscope.catalog.tables import RateLimitWindow
+from callscope.catalog import rate_limits
 
 if TYPE_CHECKING:
     from callscope.catalog.db import Catalog
@@ -91,7 +89,7 @@ class DatabaseRateLimiter:
     async def hit(self, bucket: str, limit: int, window_seconds: int = 60) -> Decision:
         now = self._clock()
         start = _window_start(now, window_seconds)
-        count = await self._catalog.run(self._increment, bucket, start)
+        count = await self._catalog.write(rate_limits.increment, bucket, start)
         self._retention = max(self._retention, 2 * window_seconds)
         if now >= self._next_cleanup:
             self._next_cleanup = now + self._cleanup_interval
@@ -100,27 +98,9 @@ class DatabaseRateLimiter:
             task.add_done_callback(self._cleanups.discard)
         return _decide(count, limit, start, window_seconds, now)
 
-    def _increment(self, bucket: str, window_start: int) -> int:
-        stmt = (
-            self._catalog.insert(RateLimitWindow)
-            .values(bucket=bucket, window_start=window_start, count=1)
-            .on_conflict_do_update(
-                index_elements=[RateLimitWindow.bucket, RateLimitWindow.window_start],
-                set_={"count": RateLimitWindow.count + 1},
-            )
-            .returning(RateLimitWindow.count)
-        )
-        with self._catalog.session() as s:
-            return int(s.execute(stmt).scalar_one())
-
-    def delete_windows_before(self, before: int) -> int:
-        """Delete windows that started before epoch second `before`; returns how many."""
-        with self._catalog.session() as s:
-            return s.execute(delete(RateLimitWindow).where(RateLimitWindow.window_start < before)).rowcount
-
     async def _cleanup(self, before: int) -> None:
         try:
-            n = await self._catalog.run(self.delete_windows_before, before)
+            n = await self._catalog.write(rate_limits.delete_windows_before, before)
             log.debug("deleted %d old rate-limit windows", n)
         except Exception:  # noqa: BLE001 - cleanup is best effort; the next one catches up
             log.warning("rate-limit window cleanup failed", exc_info=True)

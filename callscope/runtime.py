@@ -14,6 +14,8 @@ from callscope.catalog.db import Catalog
 from callscope.catalog.usage import UsageRecorder
 from callscope.config import Settings
 from callscope.mail import build_mail_queue
+from callscope.operator.embedded import EmbeddedOperator
+from callscope.operator.loops import start_loops, stop_loops
 from callscope.ratelimit import RateLimiter, build_rate_limiter
 from callscope.services import indexes
 from callscope.services.context import Context
@@ -45,31 +47,18 @@ class Runtime:
     async def start(self, *, background: bool = True) -> None:
         await asyncio.to_thread(self.catalog.migrate)
         await self.store.start()
-        if background:
-            from callscope.operator.embedded import EmbeddedOperator  # the loops only `serve` runs
-            from callscope.operator.loops import background_jobs, every, run_dispatcher
-
+        if background:  # what only `serve` runs: the embedded reconcilers, usage flushes, the background loops
             self._operator = EmbeddedOperator(self.ctx)
             await self._operator.start()
-            self._tasks.append(asyncio.create_task(self.usage.run(self.settings.usage_flush_interval), name="usage"))
-            # the same jobs (blob sweep, retention, quality baseline) the Kopf operator runs in a cluster
-            for name, (interval, job) in background_jobs(self.ctx).items():
-                self._tasks.append(asyncio.create_task(every(interval, job, name), name=name))
-            if self.settings.dispatcher_enabled:  # claims analysis jobs and runs them on Ray (or inline)
-                self._tasks.append(asyncio.create_task(run_dispatcher(self.ctx), name="dispatcher"))
-            if self.settings.webhook_delivery_enabled:  # sends the recording.analyzed outbox
-                from callscope.operator.webhooks import run_webhook_delivery
-
-                self._tasks.append(asyncio.create_task(run_webhook_delivery(self.ctx), name="webhooks"))
+            self._tasks = [asyncio.create_task(self.usage.run(self.settings.usage_flush_interval), name="usage"),
+                           *start_loops(self.ctx)]
         log.info("runtime_started", data_dir=str(self.settings.data_dir), catalog=self.catalog.dialect,
                  background=background)
 
     async def stop(self) -> None:
         if self._operator is not None:
             await self._operator.stop()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await stop_loops(self._tasks)
         self._tasks = []
         await self.usage.flush()
         await self.mail.close(timeout=10)

@@ -1,21 +1,23 @@
-"""Reading Kubernetes-style Secrets (a name and a key in an account's namespace), such as a project's webhook
-signing secret (``spec.webhook.signingSecretRef``).
+"""Kubernetes-style Secrets (a name and keys in an account's namespace): a project's webhook signing secret
+(``spec.webhook.signingSecretRef``) is read from one, the key of an ApiKey applied without key material is written
+to one (the Secret ``<apikey>-key``, key ``api-key``). One layout in both modes:
 
-* embedded (``CALLSCOPE_STORE=sqlite``): the file ``$CALLSCOPE_DATA_DIR/secrets/<account>/<name>/<key>``, the local
-  stand-in for a Secret (``callscope webhooks new-secret`` writes one, mode 0600);
-* cluster (``CALLSCOPE_STORE=kubernetes``): the Secret through the Kubernetes API (the operator's RBAC reads Secrets).
+* embedded (``CALLSCOPE_STORE=sqlite``): the file ``$CALLSCOPE_DATA_DIR/secrets/<account>/<name>/<key>``, mode 0600,
+  the local stand-in for a Secret (``callscope webhooks new-secret`` writes one);
+* cluster (``CALLSCOPE_STORE=kubernetes``): the Secret through the Kubernetes API (callscope/kube_secrets.py).
+
+`callscope.store.factory.build_secret_store` picks the one of the configured mode.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import os
 import re
 from pathlib import Path
 from typing import Protocol
 
-from callscope.config import Settings
+from callscope.resources.meta import Resource
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")  # a DNS subdomain name: never a path
 _KEY = re.compile(r"^[-._a-zA-Z0-9]+$")  # a Secret data key
@@ -25,8 +27,14 @@ class SecretStore(Protocol):
     async def read(self, namespace: str, name: str, key: str) -> str | None:
         """The value, or None when the Secret or its key does not exist."""
 
+    async def put(self, namespace: str, name: str, key: str, value: str, owner: Resource | None = None) -> None:
+        """Create or replace the Secret `name` holding `value` under `key`; in a cluster it is owned by `owner`
+        (deleted with it)."""
 
-def _checked(namespace: str, name: str, key: str) -> None:
+    async def close(self) -> None: ...
+
+
+def checked(namespace: str, name: str, key: str) -> None:
     if not (_NAME.match(namespace) and _NAME.match(name) and _KEY.match(key)) or key in (".", ".."):
         raise ValueError(f"invalid secret reference {namespace}/{name}/{key}")
 
@@ -36,7 +44,7 @@ class FileSecretStore:
         self.root = root
 
     def path(self, namespace: str, name: str, key: str) -> Path:
-        _checked(namespace, name, key)
+        checked(namespace, name, key)
         return self.root / namespace / name / key
 
     async def read(self, namespace: str, name: str, key: str) -> str | None:
@@ -53,38 +61,8 @@ class FileSecretStore:
             fh.write(value + "\n")
         return path
 
+    async def put(self, namespace: str, name: str, key: str, value: str, owner: Resource | None = None) -> None:
+        await asyncio.to_thread(self.write, namespace, name, key, value)
 
-class KubernetesSecretStore:
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._client = None
-
-    def _lightkube(self):
-        if self._client is None:
-            from lightkube import AsyncClient, KubeConfig
-
-            kubeconfig = self.settings.kubeconfig
-            config = KubeConfig.from_file(kubeconfig) if kubeconfig is not None else KubeConfig.from_env()
-            self._client = AsyncClient(config.get(context_name=self.settings.kube_context))
-        return self._client
-
-    async def read(self, namespace: str, name: str, key: str) -> str | None:
-        from lightkube.core.exceptions import ApiError
-        from lightkube.resources.core_v1 import Secret
-
-        _checked(namespace, name, key)
-        try:
-            secret = await self._lightkube().get(Secret, name=name, namespace=namespace)
-        except ApiError as exc:
-            if exc.status.code == 404:
-                return None
-            raise
-        if secret.data and key in secret.data:
-            return base64.b64decode(secret.data[key]).decode().strip() or None
-        return (secret.stringData or {}).get(key)
-
-
-def build_secret_store(settings: Settings) -> SecretStore:
-    if settings.store == "kubernetes":
-        return KubernetesSecretStore(settings)
-    return FileSecretStore(settings.data_dir / "secrets")
+    async def close(self) -> None:
+        pass

@@ -27,9 +27,8 @@ import math
 from dataclasses import dataclass
 
 import structlog
-from sqlalchemy import select
 
-from callscope.catalog.tables import Recording
+from callscope.catalog import recordings as recording_rows
 from callscope.resources import Condition, Project
 from callscope.services.context import Context
 from callscope.store.interface import ObjectNotFound, StaleResourceVersion
@@ -39,16 +38,9 @@ log = structlog.get_logger()
 CONDITION = "BaselineReady"
 DEFAULT_PERCENTILE = 50.0
 
-def _scores(catalog, account: str, project_id: int) -> list[float]:
-    with catalog.session() as session:
-        return list(session.scalars(select(Recording.quality_score).where(
-            Recording.account == account, Recording.project_id == project_id, Recording.status == "completed",
-            Recording.quality_score.is_not(None))))
-
-
 async def goal_scores(ctx: Context, project: Project) -> list[float]:
     """Quality scores (0 to 1) of the project's completed, goal-evaluated recordings."""
-    return await ctx.catalog.run(_scores, ctx.catalog, project.namespace, project.status.id)
+    return await ctx.catalog.read(recording_rows.quality_scores, project.namespace, project.status.id)
 
 
 def percentile(values: list[float], pct: float) -> float:

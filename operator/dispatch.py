@@ -27,15 +27,18 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 import structlog
-from callscope.analysis.pipeline import AnalysisError, AnalysisResult, Pipeline, Progress
+from callscope.analysis.pipeline import MODELS, AnalysisError, AnalysisResult, Pipeline, Progress, load_model
+from callscope.analysis.speakers import KnownVoice
 from callscope.analysis.work import Work, analyze
 
-from callscope.catalog import jobs
+from callscope.catalog import jobs, voiceprints
+from callscope.catalog import recordings as recording_rows
 from callscope.catalog.jobs import Claimed, RetryPolicy
 from callscope.catalog.tables import Recording
 from callscope.resources import Project
-from callscope.services import analyses, scope, voiceprints
+from callscope.services import analyses, scope
 from callscope.services.context import Context
+from callscope.operator.periodic import every
 
 log = structlog.get_logger()
 
@@ -60,8 +63,6 @@ class InlineExecutor:
 
     async def start(self) -> None:
         if self._pipeline is None:
-            from callscope.analysis.pipeline import MODELS, load_model
-
             models = {name: await asyncio.to_thread(load_model, name, self.settings) for name in MODELS}
             self._pipeline = Pipeline(self.settings, **models)
 
@@ -76,9 +77,32 @@ class InlineExecutor:
 def build_executor(settings) -> Executor:
     if settings.analysis_executor == "inline":
         return InlineExecutor(settings)
-    from callscope.analysis.actors import RayExecutor
+    from callscope.analysis.actors import RayExecutor  # imports Ray, which the inline executor never needs
 
     return RayExecutor(settings)
+
+
+async def run_dispatcher(ctx: Context, restart_delay: float = 10.0) -> None:
+    """Start the analysis executor (Ray, or inline) and dispatch jobs until cancelled; the executor stops with it.
+
+    Started as a task, so the API answers while Ray starts; an executor that fails to start is tried again.
+    """
+    while True:
+        executor = build_executor(ctx.settings)
+        try:
+            await executor.start()
+        except asyncio.CancelledError:
+            await executor.stop()
+            raise
+        except Exception:
+            log.exception("analysis_executor_start_failed", executor=ctx.settings.analysis_executor)
+            await executor.stop()
+            await asyncio.sleep(restart_delay)
+            continue
+        try:
+            await Dispatcher(ctx, executor).run()
+        finally:
+            await executor.stop()
 
 
 def owner_id() -> str:
@@ -89,11 +113,6 @@ def owner_id() -> str:
 def _describe(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return f"{type(exc).__name__}: {text}"[:1000]
-
-
-def _recording(catalog, recording_id: int) -> Recording | None:
-    with catalog.session() as session:
-        return session.get(Recording, recording_id)
 
 
 class LeaseLost(Exception):
@@ -114,8 +133,6 @@ class Dispatcher:
         """Tick forever (the caller starts and cancels it); a failing tick is logged and the loop goes on."""
         log.info("dispatcher_started", owner=self.owner, slots=self.settings.dispatcher_slots,
                  executor=type(self.executor).__name__)
-        from callscope.operator.loops import every
-
         try:
             await every(self.settings.dispatcher_poll_seconds, self.tick, "dispatcher")
         finally:
@@ -126,11 +143,11 @@ class Dispatcher:
     async def tick(self) -> list[Claimed]:
         """Fail exhausted jobs, then claim and start as many jobs as there are free slots."""
         catalog, now = self.ctx.catalog, self.ctx.clock()
-        for dead in await catalog.run(jobs.exhausted, catalog, now, self.policy.max_attempts):
+        for dead in await catalog.read(jobs.exhausted, now, self.policy.max_attempts):
             await analyses.fail(self.ctx, dead, f"analysis did not finish after {dead.attempts} attempts "
                                                 "(the analysis worker stopped responding)")
         free = self.settings.dispatcher_slots - len(self.running)
-        claimed = await catalog.run(jobs.claim, catalog, free, self.owner, self.settings.job_lease_seconds, now,
+        claimed = await catalog.write(jobs.claim, free, self.owner, self.settings.job_lease_seconds, now,
                                     self.policy.max_attempts)
         for job in claimed:
             task = asyncio.create_task(self.process(job), name=f"job-{job.id}")
@@ -141,10 +158,11 @@ class Dispatcher:
     async def process(self, job: Claimed) -> None:
         log.info("job_started", job_id=job.id, recording_id=job.recording_id, kind=job.kind, attempt=job.attempts)
         try:
-            recording = await self.ctx.catalog.run(_recording, self.ctx.catalog, job.recording_id)
+            recording = await self.ctx.catalog.read(recording_rows.by_id, job.recording_id)
             if recording is None:
                 return  # deleted meanwhile; its job went with it
-            voices = await self.ctx.catalog.run(voiceprints.known_voices, self.ctx.catalog, recording.account)
+            voices = [KnownVoice(operator_id=v.operator_id, embedding=voiceprints.embedding(v), model=v.model)
+                      for v in await self.ctx.catalog.read(voiceprints.of_account, recording.account)]
             work = Work(job.id, recording.blob_key, self._project(recording), tuple(voices),
                         (recording.called_at or recording.created_at).date())
             result = await self._with_lease(job, work)
@@ -185,12 +203,12 @@ class Dispatcher:
                     return work_task.result()
                 now = self.ctx.clock()
                 if loop.time() >= next_beat:
-                    if not await catalog.run(jobs.heartbeat, catalog, job.id, self.owner,
+                    if not await catalog.write(jobs.heartbeat, job.id, self.owner,
                                              self.settings.job_lease_seconds, now):
                         raise LeaseLost()
                     next_beat = loop.time() + interval
                 if (current := latest.get("p")) is not None and current != written:
-                    if not await catalog.run(jobs.report_progress, catalog, job, current[0],
+                    if not await catalog.write(jobs.report_progress, job, current[0],
                                              round(current[1] * 100), now):
                         raise LeaseLost()
                     written = current
@@ -206,4 +224,4 @@ class Dispatcher:
             return
         delay = self.policy.delay(job.attempts)
         log.warning("job_retry", job_id=job.id, attempt=job.attempts, delay_s=round(delay, 1), error=reason)
-        await self.ctx.catalog.run(jobs.retry_later, self.ctx.catalog, job, reason, delay, self.ctx.clock())
+        await self.ctx.catalog.write(jobs.retry_later, job, reason, delay, self.ctx.clock())

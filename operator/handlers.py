@@ -14,9 +14,10 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
-from callscope.catalog.ids import Owner, allocate_id_async, claim, claim_of, transfer_claim
+from callscope.catalog.ids import Owner, allocate_id, claim, claim_of, transfer_claim
 from callscope.resources import ApiKey, Condition, Operator, Project, Resource, Tag, VirtualNumber
 from callscope.resources.meta import ID_LABEL
+from callscope.secret_store import SecretStore
 from callscope.services.context import Context
 from callscope.services.indexes import OPERATOR_EXTERNAL_ID, PHONE, TAG_NAME, holders
 from callscope.services.keys import generate_key, key_status
@@ -26,6 +27,24 @@ log = structlog.get_logger()
 
 ID_KINDS = (Project, Operator, VirtualNumber, Tag)
 _ID_LABEL_VALUE = re.compile(r"^[0-9]{1,18}$")
+API_KEY_SECRET_KEY = "api-key"
+
+KeyWriter = Callable[[ApiKey, str], None | Awaitable[None]]
+
+
+def api_key_secret(api_key_name: str) -> str:
+    """The Secret that gets the key of an ApiKey applied without key material (under API_KEY_SECRET_KEY)."""
+    return f"{api_key_name}-key"
+
+
+def key_writer(secrets: SecretStore) -> KeyWriter:
+    """`reconcile`'s write_key in both modes: the key into the ApiKey's Secret, which in a cluster the ApiKey owns
+    (it goes with it); embedded, the file of that Secret."""
+    async def write(obj: ApiKey, key: str) -> None:
+        name = api_key_secret(obj.name)
+        await secrets.put(obj.namespace, name, API_KEY_SECRET_KEY, key, owner=obj)
+        log.info("api_key_written", account=obj.namespace, apikey=obj.name, secret=name)
+    return write
 
 
 def conflicts(ctx: Context, obj: Resource) -> list[str]:
@@ -60,8 +79,7 @@ def _condition(conditions: list[Condition], new: Condition, now) -> list[Conditi
     return [*kept, new.model_copy(update={"last_transition_time": now})]
 
 
-async def reconcile(ctx: Context, obj: Resource,
-                    write_key: Callable[[ApiKey, str], None | Awaitable[None]] | None = None) -> Resource:
+async def reconcile(ctx: Context, obj: Resource, write_key: KeyWriter | None = None) -> Resource:
     """Bring one object's status (and id label) in line with its spec; a no-op when it already is."""
     now = ctx.clock()
     if isinstance(obj, ID_KINDS):
@@ -86,7 +104,7 @@ async def reconcile(ctx: Context, obj: Resource,
         return obj
     if key is not None and write_key is not None:
         written = write_key(obj, key)  # before the hash is stored, so a key that works is never lost
-        if inspect.isawaitable(written):  # the Kopf operator writes a Secret through the Kubernetes API
+        if inspect.isawaitable(written):  # key_writer's is: a Secret store writes asynchronously
             await written
     draft = obj.model_copy(deep=True)
     draft.status = status
@@ -103,7 +121,7 @@ async def _assign_id(ctx: Context, obj: Resource) -> Resource:
     owner = Owner(obj.namespace, obj.name)
     label = obj.metadata.labels.get(ID_LABEL, "")
     claimed = False
-    if _ID_LABEL_VALUE.match(label) and await ctx.catalog.run(claim_of, ctx.catalog, obj.KIND, int(label)) == owner:
+    if _ID_LABEL_VALUE.match(label) and await ctx.catalog.read(claim_of, obj.KIND, int(label)) == owner:
         holder = ctx.store.get_by_id(type(obj), obj.namespace, int(label))
         claimed = holder is None or holder.name == obj.name
     object_id = int(label) if claimed else await _new_id(ctx, obj)
@@ -116,7 +134,7 @@ async def _keep_unique_id(ctx: Context, obj: Resource) -> Resource:
     now; where two carry the same id (a label adopted by an older version), the older object keeps it
     and the younger gets a new one. A no-op for an object whose claim is its own."""
     owner = Owner(obj.namespace, obj.name)
-    on_record = await ctx.catalog.run(claim, ctx.catalog, obj.KIND, obj.status.id, owner)
+    on_record = await ctx.catalog.write(claim, obj.KIND, obj.status.id, owner)
     if on_record == owner:
         label = obj.metadata.labels.get(ID_LABEL)
         if label == str(obj.status.id):
@@ -127,7 +145,7 @@ async def _keep_unique_id(ctx: Context, obj: Resource) -> Resource:
     if holder is not None and holder.status.id == obj.status.id and _age(holder) <= _age(obj):
         note = f"id {obj.status.id} belongs to {on_record.account}/{on_record.name}: id reassigned"
         return await _write_id(ctx, obj, await _new_id(ctx, obj), note)
-    await ctx.catalog.run(transfer_claim, ctx.catalog, obj.KIND, obj.status.id, owner)
+    await ctx.catalog.write(transfer_claim, obj.KIND, obj.status.id, owner)
     if holder is not None and holder.status.id == obj.status.id:  # the younger holder moves
         await _keep_unique_id(ctx, holder)
     return obj
@@ -139,8 +157,8 @@ def _age(obj: Resource) -> tuple:
 
 
 async def _new_id(ctx: Context, obj: Resource) -> int:
-    object_id = await allocate_id_async(ctx.catalog, obj.KIND)
-    await ctx.catalog.run(claim, ctx.catalog, obj.KIND, object_id, Owner(obj.namespace, obj.name))
+    object_id = await ctx.catalog.write(allocate_id, obj.KIND)
+    await ctx.catalog.write(claim, obj.KIND, object_id, Owner(obj.namespace, obj.name))
     return object_id
 
 

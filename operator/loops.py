@@ -1,19 +1,25 @@
-"""Background loops that `callscope serve` runs (and the operator's Deployment in a cluster).
+"""The background loops of both modes, started by one function: `start_loops(ctx)`, which Runtime.start
+(`callscope serve`) and the Kopf controller's startup (operator/main.py) call.
 
-One implementation for both: `background_jobs(ctx)` names the periodic jobs with their intervals;
-Runtime.start(background=True) runs each in an `every()` loop, and the Kopf operator runs the same
-functions (retention and baseline as timers on Projects, see operator/kopf_handlers.py).
+Periodic jobs run in `every()` loops: the orphan-blob sweep, and in `callscope serve` retention and the quality
+baseline over every project (the controller runs those two as timers on each Project, with its Events). The
+analysis dispatcher and the webhook outbox delivery run when their settings enable them.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 import structlog
-from sqlalchemy import select
 
-from callscope.catalog.tables import Analysis, Recording
+from callscope.catalog import recordings as recording_rows
+from callscope.operator.baseline import update_baselines
+from callscope.operator.dispatch import run_dispatcher
+from callscope.operator.periodic import every
+from callscope.operator.retention import purge_expired
+from callscope.operator.webhooks import run_webhook_delivery
 from callscope.services.context import Context
 
 log = structlog.get_logger()
@@ -23,67 +29,35 @@ log = structlog.get_logger()
 ORPHAN_MIN_AGE = timedelta(hours=1)
 
 
-def _known_keys(catalog) -> set[str]:
-    with catalog.session() as session:
-        audio = set(session.scalars(select(Recording.blob_key).where(Recording.blob_key.is_not(None))))
-        return audio | set(session.scalars(select(Analysis.transcript_key)))
-
-
 async def sweep_orphan_blobs(ctx: Context) -> int:
     """Delete audio and transcripts nothing points at (a crash mid-upload or mid-completion) and stale partial
     writes."""
-    known = await ctx.catalog.run(_known_keys, ctx.catalog)
+    known = await ctx.catalog.read(recording_rows.blob_keys)
     removed = await ctx.blobs.sweep_orphans(known.__contains__, ORPHAN_MIN_AGE)
     if removed:
         log.info("orphan_blobs_removed", count=removed)
     return removed
 
 
-async def run_dispatcher(ctx: Context, restart_delay: float = 10.0) -> None:
-    """Start the analysis executor (Ray, or inline) and dispatch jobs until cancelled; the executor stops with it.
-
-    Started as a task, so the API answers while Ray starts; an executor that fails to start is tried again.
-    """
-    from callscope.operator.dispatch import Dispatcher, build_executor
-
-    while True:
-        executor = build_executor(ctx.settings)
-        try:
-            await executor.start()
-        except asyncio.CancelledError:
-            await executor.stop()
-            raise
-        except Exception:
-            log.exception("analysis_executor_start_failed", executor=ctx.settings.analysis_executor)
-            await executor.stop()
-            await asyncio.sleep(restart_delay)
-            continue
-        try:
-            await Dispatcher(ctx, executor).run()
-        finally:
-            await executor.stop()
-
-
-async def every(interval: float, job, name: str) -> None:
-    """Run `job()` forever, `interval` seconds apart; a failure is logged and the loop goes on."""
-    while True:
-        try:
-            await job()
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("background_job_failed", job=name)
-        await asyncio.sleep(interval)
-
-
-def background_jobs(ctx: Context) -> dict[str, tuple[float, object]]:
-    """name -> (interval in seconds, coroutine function) of the periodic jobs over the whole store."""
-    from callscope.operator.baseline import update_baselines
-    from callscope.operator.retention import purge_expired
-
+def start_loops(ctx: Context, *, project_jobs: bool = True) -> list[asyncio.Task]:
+    """Start the background loops as tasks (`stop_loops` ends them). `project_jobs`: retention and the quality
+    baseline over every project; False where Kopf runs them as timers on each Project."""
     settings = ctx.settings
-    return {
-        "blob-sweep": (ctx.settings.blob_sweep_interval_seconds, lambda: sweep_orphan_blobs(ctx)),
-        "retention": (settings.retention_interval_seconds, lambda: purge_expired(ctx)),
-        "baseline": (settings.baseline_interval_seconds, lambda: update_baselines(ctx)),
+    periodic: dict[str, tuple[float, Callable[[], Awaitable[object]]]] = {
+        "blob-sweep": (settings.blob_sweep_interval_seconds, lambda: sweep_orphan_blobs(ctx)),
     }
+    if project_jobs:
+        periodic["retention"] = (settings.retention_interval_seconds, lambda: purge_expired(ctx))
+        periodic["baseline"] = (settings.baseline_interval_seconds, lambda: update_baselines(ctx))
+    tasks = [asyncio.create_task(every(interval, job, name), name=name) for name, (interval, job) in periodic.items()]
+    if settings.dispatcher_enabled:  # claims analysis jobs and runs them on Ray (or inline)
+        tasks.append(asyncio.create_task(run_dispatcher(ctx), name="dispatcher"))
+    if settings.webhook_delivery_enabled:  # sends the recording.analyzed outbox (reads the signing Secrets)
+        tasks.append(asyncio.create_task(run_webhook_delivery(ctx), name="webhooks"))
+    return tasks
+
+
+async def stop_loops(tasks: list[asyncio.Task]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

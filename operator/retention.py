@@ -32,9 +32,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import structlog
-from sqlalchemy import select, update
 
-from callscope.catalog.tables import Recording
+from callscope.catalog import recordings as recording_rows
 from callscope.resources import Account, Condition, Project
 from callscope.services.context import Context
 from callscope.services.recordings import purge
@@ -60,30 +59,6 @@ def audio_retention_days(ctx: Context, account: str) -> int:
     return ctx.settings.default_audio_retention_days
 
 
-def _expired(catalog, account: str, project_id: int, cutoff: datetime, limit: int) -> list[Recording]:
-    with catalog.session() as session:
-        return list(session.scalars(
-            select(Recording).where(Recording.account == account, Recording.project_id == project_id,
-                                    Recording.created_at < cutoff).order_by(Recording.id).limit(limit)))
-
-
-def _old_audio(catalog, account: str, project_id: int, cutoff: datetime, limit: int) -> list[tuple[int, str]]:
-    with catalog.session() as session:
-        return [(row[0], row[1]) for row in session.execute(
-            select(Recording.id, Recording.blob_key).where(
-                Recording.account == account, Recording.project_id == project_id, Recording.created_at < cutoff,
-                Recording.blob_key.is_not(None)).order_by(Recording.id).limit(limit))]
-
-
-def _detach_audio(catalog, recording_id: int, blob_key: str, now: datetime) -> bool:
-    """Forget the audio of one recording (compare-and-set on its key); whether this call did it."""
-    with catalog.session(write=True) as session:
-        result = session.execute(update(Recording)
-                                 .where(Recording.id == recording_id, Recording.blob_key == blob_key)
-                                 .values(blob_key=None, updated_at=now))
-        return result.rowcount == 1
-
-
 async def purge_project(ctx: Context, project: Project, now: datetime) -> tuple[int, int]:
     """Apply the retention rules to one project: (recordings deleted, recordings whose audio was removed)."""
     account, project_id = project.namespace, project.status.id
@@ -92,16 +67,17 @@ async def purge_project(ctx: Context, project: Project, now: datetime) -> tuple[
     deleted = audio_removed = 0
     if project.spec.retention_days:
         cutoff = now - timedelta(days=project.spec.retention_days)
-        while batch := await ctx.catalog.run(_expired, ctx.catalog, account, project_id, cutoff, BATCH):
+        while batch := await ctx.catalog.read(recording_rows.created_before, account, project_id, cutoff, BATCH):
             await purge(ctx, account, batch)
             deleted += len(batch)
             if len(batch) < BATCH:
                 break
     else:
         cutoff = now - timedelta(days=audio_retention_days(ctx, account))
-        while batch := await ctx.catalog.run(_old_audio, ctx.catalog, account, project_id, cutoff, BATCH):
+        while batch := await ctx.catalog.read(recording_rows.audio_created_before, account, project_id, cutoff,
+                                                BATCH):
             for recording_id, blob_key in batch:
-                if await ctx.catalog.run(_detach_audio, ctx.catalog, recording_id, blob_key, now):
+                if await ctx.catalog.write(recording_rows.detach_audio, recording_id, blob_key, now):
                     await ctx.blobs.delete(blob_key)
                     audio_removed += 1
             if len(batch) < BATCH:

@@ -31,15 +31,17 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import structlog
 from callscope.operator.dispatch import owner_id
+from callscope.operator.periodic import every
 from prometheus_client import Counter
 
 from callscope import webhook_signing
 from callscope.catalog import outbox
 from callscope.catalog.outbox import ClaimedEvent, Outcome
 from callscope.resources import Project
-from callscope.secret_store import SecretStore, build_secret_store
+from callscope.secret_store import SecretStore
 from callscope.services import scope
 from callscope.services.context import Context
+from callscope.store.factory import build_secret_store
 
 log = structlog.get_logger()
 
@@ -119,8 +121,6 @@ class WebhookDeliverer:
 
     async def run(self) -> None:
         """Tick until cancelled (a failing tick is logged and the loop goes on), then close."""
-        from callscope.operator.loops import every
-
         log.info("webhook_delivery_started", owner=self.owner)
         try:
             await every(self.settings.webhook_poll_seconds, self.tick, "webhook-delivery")
@@ -132,11 +132,12 @@ class WebhookDeliverer:
             task.cancel()
         await asyncio.gather(*self.running, return_exceptions=True)
         await self.client.aclose()
+        await self.secrets.close()
 
     async def tick(self) -> list[ClaimedEvent]:
         catalog = self.ctx.catalog
         free = self.settings.webhook_concurrency - len(self.running)
-        claimed = await catalog.run(outbox.claim, catalog, free, self.owner, self.lease_seconds, self.ctx.clock(),
+        claimed = await catalog.write(outbox.claim, free, self.owner, self.lease_seconds, self.ctx.clock(),
                                     self.settings.webhook_max_attempts)
         for event in claimed:
             task = asyncio.create_task(self.deliver(event), name=f"webhook-{event.id}")
@@ -148,7 +149,7 @@ class WebhookDeliverer:
         """Make one attempt at ``event`` and record its outcome."""
         outcome = await self.attempt(event)
         DELIVERIES.labels(outcome.state).inc()
-        recorded = await self.ctx.catalog.run(outbox.record, self.ctx.catalog, event, outcome, self.ctx.clock())
+        recorded = await self.ctx.catalog.write(outbox.record, event, outcome, self.ctx.clock())
         log.info("webhook_attempt", event_id=event.id, message_id=event.message_id, attempt=event.attempt,
                  state=outcome.state, status_code=outcome.status_code, error=outcome.error, recorded=recorded)
         return outcome
@@ -183,7 +184,7 @@ class WebhookDeliverer:
         def elapsed() -> int:
             return int((time.monotonic() - clock) * 1000)
 
-        if (reason := await self.ctx.catalog.run(outbox.endpoint_disabled, self.ctx.catalog, event.account,
+        if (reason := await self.ctx.catalog.read(outbox.endpoint_disabled, event.account,
                                                  event.project_id, event.url)) is not None:
             return Outcome("disabled", started, 0, error=f"endpoint disabled: {reason}")
         body = event.payload.encode()

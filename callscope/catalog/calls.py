@@ -6,8 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import case, delete, func, select
+from sqlalchemy.orm import Session
 
-from callscope.catalog.db import Catalog
 from callscope.catalog.tables import Call
 
 ANSWERED_STATUSES = ("completed", "answered")
@@ -35,7 +35,7 @@ class CallRecord(BaseModel):
     created_at: datetime
 
 
-def number_stats(catalog: Catalog, account: str, number_ids: list[int]) -> dict[int, NumberStats]:
+def number_stats(session: Session, account: str, number_ids: list[int]) -> dict[int, NumberStats]:
     """Statistics of each given number of `account` (zeros for numbers without calls), in one query."""
     result = {nid: NumberStats() for nid in number_ids}
     if not number_ids:
@@ -52,8 +52,7 @@ def number_stats(catalog: Catalog, account: str, number_ids: list[int]) -> dict[
         .where(Call.account == account, Call.virtual_number_id.in_(set(number_ids)))
         .group_by(Call.virtual_number_id)
     )
-    with catalog.session() as s:
-        rows = s.execute(stmt).all()
+    rows = session.execute(stmt).all()
     for number_id, total, n_answered, n_missed, avg_duration in rows:
         result[number_id] = NumberStats(
             total_calls=total,
@@ -64,7 +63,7 @@ def number_stats(catalog: Catalog, account: str, number_ids: list[int]) -> dict[
     return result
 
 
-def recent_calls(catalog: Catalog, account: str, number_id: int, limit: int = 10) -> list[CallRecord]:
+def recent_calls(session: Session, account: str, number_id: int, limit: int = 10) -> list[CallRecord]:
     """The `limit` newest calls of a number of `account`, newest first."""
     stmt = (
         select(Call)
@@ -72,15 +71,13 @@ def recent_calls(catalog: Catalog, account: str, number_id: int, limit: int = 10
         .order_by(Call.created_at.desc(), Call.id.desc())
         .limit(limit)
     )
-    with catalog.session() as s:
-        return [CallRecord.model_validate(c) for c in s.scalars(stmt)]
+    return [CallRecord.model_validate(c) for c in session.scalars(stmt)]
 
 
-def delete_calls_of_numbers(catalog: Catalog, account: str, number_ids: list[int]) -> int:
+def delete_calls_of_numbers(session: Session, account: str, number_ids: list[int]) -> int:
     """Delete the call records of the given numbers of `account`; returns the number deleted."""
     if not number_ids:
         return 0
-    with catalog.session() as s:
-        return s.execute(
-            delete(Call).where(Call.account == account, Call.virtual_number_id.in_(set(number_ids)))
-        ).rowcount
+    return session.execute(
+        delete(Call).where(Call.account == account, Call.virtual_number_id.in_(set(number_ids)))
+    ).rowcount

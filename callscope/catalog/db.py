@@ -36,11 +36,12 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Table, create_engine, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
@@ -60,6 +61,14 @@ _IMMEDIATE = "callscope_sqlite_begin_immediate"
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+
+def insert(session: Session, table: Table | type) -> Any:
+    """The dialect's INSERT construct for `table`: it has ``on_conflict_do_update``/``do_nothing`` on both back ends."""
+    dialect = session.get_bind().dialect.name
+    if dialect not in ("postgresql", "sqlite"):  # pragma: no cover - only SQLite and PostgreSQL are supported
+        raise ValueError(f"unsupported catalog database: {dialect}")
+    return (postgresql if dialect == "postgresql" else sqlite).insert(table)
 
 
 class Catalog:
@@ -145,16 +154,6 @@ class Catalog:
         with self.engine.begin() as conn:
             yield conn
 
-    def insert(self, table: Table | type) -> Any:
-        """The dialect's INSERT construct for `table` (it has ``on_conflict_do_update`` on both back ends)."""
-        if self.dialect == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert
-        elif self.dialect == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert
-        else:  # pragma: no cover - only SQLite and PostgreSQL are supported
-            raise ValueError(f"unsupported catalog database: {self.dialect}")
-        return insert(table)
-
     def ping(self) -> bool:
         """True when the database answers a trivial query (for health checks). Never raises."""
         try:
@@ -177,6 +176,24 @@ class Catalog:
         ctx = contextvars.copy_context()
         call = functools.partial(ctx.run, fn, *args, **kwargs)
         return await loop.run_in_executor(self._get_executor(), call)
+
+    def query(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`fn(session, *args)` in one read transaction: how code reaches the query functions of the
+        modules beside this one (async code: :meth:`read`)."""
+        with self.session() as session:
+            return fn(session, *args, **kwargs)
+
+    def change(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """:meth:`query` for a transaction that writes (BEGIN IMMEDIATE on SQLite: a read before the
+        write cannot fail on a lock upgrade). Async code: :meth:`write`."""
+        with self.session(write=True) as session:
+            return fn(session, *args, **kwargs)
+
+    async def read(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self.run(self.query, fn, *args, **kwargs)
+
+    async def write(self, fn: Callable[Concatenate[Session, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self.run(self.change, fn, *args, **kwargs)
 
     def _get_executor(self) -> ThreadPoolExecutor:
         executor = self._executor

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sqlalchemy import select, update
+from sqlalchemy.orm import Session
 
-from callscope.catalog.db import Catalog
+from callscope.catalog.db import insert
 from callscope.catalog.tables import IdClaim, IdSequence
 
 
@@ -18,7 +19,7 @@ class Owner(NamedTuple):
     name: str
 
 
-def allocate_id(catalog: Catalog, kind: str) -> int:
+def allocate_id(session: Session, kind: str) -> int:
     """Return the next id of `kind` (1, 2, 3, ...): unique across all accounts and never reused, across
     threads and processes. The caller records with :func:`claim` which object it gives the id to.
 
@@ -45,7 +46,7 @@ def allocate_id(catalog: Catalog, kind: str) -> int:
       gap, never a duplicate. Rows are never deleted.
     """
     stmt = (
-        catalog.insert(IdSequence)
+        insert(session, IdSequence)
         .values(kind=kind, last_value=1)
         .on_conflict_do_update(
             index_elements=[IdSequence.kind],
@@ -53,39 +54,25 @@ def allocate_id(catalog: Catalog, kind: str) -> int:
         )
         .returning(IdSequence.last_value)
     )
-    with catalog.session() as s:
-        value = s.execute(stmt).scalar_one()
-    return int(value)
+    return int(session.execute(stmt).scalar_one())
 
 
-async def allocate_id_async(catalog: Catalog, kind: str) -> int:
-    """:func:`allocate_id` for async callers (runs in the catalog's thread pool)."""
-    return await catalog.run(allocate_id, catalog, kind)
-
-
-def claim(catalog: Catalog, kind: str, object_id: int, owner: Owner) -> Owner:
+def claim(session: Session, kind: str, object_id: int, owner: Owner) -> Owner:
     """The owner on record of an id, recording `owner` when the id has no claim yet: right after
     allocation, or for an object that got its id before claims existed. Of concurrent claimants the
     first insert wins and every caller reads the same answer."""
-    if (on_record := claim_of(catalog, kind, object_id)) is not None:  # the usual case: a read, no write lock
-        return on_record
-    with catalog.session() as s:  # the insert comes first: no read-to-write lock upgrade on SQLite
-        s.execute(catalog.insert(IdClaim).values(kind=kind, id=object_id, account=owner.account, name=owner.name)
-                  .on_conflict_do_nothing(index_elements=[IdClaim.kind, IdClaim.id]))
-        row = s.execute(select(IdClaim.account, IdClaim.name)
-                        .where(IdClaim.kind == kind, IdClaim.id == object_id)).one()
-    return Owner(row.account, row.name)
+    session.execute(insert(session, IdClaim).values(kind=kind, id=object_id, account=owner.account, name=owner.name)
+                    .on_conflict_do_nothing(index_elements=[IdClaim.kind, IdClaim.id]))
+    return claim_of(session, kind, object_id)
 
 
-def transfer_claim(catalog: Catalog, kind: str, object_id: int, owner: Owner) -> None:
+def transfer_claim(session: Session, kind: str, object_id: int, owner: Owner) -> None:
     """Hand a claimed id to `owner` (the object that held it first, when two accounts' objects carry it)."""
-    with catalog.session() as s:
-        s.execute(update(IdClaim).where(IdClaim.kind == kind, IdClaim.id == object_id)
-                  .values(account=owner.account, name=owner.name))
+    session.execute(update(IdClaim).where(IdClaim.kind == kind, IdClaim.id == object_id)
+                    .values(account=owner.account, name=owner.name))
 
 
-def claim_of(catalog: Catalog, kind: str, object_id: int) -> Owner | None:
-    with catalog.session() as s:
-        row = s.execute(select(IdClaim.account, IdClaim.name)
-                        .where(IdClaim.kind == kind, IdClaim.id == object_id)).first()
+def claim_of(session: Session, kind: str, object_id: int) -> Owner | None:
+    row = session.execute(select(IdClaim.account, IdClaim.name)
+                          .where(IdClaim.kind == kind, IdClaim.id == object_id)).first()
     return Owner(row.account, row.name) if row else None

@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import and_, exists, or_, select, update
 from sqlalchemy.orm import Session
 
+from callscope.catalog.db import insert
 from callscope.catalog.tables import Job, Recording
 
 ANALYZE = "analyze"
@@ -78,18 +79,14 @@ def _owned(job_id: int, owner: str):
 
 def enqueue(session: Session, recording_id: int, kind: str, now: datetime) -> bool:
     """Queue a job for the recording in the caller's transaction; False when one is already queued or running."""
-    dialect = session.get_bind().dialect.name
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
     # DO NOTHING without a target also covers the partial unique index (one active job per recording).
-    statement = insert(Job).values(recording_id=recording_id, kind=kind, state="queued", attempts=0,
+    statement = insert(session, Job).values(recording_id=recording_id, kind=kind, state="queued", attempts=0,
                                    available_at=now, created_at=now, updated_at=now).on_conflict_do_nothing().returning(Job.id)
     return session.execute(statement).scalar() is not None
 
 
-def claim(catalog, n: int, owner: str, lease_seconds: float, now: datetime, max_attempts: int) -> list[Claimed]:
+def claim(session: Session, n: int, owner: str, lease_seconds: float, now: datetime,
+          max_attempts: int) -> list[Claimed]:
     """Lease up to ``n`` due jobs (queued and available, or running with an expired lease and attempts left)."""
     if n <= 0:
         return []
@@ -97,44 +94,41 @@ def claim(catalog, n: int, owner: str, lease_seconds: float, now: datetime, max_
               and_(Job.state == "running", Job.lease_expires_at < now, Job.attempts < max_attempts))
     expires = now + timedelta(seconds=lease_seconds)
     claimed: list[Claimed] = []
-    with catalog.session(write=True) as session:
-        rows = session.execute(select(Job.id, Job.recording_id, Job.kind, Job.attempts).where(due)
-                               .order_by(Job.available_at, Job.id).limit(n)
-                               .with_for_update(skip_locked=True)).all()
-        for job_id, recording_id, kind, attempts in rows:
+    rows = session.execute(select(Job.id, Job.recording_id, Job.kind, Job.attempts).where(due)
+                           .order_by(Job.available_at, Job.id).limit(n)
+                           .with_for_update(skip_locked=True)).all()
+    for job_id, recording_id, kind, attempts in rows:
+        session.execute(update(Job).where(Job.id == job_id).values(
+            state="running", attempts=attempts + 1, lease_owner=owner, lease_expires_at=expires,
+            heartbeat_at=now, updated_at=now))
+        allowed, status = START.get(kind, ((), None))
+        values = {"stage": "queued" if kind == ANALYZE else "reanalyzing", "progress": 0, "updated_at": now}
+        if status:
+            values["status"] = status
+        moved = session.execute(update(Recording).where(Recording.id == recording_id,
+                                                        Recording.status.in_(allowed)).values(**values))
+        if moved.rowcount != 1:  # e.g. a re-analysis of a recording that is still pending: never runs
             session.execute(update(Job).where(Job.id == job_id).values(
-                state="running", attempts=attempts + 1, lease_owner=owner, lease_expires_at=expires,
-                heartbeat_at=now, updated_at=now))
-            allowed, status = START.get(kind, ((), None))
-            values = {"stage": "queued" if kind == ANALYZE else "reanalyzing", "progress": 0, "updated_at": now}
-            if status:
-                values["status"] = status
-            moved = session.execute(update(Recording).where(Recording.id == recording_id,
-                                                            Recording.status.in_(allowed)).values(**values))
-            if moved.rowcount != 1:  # e.g. a re-analysis of a recording that is still pending: never runs
-                session.execute(update(Job).where(Job.id == job_id).values(
-                    state="failed", lease_owner=None, lease_expires_at=None, finished_at=now,
-                    last_error=f"recording cannot be {kind}d from its current status"))
-                continue
-            claimed.append(Claimed(job_id, recording_id, kind, attempts + 1, owner))
+                state="failed", lease_owner=None, lease_expires_at=None, finished_at=now,
+                last_error=f"recording cannot be {kind}d from its current status"))
+            continue
+        claimed.append(Claimed(job_id, recording_id, kind, attempts + 1, owner))
     return claimed
 
 
-def heartbeat(catalog, job_id: int, owner: str, lease_seconds: float, now: datetime) -> bool:
+def heartbeat(session: Session, job_id: int, owner: str, lease_seconds: float, now: datetime) -> bool:
     """Extend the lease; False when this owner no longer holds it (the work must stop)."""
-    with catalog.session() as session:
-        result = session.execute(update(Job).where(_owned(job_id, owner)).values(
-            lease_expires_at=now + timedelta(seconds=lease_seconds), heartbeat_at=now, updated_at=now))
-        return result.rowcount == 1
+    result = session.execute(update(Job).where(_owned(job_id, owner)).values(
+        lease_expires_at=now + timedelta(seconds=lease_seconds), heartbeat_at=now, updated_at=now))
+    return result.rowcount == 1
 
 
-def report_progress(catalog, claimed: Claimed, stage: str, percent: int, now: datetime) -> bool:
+def report_progress(session: Session, claimed: Claimed, stage: str, percent: int, now: datetime) -> bool:
     """Show the running stage and progress on the recording, only while ``claimed`` still holds its lease."""
     holds = exists().where(_owned(claimed.id, claimed.owner))
-    with catalog.session() as session:
-        result = session.execute(update(Recording).where(Recording.id == claimed.recording_id, holds).values(
-            stage=stage, progress=max(0, min(100, int(percent))), updated_at=now))
-        return result.rowcount == 1
+    result = session.execute(update(Recording).where(Recording.id == claimed.recording_id, holds).values(
+        stage=stage, progress=max(0, min(100, int(percent))), updated_at=now))
+    return result.rowcount == 1
 
 
 def holds_lease(session: Session, claimed: Claimed) -> bool:
@@ -159,37 +153,43 @@ def move_recording(session: Session, recording_id: int, kind: str, values: dict)
                                 f"from its current status")
 
 
-def retry_later(catalog, claimed: Claimed, error: str, delay_seconds: float, now: datetime) -> bool:
+def retry_later(session: Session, claimed: Claimed, error: str, delay_seconds: float, now: datetime) -> bool:
     """Put the job back in the queue for another attempt after ``delay_seconds``; False when the lease was lost."""
-    with catalog.session() as session:
-        result = session.execute(update(Job).where(_owned(claimed.id, claimed.owner)).values(
-            state="queued", available_at=now + timedelta(seconds=delay_seconds), lease_owner=None,
-            lease_expires_at=None, last_error=error[:4000], updated_at=now))
-        if result.rowcount == 1:
-            session.execute(update(Recording).where(Recording.id == claimed.recording_id).values(
-                stage="retrying", updated_at=now))
-        return result.rowcount == 1
+    result = session.execute(update(Job).where(_owned(claimed.id, claimed.owner)).values(
+        state="queued", available_at=now + timedelta(seconds=delay_seconds), lease_owner=None,
+        lease_expires_at=None, last_error=error[:4000], updated_at=now))
+    if result.rowcount == 1:
+        session.execute(update(Recording).where(Recording.id == claimed.recording_id).values(
+            stage="retrying", updated_at=now))
+    return result.rowcount == 1
 
 
-def exhausted(catalog, now: datetime, max_attempts: int, limit: int = 100) -> list[Claimed]:
+def exhausted(session: Session, now: datetime, max_attempts: int, limit: int = 100) -> list[Claimed]:
     """Running jobs whose lease expired with no attempt left (their worker died every time).
 
     Each is returned as if claimed by its last owner, so ``finish``'s ownership check still guards against a
     late completion by that owner.
     """
-    with catalog.session() as session:
-        rows = session.execute(select(Job.id, Job.recording_id, Job.kind, Job.attempts, Job.lease_owner).where(
-            Job.state == "running", Job.lease_expires_at < now, Job.attempts >= max_attempts).limit(limit)).all()
+    rows = session.execute(select(Job.id, Job.recording_id, Job.kind, Job.attempts, Job.lease_owner).where(
+        Job.state == "running", Job.lease_expires_at < now, Job.attempts >= max_attempts).limit(limit)).all()
     return [Claimed(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
 
-def enqueue_many(catalog, recording_ids: Iterable[int], kind: str, now: datetime,
+def enqueue_many(session: Session, recording_ids: Iterable[int], kind: str, now: datetime,
                  from_statuses: tuple[str, ...] = REANALYZABLE) -> list[int]:
     """Queue ``kind`` for each recording whose status is in ``from_statuses``; the ids that got a new job."""
     queued: list[int] = []
-    with catalog.session(write=True) as session:
-        for recording_id in recording_ids:
-            status = session.scalar(select(Recording.status).where(Recording.id == recording_id))
-            if status in from_statuses and enqueue(session, recording_id, kind, now):
-                queued.append(recording_id)
+    for recording_id in recording_ids:
+        status = session.scalar(select(Recording.status).where(Recording.id == recording_id))
+        if status in from_statuses and enqueue(session, recording_id, kind, now):
+            queued.append(recording_id)
     return queued
+
+
+def of_account(session: Session, account: str, states: tuple[str, ...], limit: int) -> list[tuple[Job, str]]:
+    """The account's newest jobs (in `states`, when given) with their recordings' public ids."""
+    query = (select(Job, Recording.public_id).join(Recording, Recording.id == Job.recording_id)
+             .where(Recording.account == account).order_by(Job.id.desc()).limit(limit))
+    if states:
+        query = query.where(Job.state.in_(states))
+    return [(job, public_id) for job, public_id in session.execute(query).all()]

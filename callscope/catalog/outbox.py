@@ -9,10 +9,14 @@ Every attempt is kept in ``webhook_attempts``; every outcome is written only whi
 
 from __future__ import annotations
 
+import json
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session
 
 from callscope.catalog.tables import WebhookAttempt, WebhookEndpoint, WebhookEvent
 
@@ -42,37 +46,36 @@ class Outcome:
     next_attempt_at: datetime | None = None
 
 
-def claim(catalog, n: int, owner: str, lease_seconds: float, now: datetime, max_attempts: int) -> list[ClaimedEvent]:
+def claim(session: Session, n: int, owner: str, lease_seconds: float, now: datetime,
+          max_attempts: int) -> list[ClaimedEvent]:
     """Lease up to ``n`` due events; an abandoned event with no attempt left is failed instead."""
     if n <= 0:
         return []
     abandoned = and_(WebhookEvent.state == "delivering", WebhookEvent.lease_expires_at < now)
     claimed: list[ClaimedEvent] = []
-    with catalog.session(write=True) as session:
-        session.execute(update(WebhookEvent).where(abandoned, WebhookEvent.attempts >= max_attempts).values(
-            state="failed", lease_owner=None, lease_expires_at=None,
-            last_error="the delivering process stopped during the last attempt"))
-        due = or_(and_(WebhookEvent.state == "pending", WebhookEvent.next_attempt_at <= now), abandoned)
-        events = session.scalars(select(WebhookEvent).where(due).order_by(WebhookEvent.next_attempt_at,
-                                                                           WebhookEvent.id)
-                                 .limit(n).with_for_update(skip_locked=True)).all()
-        for event in events:
-            event.state, event.attempts = "delivering", event.attempts + 1
-            event.lease_owner, event.lease_expires_at = owner, now + timedelta(seconds=lease_seconds)
-            claimed.append(ClaimedEvent(event.id, event.message_id, event.account, event.project_id, event.url,
-                                        event.payload, event.attempts, owner))
+    session.execute(update(WebhookEvent).where(abandoned, WebhookEvent.attempts >= max_attempts).values(
+        state="failed", lease_owner=None, lease_expires_at=None,
+        last_error="the delivering process stopped during the last attempt"))
+    due = or_(and_(WebhookEvent.state == "pending", WebhookEvent.next_attempt_at <= now), abandoned)
+    events = session.scalars(select(WebhookEvent).where(due).order_by(WebhookEvent.next_attempt_at,
+                                                                       WebhookEvent.id)
+                             .limit(n).with_for_update(skip_locked=True)).all()
+    for event in events:
+        event.state, event.attempts = "delivering", event.attempts + 1
+        event.lease_owner, event.lease_expires_at = owner, now + timedelta(seconds=lease_seconds)
+        claimed.append(ClaimedEvent(event.id, event.message_id, event.account, event.project_id, event.url,
+                                    event.payload, event.attempts, owner))
     return claimed
 
 
-def endpoint_disabled(catalog, account: str, project_id: int, url: str) -> str | None:
+def endpoint_disabled(session: Session, account: str, project_id: int, url: str) -> str | None:
     """Why the endpoint is disabled (it answered 410 Gone), or None when it is not."""
-    with catalog.session() as session:
-        return session.scalar(select(WebhookEndpoint.disabled_reason).where(
-            WebhookEndpoint.account == account, WebhookEndpoint.project_id == project_id,
-            WebhookEndpoint.url == url, WebhookEndpoint.disabled_at.is_not(None)))
+    return session.scalar(select(WebhookEndpoint.disabled_reason).where(
+        WebhookEndpoint.account == account, WebhookEndpoint.project_id == project_id,
+        WebhookEndpoint.url == url, WebhookEndpoint.disabled_at.is_not(None)))
 
 
-def record(catalog, event: ClaimedEvent, outcome: Outcome, now: datetime) -> bool:
+def record(session: Session, event: ClaimedEvent, outcome: Outcome, now: datetime) -> bool:
     """Keep the attempt and move the event to ``outcome.state``; False (nothing written) when the lease was lost."""
     owned = and_(WebhookEvent.id == event.id, WebhookEvent.state == "delivering",
                  WebhookEvent.lease_owner == event.owner)
@@ -82,18 +85,70 @@ def record(catalog, event: ClaimedEvent, outcome: Outcome, now: datetime) -> boo
         values["delivered_at"] = now
     if outcome.next_attempt_at is not None:
         values["next_attempt_at"] = outcome.next_attempt_at
-    with catalog.session(write=True) as session:
-        if session.execute(update(WebhookEvent).where(owned).values(**values)).rowcount != 1:
-            return False
-        session.add(WebhookAttempt(event_id=event.id, attempt=event.attempt, started_at=outcome.started_at,
-                                   duration_ms=outcome.duration_ms, status_code=outcome.status_code,
-                                   error=outcome.error, response_excerpt=outcome.response_excerpt))
-        if outcome.state == "disabled" and outcome.status_code == 410:
-            endpoint = session.scalar(select(WebhookEndpoint).where(
-                WebhookEndpoint.account == event.account, WebhookEndpoint.project_id == event.project_id,
-                WebhookEndpoint.url == event.url))
-            if endpoint is None:
-                endpoint = WebhookEndpoint(account=event.account, project_id=event.project_id, url=event.url)
-                session.add(endpoint)
-            endpoint.disabled_at, endpoint.disabled_reason = now, f"answered 410 Gone at {now.isoformat()}"
+    if session.execute(update(WebhookEvent).where(owned).values(**values)).rowcount != 1:
+        return False
+    session.add(WebhookAttempt(event_id=event.id, attempt=event.attempt, started_at=outcome.started_at,
+                               duration_ms=outcome.duration_ms, status_code=outcome.status_code,
+                               error=outcome.error, response_excerpt=outcome.response_excerpt))
+    if outcome.state == "disabled" and outcome.status_code == 410:
+        endpoint = session.scalar(select(WebhookEndpoint).where(
+            WebhookEndpoint.account == event.account, WebhookEndpoint.project_id == event.project_id,
+            WebhookEndpoint.url == event.url))
+        if endpoint is None:
+            endpoint = WebhookEndpoint(account=event.account, project_id=event.project_id, url=event.url)
+            session.add(endpoint)
+        endpoint.disabled_at, endpoint.disabled_reason = now, f"answered 410 Gone at {now.isoformat()}"
     return True
+
+
+def add(session: Session, account: str, project_id: int, recording_id: int, event_type: str, url: str,
+        body: dict[str, Any], now: datetime) -> WebhookEvent:
+    """Put an event into the outbox in the caller's transaction (it is sent once that commits)."""
+    event = WebhookEvent(
+        message_id=f"msg_{uuid.uuid4().hex}", account=account, project_id=project_id, recording_id=recording_id,
+        event_type=event_type, url=url, payload=json.dumps(body, separators=(",", ":")), state="pending",
+        attempts=0, next_attempt_at=now, created_at=now)
+    session.add(event)
+    return event
+
+
+# ----- the outbox as users see it (callscope webhooks ...) --------------------------------------
+
+def list_events(session: Session, account: str, states: tuple[str, ...] = (), recording_id: int | None = None,
+                limit: int = 50) -> list[WebhookEvent]:
+    query = select(WebhookEvent).where(WebhookEvent.account == account).order_by(WebhookEvent.id.desc()).limit(limit)
+    if states:
+        query = query.where(WebhookEvent.state.in_(states))
+    if recording_id is not None:
+        query = query.where(WebhookEvent.recording_id == recording_id)
+    return list(session.scalars(query))
+
+
+def attempts_of(session: Session, account: str, event_id: int) -> tuple[WebhookEvent | None, list[WebhookAttempt]]:
+    event = session.scalar(select(WebhookEvent).where(WebhookEvent.id == event_id,
+                                                      WebhookEvent.account == account))
+    if event is None:
+        return None, []
+    return event, list(session.scalars(select(WebhookAttempt).where(WebhookAttempt.event_id == event_id)
+                                       .order_by(WebhookAttempt.attempt)))
+
+
+def redeliver(session: Session, account: str, event_ids: list[int], now: datetime) -> list[int]:
+    """Queue failed or disabled events again (attempts start over); the ids that were queued."""
+    queued = []
+    for event in session.scalars(select(WebhookEvent).where(
+            WebhookEvent.account == account, WebhookEvent.id.in_(event_ids),
+            WebhookEvent.state.in_(("failed", "disabled")))):
+        event.state, event.attempts, event.next_attempt_at = "pending", 0, now
+        queued.append(event.id)
+    return queued
+
+
+def enable_endpoint(session: Session, account: str, url: str) -> int:
+    """Re-enable an endpoint disabled by a 410 Gone; the number of endpoint rows enabled."""
+    rows = list(session.scalars(select(WebhookEndpoint).where(
+        WebhookEndpoint.account == account, WebhookEndpoint.url == url,
+        WebhookEndpoint.disabled_at.is_not(None))))
+    for row in rows:
+        row.disabled_at, row.disabled_reason = None, None
+    return len(rows)

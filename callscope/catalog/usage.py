@@ -15,8 +15,9 @@ from datetime import datetime, timezone
 
 from pydantic import BaseModel, Field
 from sqlalchemy import case, delete, select
+from sqlalchemy.orm import Session
 
-from callscope.catalog.db import Catalog
+from callscope.catalog.db import Catalog, insert
 from callscope.catalog.tables import ApiKeyUsage
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ class UsageRecorder:
             if not batch:
                 return 0
             try:
-                write = asyncio.ensure_future(self._catalog.run(_write_increments, self._catalog, batch))
+                write = asyncio.ensure_future(self._catalog.write(_write_increments, batch))
                 # Shielded: a cancelled flush must not forget a write that is still running in its thread.
                 await asyncio.shield(write)
             except asyncio.CancelledError:
@@ -121,9 +122,9 @@ class UsageRecorder:
             raise
 
 
-def _write_increments(catalog: Catalog, batch: dict[tuple[str, str], _Pending]) -> None:
+def _write_increments(session: Session, batch: dict[tuple[str, str], _Pending]) -> None:
     t = ApiKeyUsage.__table__
-    ins = catalog.insert(ApiKeyUsage)
+    ins = insert(session, ApiKeyUsage)
     stmt = ins.on_conflict_do_update(
         index_elements=[t.c.key_uid, t.c.endpoint],
         set_={
@@ -150,23 +151,21 @@ def _write_increments(catalog: Catalog, batch: dict[tuple[str, str], _Pending]) 
         }
         for (key_uid, endpoint), p in sorted(batch.items())
     ]
-    with catalog.session() as s:
-        for row in rows:
-            s.execute(stmt, row)
+    for row in rows:
+        session.execute(stmt, row)
 
 
-def read_usage(catalog: Catalog, key_uids: list[str]) -> dict[str, KeyUsage]:
+def read_usage(session: Session, key_uids: list[str]) -> dict[str, KeyUsage]:
     """Usage of each given key (keys never used get zeros), in one query."""
     result = {uid: KeyUsage() for uid in key_uids}
     if not key_uids:
         return result
-    with catalog.session() as s:
-        rows = s.execute(
-            select(
-                ApiKeyUsage.key_uid, ApiKeyUsage.endpoint, ApiKeyUsage.requests, ApiKeyUsage.errors,
-                ApiKeyUsage.last_used_at,
-            ).where(ApiKeyUsage.key_uid.in_(set(key_uids)))
-        ).all()
+    rows = session.execute(
+        select(
+            ApiKeyUsage.key_uid, ApiKeyUsage.endpoint, ApiKeyUsage.requests, ApiKeyUsage.errors,
+            ApiKeyUsage.last_used_at,
+        ).where(ApiKeyUsage.key_uid.in_(set(key_uids)))
+    ).all()
     for key_uid, endpoint, requests, errors, last_used_at in rows:
         u = result[key_uid]
         u.total_requests += requests
@@ -179,7 +178,6 @@ def read_usage(catalog: Catalog, key_uids: list[str]) -> dict[str, KeyUsage]:
     return result
 
 
-def delete_usage(catalog: Catalog, key_uid: str) -> int:
+def delete_usage(session: Session, key_uid: str) -> int:
     """Forget the usage of a (deleted) key; returns the number of rows removed."""
-    with catalog.session() as s:
-        return s.execute(delete(ApiKeyUsage).where(ApiKeyUsage.key_uid == key_uid)).rowcount
+    return session.execute(delete(ApiKeyUsage).where(ApiKeyUsage.key_uid == key_uid)).rowcount

@@ -15,19 +15,23 @@ in one transaction. A failed re-analysis of a completed recording keeps it ``com
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import structlog
-from sqlalchemy import select
+from sqlalchemy.orm import Session
 
+from callscope.catalog import analyses as analysis_rows
 from callscope.catalog import jobs
+from callscope.catalog import recordings as recording_rows
 from callscope.catalog.jobs import Claimed
 from callscope.catalog.tables import Analysis, Recording
 from callscope.errors import NotFound
+from callscope.resources import Project
+from callscope.services import scope
 from callscope.services.context import Context
 from callscope.services.recordings import blob_prefix
+from callscope.services.webhooks import enqueue_recording_analyzed
 
 log = structlog.get_logger()
 
@@ -51,73 +55,35 @@ def quality_score(results: dict[str, Any]) -> float | None:
     return sum(scores) / len(scores) if scores else None
 
 
-@dataclass(frozen=True)
-class _Current:
-    recording: Recording
-    version: int
-    transcript_key: str | None
-
-
-def _current(catalog, recording_id: int) -> _Current | None:
-    with catalog.session() as session:
-        recording = session.get(Recording, recording_id)
-        if recording is None:
-            return None
-        analysis = session.get(Analysis, recording_id)
-        return _Current(recording, analysis.version if analysis else 0, analysis.transcript_key if analysis else None)
-
-
 def _project_spec(ctx: Context, recording: Recording):
-    from callscope.resources import Project
-    from callscope.services import scope
-
     project = scope.by_id(ctx, Project, recording.account, recording.project_id)
     return project.spec if project is not None else None
 
 
-def _event(session, recording: Recording, project, results: dict | None, transcript: dict | None,
-           now: datetime) -> None:
-    from callscope.services.webhooks import enqueue_recording_analyzed
-
+def _commit_completion(session: Session, claimed: Claimed, current: analysis_rows.Current, key: str, results: dict,
+                       transcript: dict, project, now: datetime) -> bool:
+    """One transaction: the lease still ours, the analysis row, the recording's counters, the job's end, the event."""
+    if not jobs.holds_lease(session, claimed):
+        return False
+    if not analysis_rows.store(session, claimed.recording_id, current.version, key, results, now):
+        return False  # written meanwhile by another owner: ours is stale
+    goals = [g for g in results.get("goals") or [] if isinstance(g, dict)]
+    jobs.move_recording(session, claimed.recording_id, claimed.kind, {
+        "status": "completed", "status_reason": None, "stage": "done", "progress": 100,
+        "dialogues_count": len(transcript.get("dialogue") or []),
+        "pauses_detected": len(results.get("pauses") or []),
+        "goals_evaluated": bool(goals), "quality_score": quality_score(results), "updated_at": now})
+    if not jobs.finish(session, claimed, "done", now):
+        raise jobs.IllegalTransition("lease lost inside the completion transaction")
+    recording = recording_rows.by_id(session, claimed.recording_id)
     enqueue_recording_analyzed(session, recording=recording, project=project, results=results,
                                transcript=transcript, now=now)
-
-
-def _commit_completion(ctx: Context, claimed: Claimed, current: _Current, key: str, results: dict, transcript: dict,
-                       project, now: datetime) -> bool:
-    with ctx.catalog.session(write=True) as session:
-        if not jobs.holds_lease(session, claimed):
-            return False
-        analysis = session.get(Analysis, claimed.recording_id)
-        if (analysis.version if analysis else 0) != current.version:
-            return False  # written meanwhile by another owner: ours is stale
-        if analysis is None:
-            analysis = Analysis(recording_id=claimed.recording_id)
-            session.add(analysis)
-        analysis.version = current.version + 1
-        analysis.transcript_key = key
-        analysis.results = json.dumps(results, separators=(",", ":"))
-        analysis.summary = results.get("summary") if isinstance(results.get("summary"), str) else None
-        analysis.language = results.get("language")
-        analysis.completed_at = now
-        goals = [g for g in results.get("goals") or [] if isinstance(g, dict)]
-        jobs.move_recording(session, claimed.recording_id, claimed.kind, {
-            "status": "completed", "status_reason": None, "stage": "done", "progress": 100,
-            "dialogues_count": len(transcript.get("dialogue") or []),
-            "pauses_detected": len(results.get("pauses") or []),
-            "goals_evaluated": bool(goals), "quality_score": quality_score(results), "updated_at": now})
-        if not jobs.finish(session, claimed, "done", now):
-            raise jobs.IllegalTransition("lease lost inside the completion transaction")
-        session.flush()
-        recording = session.get(Recording, claimed.recording_id)
-        session.refresh(recording)
-        _event(session, recording, project, results, transcript, now)
-        return True
+    return True
 
 
 async def complete(ctx: Context, claimed: Claimed, result: Any) -> bool:
     """Store a finished analysis and complete its recording; False (nothing written) when the lease was lost."""
-    current = await ctx.catalog.run(_current, ctx.catalog, claimed.recording_id)
+    current = await ctx.catalog.read(analysis_rows.current, claimed.recording_id)
     if current is None:
         return False  # the recording was deleted meanwhile (its job went with it)
     recording = current.recording
@@ -128,8 +94,8 @@ async def complete(ctx: Context, claimed: Claimed, result: Any) -> bool:
         await writer.commit()
     project = _project_spec(ctx, recording)
     try:
-        done = await ctx.catalog.run(_commit_completion, ctx, claimed, current, key, results, transcript, project,
-                                     ctx.clock())
+        done = await ctx.catalog.write(_commit_completion, claimed, current, key, results, transcript, project,
+                                       ctx.clock())
     except BaseException:
         await ctx.blobs.delete(key)
         raise
@@ -144,32 +110,31 @@ async def complete(ctx: Context, claimed: Claimed, result: Any) -> bool:
     return True
 
 
-def _commit_failure(ctx: Context, claimed: Claimed, reason: str, project, now: datetime) -> bool:
-    with ctx.catalog.session(write=True) as session:
-        if not jobs.finish(session, claimed, "failed", now, reason):
-            return False
-        recording = session.get(Recording, claimed.recording_id)
-        if recording is None:
-            return True
-        if claimed.kind == jobs.REANALYZE and recording.status == "completed":
-            jobs.move_recording(session, recording.id, claimed.kind, {
-                "status": "completed", "status_reason": reason, "stage": "reanalysis_failed", "progress": 100,
-                "updated_at": now})
-            return True
-        jobs.move_recording(session, recording.id, claimed.kind, {
-            "status": "failed", "status_reason": reason, "stage": "failed", "progress": 0, "updated_at": now})
-        session.flush()
-        session.refresh(recording)
-        _event(session, recording, project, None, None, now)
+def _commit_failure(session: Session, claimed: Claimed, reason: str, project, now: datetime) -> bool:
+    if not jobs.finish(session, claimed, "failed", now, reason):
+        return False
+    recording = recording_rows.by_id(session, claimed.recording_id)
+    if recording is None:
         return True
+    if claimed.kind == jobs.REANALYZE and recording.status == "completed":
+        jobs.move_recording(session, recording.id, claimed.kind, {
+            "status": "completed", "status_reason": reason, "stage": "reanalysis_failed", "progress": 100,
+            "updated_at": now})
+        return True
+    jobs.move_recording(session, recording.id, claimed.kind, {
+        "status": "failed", "status_reason": reason, "stage": "failed", "progress": 0, "updated_at": now})
+    recording = recording_rows.by_id(session, recording.id)
+    enqueue_recording_analyzed(session, recording=recording, project=project, results=None, transcript=None,
+                               now=now)
+    return True
 
 
 async def fail(ctx: Context, claimed: Claimed, reason: str) -> bool:
     """End the job and fail its recording with ``reason`` (one line a user can read); False when the lease was lost."""
     reason = " ".join(reason.split())[:2000] or "analysis failed"
-    current = await ctx.catalog.run(_current, ctx.catalog, claimed.recording_id)
+    current = await ctx.catalog.read(analysis_rows.current, claimed.recording_id)
     project = _project_spec(ctx, current.recording) if current else None
-    done = await ctx.catalog.run(_commit_failure, ctx, claimed, reason, project, ctx.clock())
+    done = await ctx.catalog.write(_commit_failure, claimed, reason, project, ctx.clock())
     if done:
         log.info("recording_failed", recording_id=claimed.recording_id, kind=claimed.kind, reason=reason)
     return done
@@ -177,17 +142,12 @@ async def fail(ctx: Context, claimed: Claimed, reason: str) -> bool:
 
 # ----- reading --------------------------------------------------------------------------------
 
-def _analysis(catalog, recording_id: int) -> Analysis | None:
-    with catalog.session() as session:
-        return session.get(Analysis, recording_id)
-
-
 async def load_analysis(ctx: Context, recording: Recording,
                         transcript: bool = True) -> tuple[Analysis | None, dict | None]:
     """The recording's current analysis row and (with ``transcript``) its transcript document; (None, None) before
     the first analysis."""
     for _ in range(3):  # a re-analysis may replace the row (and delete the old blob) between the two reads
-        analysis = await ctx.catalog.run(_analysis, ctx.catalog, recording.id)
+        analysis = await ctx.catalog.read(analysis_rows.get, recording.id)
         if analysis is None or not transcript:
             return analysis, None
         try:
@@ -202,21 +162,14 @@ async def load_analysis(ctx: Context, recording: Recording,
 
 # ----- re-analysis ----------------------------------------------------------------------------
 
-def _project_recording_ids(catalog, account: str, project_id: int, statuses: tuple[str, ...]) -> list[int]:
-    with catalog.session() as session:
-        return list(session.scalars(select(Recording.id).where(
-            Recording.account == account, Recording.project_id == project_id, Recording.status.in_(statuses))
-            .order_by(Recording.id)))
-
-
 async def reanalyze(ctx: Context, recording_ids: list[int]) -> list[int]:
     """Queue a re-analysis of each completed or failed recording; the ids that got one (others are skipped: not
     finished yet, already queued, or unknown). Results are replaced only when the new analysis completes."""
-    return await ctx.catalog.run(jobs.enqueue_many, ctx.catalog, recording_ids, jobs.REANALYZE, ctx.clock())
+    return await ctx.catalog.write(jobs.enqueue_many, recording_ids, jobs.REANALYZE, ctx.clock())
 
 
 async def reanalyze_project(ctx: Context, account: str, project_id: int,
                             statuses: tuple[str, ...] = ("completed",)) -> list[int]:
     """Queue a re-analysis of the project's recordings in ``statuses`` (e.g. after its goals changed)."""
-    ids = await ctx.catalog.run(_project_recording_ids, ctx.catalog, account, project_id, statuses)
+    ids = await ctx.catalog.read(recording_rows.ids_in_project, account, project_id, statuses)
     return await reanalyze(ctx, ids)

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
-
 from callscope.audio.probe import CONTENT_TYPES
 from callscope.blobs.signing import sign, verify
+from callscope.catalog import recordings as recording_rows
 from callscope.catalog.tables import Recording
 from callscope.errors import NotFound
 from callscope.services.context import Context
@@ -35,16 +34,11 @@ async def audio_url(ctx: Context, recording: Recording) -> tuple[str, datetime]:
     return url, expires_at
 
 
-def _by_blob(catalog, key: str) -> Recording | None:
-    with catalog.session() as session:
-        return session.scalars(select(Recording).where(Recording.blob_key == key)).first()
-
-
 async def resolve_signed(ctx: Context, token: str) -> Recording:
     """The recording a signed URL points at; the typed signing error for a bad or expired token,
     NotFound when the recording (or its audio) is gone."""
     key = verify(ctx.url_secret, token, int(ctx.clock().timestamp()))
-    recording = await ctx.catalog.run(_by_blob, ctx.catalog, key)
+    recording = await ctx.catalog.read(recording_rows.by_blob, key)
     if recording is None or await ctx.blobs.size(key) is None:
         raise NotFound()
     return recording

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Callable
 
+from callscope.catalog.recordings import Scope
 from callscope.config import Settings
 
 if TYPE_CHECKING:
@@ -52,3 +53,9 @@ class Principal:
     @property
     def scoped(self) -> bool:
         return self.project is not None
+
+    @property
+    def scope(self) -> Scope:
+        """The recordings this key may see. A project-scoped key whose project id is unknown sees none
+        (no project has id 0), never the whole account."""
+        return Scope(self.account, (self.project_id or 0) if self.scoped else None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from callscope.catalog.calls import CallRecord, NumberStats, number_stats, recent_calls
 from callscope.errors import NotFound, ServiceUnavailable, ValidationFailed
 from callscope.resources import Operator, VirtualNumber, VirtualNumberSpec, VirtualNumberStatus
 from callscope.services import scope
@@ -33,6 +34,13 @@ def attached_operators(ctx: Context, number: VirtualNumber) -> list[Operator]:
     """Attached operators in priority order (objects deleted under the number are skipped)."""
     found = (ctx.store.cached_get(Operator, number.namespace, name) for name in number.spec.operators)
     return [o for o in found if o is not None and o.status.id is not None]
+
+
+async def call_activity(ctx: Context, number: VirtualNumber) -> tuple[NumberStats, list[CallRecord]]:
+    """The number's call statistics and its ten newest calls (the spec's recent_calls limit)."""
+    number_id = number.status.id
+    stats = (await ctx.catalog.read(number_stats, number.namespace, [number_id]))[number_id]
+    return stats, await ctx.catalog.read(recent_calls, number.namespace, number_id, 10)
 
 
 def available_operators(ctx: Context, principal: Principal, number: VirtualNumber) -> list[Operator]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from callscope.catalog.ids import Owner, allocate_id_async, claim
+from callscope.catalog.ids import Owner, allocate_id, claim
 from callscope.resources.meta import ID_LABEL, ObjectMeta, Resource
 from callscope.services.context import Context
 from callscope.services.naming import object_name, unique_suffix
@@ -25,12 +25,12 @@ async def create_with_id(ctx: Context, cls: type[R], account: str, display_name:
     (the values that must be unique in the account) the name derives from them, and a concurrent
     creator in any API process gets AlreadyExists from the store.
     """
-    object_id = await allocate_id_async(ctx.catalog, cls.KIND)
+    object_id = await ctx.catalog.write(allocate_id, cls.KIND)
     now = ctx.clock()
     # a unique name depends on the unique values only (the last one reads best), never on the id
     name = (object_name(unique[-1], unique_suffix(*unique), cls.KIND.lower()) if unique
             else object_name(display_name, object_id, cls.KIND.lower()))
-    await ctx.catalog.run(claim, ctx.catalog, cls.KIND, object_id, Owner(account, name))
+    await ctx.catalog.write(claim, cls.KIND, object_id, Owner(account, name))
     obj = cls(
         metadata=ObjectMeta(
             name=name,

@@ -1,11 +1,10 @@
-"""The spec's key-scope rules, in one place: every lookup for a caller, of configuration objects by id
-(`visible_*`) and of recordings (`recordings_in_scope`), goes through here."""
+"""The spec's key-scope rules for configuration objects, in one place: every lookup by id for a caller goes
+through `visible_*` here (recordings: `Principal.scope` with callscope.catalog.recordings.in_scope)."""
 
 from __future__ import annotations
 
 from typing import TypeVar
 
-from callscope.catalog.tables import Recording
 from callscope.errors import Forbidden, NotFound, ValidationFailed
 from callscope.resources import Operator, Project, Resource, Tag, VirtualNumber
 from callscope.services.context import Context, Principal
@@ -14,15 +13,6 @@ R = TypeVar("R", bound=Resource)
 
 PROJECT_MISMATCH = "project_id does not match this API key's project"
 PROJECT_REQUIRED = "project_id is required for account-wide API keys"
-
-
-def recordings_in_scope(query, principal: Principal):
-    """Narrow a query of recordings to the key's account, and to its project for a project-scoped key.
-    Lookups by public id, legacy id, conversation or external id all start here."""
-    query = query.where(Recording.account == principal.account)
-    if principal.scoped:
-        query = query.where(Recording.project_id == principal.project_id)
-    return query
 
 
 def by_id(ctx: Context, cls: type[R], account: str, object_id: int) -> R | None:

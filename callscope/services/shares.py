@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from callscope.catalog import shares as share_rows
 from callscope.catalog.tables import Share
 from callscope.errors import NotFound, ValidationFailed
 from callscope.mail import share_email
@@ -51,29 +51,11 @@ def _view(ctx: Context, account: str, share: Share, public_id: str) -> ShareView
     return ShareView(share, member, by_type, public_id)
 
 
-def _shares_of(catalog, conversation_id: str) -> list[Share]:
-    with catalog.session() as session:
-        return list(session.scalars(select(Share).where(Share.conversation_id == conversation_id)
-                                    .order_by(Share.created_at, Share.id)))
-
-
 async def list_shares(ctx: Context, principal: Principal, ref: str) -> list[ShareView]:
     found = await get_recording(ctx, principal, ref)
-    shares = await ctx.catalog.run(_shares_of, ctx.catalog, found.recording.conversation_id)
+    rows = await ctx.catalog.read(share_rows.of_conversation, principal.account, found.recording.conversation_id)
     public_id = found.recording.public_id
-    return [v for s in shares if (v := _view(ctx, principal.account, s, public_id)) is not None]
-
-
-def _find(catalog, conversation_id: str, target: str) -> Share | None:
-    with catalog.session() as session:
-        return session.scalars(select(Share).where(Share.conversation_id == conversation_id,
-                                                   Share.member_email == target)).first()
-
-
-def _insert(catalog, share: Share) -> Share:
-    with catalog.session(write=True) as session:
-        session.add(share)
-    return share
+    return [v for s in rows if (v := _view(ctx, principal.account, s, public_id)) is not None]
 
 
 async def create_share(ctx: Context, principal: Principal, ref: str, email: str | None, everyone: bool | None,
@@ -93,7 +75,7 @@ async def create_share(ctx: Context, principal: Principal, ref: str, email: str 
         if member is None:
             raise ValidationFailed("Not a member of this account")
         target = member.spec.email
-    existing = await ctx.catalog.run(_find, ctx.catalog, recording.conversation_id, target)
+    existing = await ctx.catalog.read(share_rows.find, principal.account, recording.conversation_id, target)
     if existing is not None:
         return _view(ctx, principal.account, existing, recording.public_id), False
     share = Share(account=principal.account, conversation_id=recording.conversation_id, everyone=bool(everyone),
@@ -101,9 +83,9 @@ async def create_share(ctx: Context, principal: Principal, ref: str, email: str 
                   shared_by_name=account_display_name(ctx, principal.account), shared_by_ref=principal.key_uid,
                   created_at=ctx.clock())
     try:
-        share = await ctx.catalog.run(_insert, ctx.catalog, share)
+        share = await ctx.catalog.write(share_rows.insert, share)
     except IntegrityError:  # the same share made concurrently: that one wins
-        existing = await ctx.catalog.run(_find, ctx.catalog, recording.conversation_id, target)
+        existing = await ctx.catalog.read(share_rows.find, principal.account, recording.conversation_id, target)
         return _view(ctx, principal.account, existing, recording.public_id), False
     if member is not None and notify:
         ctx.mail.submit(share_email(member.spec.name, member.spec.email, share.shared_by_name, recording.name,
@@ -111,19 +93,10 @@ async def create_share(ctx: Context, principal: Principal, ref: str, email: str 
     return ShareView(share, member, share.shared_by_type, recording.public_id), True
 
 
-def _delete(catalog, conversation_id: str, share_id: int) -> bool:
-    with catalog.session(write=True) as session:
-        share = session.scalars(select(Share).where(Share.id == share_id,
-                                                    Share.conversation_id == conversation_id)).first()
-        if share is None:
-            return False
-        session.delete(share)
-        return True
-
-
 async def delete_share(ctx: Context, principal: Principal, ref: str, share_id: int) -> None:
     found = await get_recording(ctx, principal, ref)
-    if not await ctx.catalog.run(_delete, ctx.catalog, found.recording.conversation_id, share_id):
+    if not await ctx.catalog.write(share_rows.delete, principal.account, found.recording.conversation_id,
+                                 share_id):
         raise NotFound("Share not found")
 
 

@@ -9,17 +9,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import structlog
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from callscope.audio.probe import AudioInfo, format_from_filename, probe
-from callscope.catalog.tables import Job, Recording, RecordingTag
+from callscope.catalog import recordings as recording_rows
+from callscope.catalog.recordings import Found
+from callscope.catalog.tables import Recording
 from callscope.errors import PayloadTooLarge, ValidationFailed
 from callscope.identifiers import uuid7
 from callscope.resources import Project
 from callscope.services import scope
 from callscope.services.context import Context, Principal
-from callscope.services.recordings import Found, audio_key, check_operator, check_tags, tag_ids_of
+from callscope.services.recordings import audio_key, check_operator, check_tags
 
 log = structlog.get_logger()
 
@@ -69,30 +70,6 @@ def check_project(ctx: Context, principal: Principal, project_id: int | None) ->
     return scope.project_for_request(ctx, principal, project_id)
 
 
-def _existing(catalog, principal: Principal, project_id: int, external_id: str) -> Found | None:
-    with catalog.session() as session:
-        recording = session.scalars(scope.recordings_in_scope(select(Recording), principal).where(
-            Recording.project_id == project_id, Recording.external_id == external_id)).first()
-        return Found(recording, tag_ids_of(session, [recording.id])[recording.id]) if recording else None
-
-
-def _conversation(catalog, principal: Principal, public_id: str) -> str | None:
-    """The conversation of a recording the key can see; None for one it cannot, as for one that does not exist."""
-    with catalog.session() as session:
-        return session.scalar(scope.recordings_in_scope(select(Recording.conversation_id), principal)
-                              .where(Recording.public_id == public_id))
-
-
-def _insert(catalog, row: Recording, tag_ids: list[int], now: datetime) -> Found:
-    with catalog.session(write=True) as session:
-        session.add(row)
-        session.flush()
-        session.add_all(RecordingTag(recording_id=row.id, tag_id=t) for t in tag_ids)
-        session.add(Job(recording_id=row.id, kind="analyze", state="queued", attempts=0, available_at=now,
-                        created_at=now, updated_at=now))
-    return Found(row, tag_ids)
-
-
 async def finish(upload: Upload, fields: UploadFields) -> tuple[Found, bool]:
     """Probe, validate, commit the blob and write the recording and its job: (recording, created).
 
@@ -106,8 +83,8 @@ async def finish(upload: Upload, fields: UploadFields) -> tuple[Found, bool]:
         project = check_project(ctx, principal, fields.project_id)
         tag_ids = check_tags(ctx, principal.account, project, fields.tag_ids)
         operator_id = check_operator(ctx, principal, fields.operator_id)
-        if fields.external_id and (found := await ctx.catalog.run(_existing, ctx.catalog, principal,
-                                                                   project.status.id, fields.external_id)):
+        if fields.external_id and (found := await ctx.catalog.read(
+                recording_rows.find_by_external_id, principal.scope, project.status.id, fields.external_id)):
             await upload.abort()
             return found, False
         info: AudioInfo = await asyncio.to_thread(probe, upload.writer.local_path)
@@ -116,7 +93,8 @@ async def finish(upload: Upload, fields: UploadFields) -> tuple[Found, bool]:
             raise PayloadTooLarge(f"{info.format.upper()} files may be at most {limit // 1_000_000} MB")
         conversation = upload.public_id
         if fields.conversation_id:
-            conversation = await ctx.catalog.run(_conversation, ctx.catalog, principal, fields.conversation_id)
+            conversation = await ctx.catalog.read(recording_rows.conversation_of, principal.scope,
+                                                  fields.conversation_id)
             if conversation is None:
                 raise ValidationFailed("conversation_id is not a recording this API key can see")
         await upload.writer.commit()
@@ -134,15 +112,15 @@ async def finish(upload: Upload, fields: UploadFields) -> tuple[Found, bool]:
         processing_restricted=False, conversation_id=conversation, created_at=now, updated_at=now,
     )
     # Shielded: a client that goes away now cannot split the row from its blob; the insert finishes.
-    insert = asyncio.ensure_future(ctx.catalog.run(_insert, ctx.catalog, row, tag_ids, now))
+    insert = asyncio.ensure_future(ctx.catalog.write(recording_rows.insert, row, tag_ids, now))
     try:
         found = await asyncio.shield(insert)
     except asyncio.CancelledError:
         raise
     except IntegrityError:
         await ctx.blobs.delete(upload.key)
-        existing = await ctx.catalog.run(_existing, ctx.catalog, principal, project.status.id,
-                                         fields.external_id or "")
+        existing = await ctx.catalog.read(recording_rows.find_by_external_id, principal.scope, project.status.id,
+                                          fields.external_id or "")
         if existing is None:
             raise
         return existing, False

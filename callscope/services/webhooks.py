@@ -16,14 +16,11 @@ retries, address checks) is operator/webhooks.py.
 
 from __future__ import annotations
 
-import json
-import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
-
-from callscope.catalog.tables import Recording, WebhookAttempt, WebhookEndpoint, WebhookEvent
+from callscope.catalog import outbox
+from callscope.catalog.tables import Recording, WebhookEvent
 
 EVENT_TYPE = "recording.analyzed"
 
@@ -70,56 +67,5 @@ def enqueue_recording_analyzed(session, *, recording: Recording, project: Any, r
     if webhook is None:
         return None
     body = payload(recording, list(webhook.sections), results, transcript, now)
-    event = WebhookEvent(
-        message_id=f"msg_{uuid.uuid4().hex}", account=recording.account, project_id=recording.project_id,
-        recording_id=recording.id, event_type=EVENT_TYPE, url=webhook.url,
-        payload=json.dumps(body, separators=(",", ":")), state="pending", attempts=0, next_attempt_at=now,
-        created_at=now)
-    session.add(event)
-    return event
-
-
-# ----- the outbox as users see it ---------------------------------------------------------------
-
-def list_events(catalog, account: str, states: tuple[str, ...] = (), recording_id: int | None = None,
-                limit: int = 50) -> list[WebhookEvent]:
-    query = select(WebhookEvent).where(WebhookEvent.account == account).order_by(WebhookEvent.id.desc()).limit(limit)
-    if states:
-        query = query.where(WebhookEvent.state.in_(states))
-    if recording_id is not None:
-        query = query.where(WebhookEvent.recording_id == recording_id)
-    with catalog.session() as session:
-        return list(session.scalars(query))
-
-
-def attempts_of(catalog, account: str, event_id: int) -> tuple[WebhookEvent | None, list[WebhookAttempt]]:
-    with catalog.session() as session:
-        event = session.scalar(select(WebhookEvent).where(WebhookEvent.id == event_id,
-                                                          WebhookEvent.account == account))
-        if event is None:
-            return None, []
-        return event, list(session.scalars(select(WebhookAttempt).where(WebhookAttempt.event_id == event_id)
-                                           .order_by(WebhookAttempt.attempt)))
-
-
-def redeliver(catalog, account: str, event_ids: list[int], now: datetime) -> list[int]:
-    """Queue failed or disabled events again (attempts start over); the ids that were queued."""
-    queued = []
-    with catalog.session(write=True) as session:
-        for event in session.scalars(select(WebhookEvent).where(
-                WebhookEvent.account == account, WebhookEvent.id.in_(event_ids),
-                WebhookEvent.state.in_(("failed", "disabled")))):
-            event.state, event.attempts, event.next_attempt_at = "pending", 0, now
-            queued.append(event.id)
-    return queued
-
-
-def enable_endpoint(catalog, account: str, url: str) -> int:
-    """Re-enable an endpoint disabled by a 410 Gone; the number of endpoint rows enabled."""
-    with catalog.session(write=True) as session:
-        rows = list(session.scalars(select(WebhookEndpoint).where(
-            WebhookEndpoint.account == account, WebhookEndpoint.url == url,
-            WebhookEndpoint.disabled_at.is_not(None))))
-        for row in rows:
-            row.disabled_at, row.disabled_reason = None, None
-        return len(rows)
+    return outbox.add(session, recording.account, recording.project_id, recording.id, EVENT_TYPE, webhook.url,
+                      body, now)

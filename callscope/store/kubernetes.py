@@ -1,5 +1,5 @@
 """The cluster back end: configuration objects as custom resources (group callscope.io) on the
-Kubernetes API, through lightkube's async client.
+Kubernetes API, through lightkube's async client (callscope/kube.py).
 
 - every kind is a namespaced custom resource with a status subresource (an account is a namespace);
   `create` creates the namespace when the API answers that it does not exist;
@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx2
-from lightkube import AsyncClient, KubeConfig
-from lightkube.core.exceptions import ApiError, ConfigError
+from lightkube.core.exceptions import ApiError
 from lightkube.generic_resource import create_namespaced_resource
 from lightkube.models.meta_v1 import ObjectMeta as KubeObjectMeta
 from lightkube.resources.core_v1 import Namespace
 
 from callscope.errors import ServiceUnavailable, ValidationFailed
+from callscope.kube import kube_client
 from callscope.resources import KINDS
 from callscope.resources.meta import GROUP, VERSION, Resource
 from callscope.store.interface import AlreadyExists, Gone, ObjectNotFound, StaleResourceVersion, WatchEvent
@@ -218,12 +218,7 @@ class KubernetesStore:
         sync_grace: float = 1.0,
         conflict_retries: int = 10,
     ):
-        try:
-            config = KubeConfig.from_file(kubeconfig) if kubeconfig is not None else KubeConfig.from_env()
-            single = config.get(context_name=context)
-        except ConfigError as exc:
-            raise ServiceUnavailable(f"no Kubernetes configuration: {exc}") from exc
-        self._client = AsyncClient(single, timeout=httpx2.Timeout(timeout), field_manager="callscope")
+        self._client = kube_client(kubeconfig, context, timeout=timeout)
         self._resources = {
             cls.KIND: create_namespaced_resource(GROUP, VERSION, cls.KIND, cls.PLURAL) for cls in KINDS.values()
         }

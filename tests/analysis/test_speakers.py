@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import numpy as np
 import pytest
 from callscope.analysis import speakers, vad
 from callscope.analysis.types import Audio, Segment
 
+from callscope.catalog import voiceprints
 from callscope.catalog.db import Catalog
 from callscope.config import Settings
-from callscope.services import voiceprints
 from tests.analysis.speech import ESPEAK, SKIP_REASON, speak
 from tests.analysis.voices import AGENT, CUSTOMER
 
@@ -130,15 +132,16 @@ def test_stereo_call_agent_found_by_voice(analyzer):
 def test_voiceprints_are_stored_replaced_and_forgotten(tmp_path):
     catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
     catalog.migrate()
+    now = datetime.now(timezone.utc)
     vector = np.random.default_rng(0).random(256).astype(np.float32)
-    first = speakers.VoiceprintData(vector / np.linalg.norm(vector), 12_000, "enc@1")
-    voiceprints.save(catalog, "acme", 5, first)
-    voiceprints.save(catalog, "other", 5, first)
-    voices = voiceprints.known_voices(catalog, "acme")
-    assert [(v.operator_id, v.model) for v in voices] == [(5, "enc@1")]
-    np.testing.assert_array_equal(voices[0].embedding, first.embedding)
-    voiceprints.save(catalog, "acme", 5, speakers.VoiceprintData(first.embedding[::-1].copy(), 15_000, "enc@2"))
-    assert [v.model for v in voiceprints.known_voices(catalog, "acme")] == ["enc@2"]  # re-enrolment replaces
-    assert voiceprints.known_voices(catalog, "acme", model="enc@1") == []
-    assert voiceprints.forget(catalog, "acme", 5) and not voiceprints.forget(catalog, "acme", 5)
-    assert len(voiceprints.known_voices(catalog, "other")) == 1
+    first = vector / np.linalg.norm(vector)
+    catalog.change(voiceprints.save, "acme", 5, "enc@1", first, 12_000, now)
+    catalog.change(voiceprints.save, "other", 5, "enc@1", first, 12_000, now)
+    rows = catalog.query(voiceprints.of_account, "acme")
+    assert [(v.operator_id, v.model) for v in rows] == [(5, "enc@1")]
+    np.testing.assert_array_equal(voiceprints.embedding(rows[0]), first)
+    catalog.change(voiceprints.save, "acme", 5, "enc@2", first[::-1].copy(), 15_000, now)
+    assert [v.model for v in catalog.query(voiceprints.of_account, "acme")] == ["enc@2"]  # re-enrolment replaces
+    assert catalog.query(voiceprints.of_account, "acme", model="enc@1") == []
+    assert catalog.change(voiceprints.forget, "acme", 5) and not catalog.change(voiceprints.forget, "acme", 5)
+    assert len(catalog.query(voiceprints.of_account, "other")) == 1

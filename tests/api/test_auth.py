@@ -126,7 +126,7 @@ async def test_usage_is_tracked_per_key_and_endpoint(client, runtime, make_key):
     assert (await client.get("/projects/999", headers=headers)).status_code == 404
     await runtime.usage.flush()
     key = key_service.list_keys(runtime.ctx, "default")[0]
-    usage = read_usage(runtime.catalog, [key.metadata.uid])[key.metadata.uid]
+    usage = runtime.catalog.query(read_usage, [key.metadata.uid])[key.metadata.uid]
     assert usage.total_requests == 4
     assert usage.requests_by_endpoint == {"GET /api/v1/public/projects": 3, "GET /api/v1/public/projects/{id:int}": 1}
     assert usage.error_rate == pytest.approx(0.25)

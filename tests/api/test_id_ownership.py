@@ -13,7 +13,6 @@ from callscope.resources import Project, Tag
 from callscope.resources.meta import ID_LABEL
 from callscope.services.apply import apply_documents
 from callscope.services.recordings import remove_tag_everywhere
-
 from tests.api.conftest import catalog_on_both
 
 
@@ -48,7 +47,7 @@ async def test_a_hostile_id_label_is_replaced_and_reported(runtime, create_proje
     assert hostile.metadata.labels[ID_LABEL] == str(hostile.status.id)
     condition = next(c for c in hostile.status.conditions if c.type == "IdAssigned")
     assert condition.reason == "LabelReplaced" and str(mine["id"]) in condition.message
-    assert await runtime.catalog.run(claim_of, runtime.catalog, "Project", hostile.status.id) == Owner("other", "copycat")
+    assert await runtime.catalog.read(claim_of, "Project", hostile.status.id) == Owner("other", "copycat")
     # the REST-made project keeps its id
     assert runtime.store.get_by_id(Project, "default", mine["id"]).spec.name == "Support"
 
@@ -110,7 +109,7 @@ async def test_ids_that_collided_before_claims_are_separated_older_keeps(runtime
     moved = runtime.store.cached_get(Project, "other", "copycat")
     assert older.status.id == mine["id"]
     assert moved.status.id != mine["id"]
-    assert await runtime.catalog.run(claim_of, runtime.catalog, "Project", mine["id"]) == Owner("default", older.name)
+    assert await runtime.catalog.read(claim_of, "Project", mine["id"]) == Owner("default", older.name)
 
 
 async def test_upload_idempotency_never_crosses_accounts(runtime, client, make_key, upload, wav, create_project):

@@ -29,7 +29,7 @@ async def test_usage_and_rate_limits_live_in_postgres(client, make_key, runtime)
     assert statuses == [200, 200, 429]
     await runtime.usage.flush()
     key = key_service.list_keys(runtime.ctx, "default")[0]
-    usage = read_usage(runtime.catalog, [key.metadata.uid])[key.metadata.uid]
+    usage = runtime.catalog.query(read_usage, [key.metadata.uid])[key.metadata.uid]
     assert usage.total_requests == 3 and usage.total_errors == 1
 
 

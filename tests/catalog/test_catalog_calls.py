@@ -29,7 +29,7 @@ def add_calls(catalog: Catalog, account: str, number_id: int, statuses: list[str
 def test_number_stats_counts_answered_missed_and_average(catalog: Catalog) -> None:
     add_calls(catalog, "acme", 1, ["completed", "answered", "missed", "no-answer", "busy", "failed", "canceled",
                                    "in-progress"], [60, 31, 0, 0, 0, 0, 0, 5])
-    stats = number_stats(catalog, "acme", [1])[1]
+    stats = catalog.query(number_stats, "acme", [1])[1]
     assert stats.total_calls == 8
     assert stats.answered_calls == 2
     assert stats.missed_calls == 5
@@ -38,7 +38,7 @@ def test_number_stats_counts_answered_missed_and_average(catalog: Catalog) -> No
 
 def test_number_stats_zero_for_numbers_without_calls_or_answers(catalog: Catalog) -> None:
     add_calls(catalog, "acme", 2, ["missed"])
-    stats = number_stats(catalog, "acme", [2, 3])
+    stats = catalog.query(number_stats, "acme", [2, 3])
     assert stats[2].model_dump() == {"total_calls": 1, "answered_calls": 0, "missed_calls": 1,
                                      "average_duration_seconds": 0}
     assert stats[3].model_dump() == {"total_calls": 0, "answered_calls": 0, "missed_calls": 0,
@@ -52,7 +52,7 @@ def test_number_stats_is_one_query_for_many_numbers(catalog: Catalog) -> None:
     listener = lambda *args: statements.append(args[2])  # noqa: E731 - before_cursor_execute(conn, cur, stmt, ...)
     event.listen(catalog.engine, "before_cursor_execute", listener)
     try:
-        stats = number_stats(catalog, "acme", [1, 2, 3, 4, 5])
+        stats = catalog.query(number_stats, "acme", [1, 2, 3, 4, 5])
     finally:
         event.remove(catalog.engine, "before_cursor_execute", listener)
     assert len([s for s in statements if s.lstrip().upper().startswith("SELECT")]) == 1
@@ -62,28 +62,28 @@ def test_number_stats_is_one_query_for_many_numbers(catalog: Catalog) -> None:
 def test_other_accounts_are_invisible(catalog: Catalog) -> None:
     add_calls(catalog, "acme", 1, ["completed"], [10])
     add_calls(catalog, "other", 1, ["completed", "missed"], [99, 0])
-    assert number_stats(catalog, "acme", [1])[1].total_calls == 1
-    assert len(recent_calls(catalog, "acme", 1)) == 1
-    assert recent_calls(catalog, "nobody", 1) == []
+    assert catalog.query(number_stats, "acme", [1])[1].total_calls == 1
+    assert len(catalog.query(recent_calls, "acme", 1)) == 1
+    assert catalog.query(recent_calls, "nobody", 1) == []
 
 
 def test_recent_calls_newest_first_limited_to_10(catalog: Catalog) -> None:
     add_calls(catalog, "acme", 7, ["completed"] * 15, list(range(15)))
-    calls = recent_calls(catalog, "acme", 7)
+    calls = catalog.query(recent_calls, "acme", 7)
     assert len(calls) == 10
     assert [c.created_at for c in calls] == [T0 + timedelta(minutes=i) for i in range(14, 4, -1)]
     newest = calls[0]
     assert newest.created_at.tzinfo is not None
     assert (newest.call_duration, newest.caller_name, newest.direction, newest.ai_handled) == (14, "Caller 14",
                                                                                                "inbound", True)
-    assert len(recent_calls(catalog, "acme", 7, limit=3)) == 3
+    assert len(catalog.query(recent_calls, "acme", 7, limit=3)) == 3
 
 
 def test_delete_calls_of_numbers(catalog: Catalog) -> None:
     add_calls(catalog, "acme", 1, ["completed"] * 2)
     add_calls(catalog, "acme", 2, ["completed"])
     add_calls(catalog, "other", 1, ["completed"])
-    assert delete_calls_of_numbers(catalog, "acme", [1]) == 2
-    assert number_stats(catalog, "acme", [1, 2])[1].total_calls == 0
-    assert number_stats(catalog, "acme", [2])[2].total_calls == 1
-    assert number_stats(catalog, "other", [1])[1].total_calls == 1
+    assert catalog.change(delete_calls_of_numbers, "acme", [1]) == 2
+    assert catalog.query(number_stats, "acme", [1, 2])[1].total_calls == 0
+    assert catalog.query(number_stats, "acme", [2])[2].total_calls == 1
+    assert catalog.query(number_stats, "other", [1])[1].total_calls == 1

@@ -38,7 +38,7 @@ async def test_flush_aggregates_per_key_and_endpoint(catalog: Catalog) -> None:
     assert recorder.pending == 0
     assert await recorder.flush() == 0
 
-    usage = read_usage(catalog, ["k1", "k2"])
+    usage = catalog.query(read_usage, ["k1", "k2"])
     assert usage["k1"].total_requests == 6
     assert usage["k1"].total_errors == 2
     assert usage["k1"].requests_by_endpoint == {"GET /v1/projects": 5, "POST /v1/projects": 1}
@@ -52,7 +52,7 @@ async def test_flushes_add_up_and_keep_the_latest_time(catalog: Catalog) -> None
     await recorder.flush()
     recorder.record("k1", "acme", "ci", "GET /v1/x", True, T0)  # older timestamp arrives later
     await recorder.flush()
-    u = read_usage(catalog, ["k1"])["k1"]
+    u = catalog.query(read_usage, ["k1"])["k1"]
     assert (u.total_requests, u.total_errors) == (2, 1)
     assert u.last_used_at == T0 + timedelta(hours=1)
 
@@ -65,7 +65,7 @@ async def test_concurrent_flushes_of_two_recorders_lose_nothing(catalog: Catalog
             for i in range(per_round):
                 r.record("k1", "acme", "ci", f"GET /v1/e{i % 4}", i % 5 == 0, T0)
         await asyncio.gather(*(r.flush() for r in recorders))
-    u = read_usage(catalog, ["k1"])["k1"]
+    u = catalog.query(read_usage, ["k1"])["k1"]
     assert u.total_requests == 2 * rounds * per_round
     assert u.total_errors == 2 * rounds * (per_round // 5)
     assert sum(u.requests_by_endpoint.values()) == u.total_requests
@@ -76,7 +76,7 @@ def test_read_usage_computes_error_rate_and_zeros_for_unused_keys(catalog: Catal
     for i in range(4):
         recorder.record("k1", "acme", "ci", "GET /v1/a" if i < 3 else "GET /v1/b", i == 0, T0)
     asyncio.run(recorder.flush())
-    usage = read_usage(catalog, ["k1", "never-used"])
+    usage = catalog.query(read_usage, ["k1", "never-used"])
     assert usage["k1"].error_rate == pytest.approx(0.25)
     assert usage["k1"].requests_by_endpoint == {"GET /v1/a": 3, "GET /v1/b": 1}
     unused = usage["never-used"]
@@ -94,7 +94,7 @@ async def test_failed_flush_keeps_the_buffer(catalog: Catalog) -> None:
     assert recorder.pending == 1
     recorder.record("k1", "acme", "ci", "GET /v1/x", True, T0)  # recorded while the database was down
     assert await recorder.flush() == 1
-    u = read_usage(catalog, ["k1"])["k1"]
+    u = catalog.query(read_usage, ["k1"])["k1"]
     assert (u.total_requests, u.total_errors) == (2, 1)
 
 
@@ -111,7 +111,7 @@ async def test_run_loop_flushes_periodically_and_on_cancel(catalog: Catalog) -> 
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert read_usage(catalog, ["k1"])["k1"].total_requests == 2
+    assert catalog.query(read_usage, ["k1"])["k1"].total_requests == 2
 
 
 async def test_delete_usage(catalog: Catalog) -> None:
@@ -119,6 +119,6 @@ async def test_delete_usage(catalog: Catalog) -> None:
     recorder.record("k1", "acme", "ci", "GET /v1/x", False, T0)
     recorder.record("k2", "acme", "ci", "GET /v1/x", False, T0)
     await recorder.flush()
-    delete_usage(catalog, "k1")
-    usage = read_usage(catalog, ["k1", "k2"])
+    catalog.change(delete_usage, "k1")
+    usage = catalog.query(read_usage, ["k1", "k2"])
     assert usage["k1"].total_requests == 0 and usage["k2"].total_requests == 1

@@ -133,8 +133,8 @@ async def test_a_lost_lease_cannot_complete_and_leaves_no_blob(ctx, wav_bytes, t
     rid = await put_recording(ctx, wav_bytes)
     pipeline = Pipeline(ctx.settings, transcriber=transcriber)
     now = ctx.clock()
-    [first] = jobs.claim(ctx.catalog, 1, "a", 30, now, 3)
-    [second] = jobs.claim(ctx.catalog, 1, "b", 30, now + timedelta(seconds=31), 3)  # a's lease expired
+    [first] = ctx.catalog.change(jobs.claim, 1, "a", 30, now, 3)
+    [second] = ctx.catalog.change(jobs.claim, 1, "b", 30, now + timedelta(seconds=31), 3)  # a's lease expired
     row = recording(ctx.catalog, rid)
     from callscope.analysis.work import Work, analyze
 

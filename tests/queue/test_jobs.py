@@ -21,7 +21,7 @@ MAX = 3
 
 
 def claim(catalog, owner: str = "a", n: int = 10, now=T0):
-    return jobs.claim(catalog, n, owner, LEASE, now, MAX)
+    return catalog.change(jobs.claim, n, owner, LEASE, now, MAX)
 
 
 def test_claim_leases_due_jobs_and_moves_the_recording_to_processing(catalog: Catalog) -> None:
@@ -49,9 +49,9 @@ def test_claim_takes_no_more_than_the_free_slots(catalog: Catalog) -> None:
 def test_heartbeat_extends_only_the_owners_lease(catalog: Catalog) -> None:
     rid = add_recording(catalog)
     [claimed] = claim(catalog)
-    assert jobs.heartbeat(catalog, claimed.id, "a", LEASE, T0 + timedelta(seconds=20))
+    assert catalog.change(jobs.heartbeat, claimed.id, "a", LEASE, T0 + timedelta(seconds=20))
     assert job_of(catalog, rid).lease_expires_at == T0 + timedelta(seconds=20 + LEASE)
-    assert not jobs.heartbeat(catalog, claimed.id, "intruder", LEASE, T0 + timedelta(seconds=21))
+    assert not catalog.change(jobs.heartbeat, claimed.id, "intruder", LEASE, T0 + timedelta(seconds=21))
     # still leased at the old expiry: the heartbeat counted
     assert claim(catalog, "b", now=T0 + timedelta(seconds=LEASE + 1)) == []
 
@@ -65,18 +65,18 @@ def test_an_expired_lease_is_reclaimed_and_the_old_owner_can_no_longer_write(cat
 
     assert (second.id, second.attempts, second.owner) == (first.id, 2, "b")
     assert recording(catalog, rid).status == "processing"
-    assert not jobs.heartbeat(catalog, first.id, "a", LEASE, after)
-    assert not jobs.report_progress(catalog, first, "asr", 50, after)
+    assert not catalog.change(jobs.heartbeat, first.id, "a", LEASE, after)
+    assert not catalog.change(jobs.report_progress, first, "asr", 50, after)
     with catalog.session(write=True) as session:
         assert not jobs.finish(session, first, "done", after)
-    assert jobs.report_progress(catalog, second, "asr", 40, after)
+    assert catalog.change(jobs.report_progress, second, "asr", 40, after)
     assert (recording(catalog, rid).stage, recording(catalog, rid).progress) == ("asr", 40)
 
 
 def test_retry_puts_the_job_back_after_its_backoff(catalog: Catalog) -> None:
     rid = add_recording(catalog)
     [claimed] = claim(catalog)
-    assert jobs.retry_later(catalog, claimed, "worker died", 12.0, T0)
+    assert catalog.change(jobs.retry_later, claimed, "worker died", 12.0, T0)
     job = job_of(catalog, rid)
     assert (job.state, job.lease_owner, job.last_error, job.attempts) == ("queued", None, "worker died", 1)
     assert recording(catalog, rid).status == "processing"  # still on its way; no step back to pending
@@ -93,7 +93,7 @@ def test_a_job_out_of_attempts_is_not_reclaimed_but_reported_exhausted(catalog: 
         assert claimed.attempts == attempt
         t += timedelta(seconds=LEASE + 1)  # each owner dies without a word
     assert claim(catalog, "late", now=t) == []
-    [dead] = jobs.exhausted(catalog, t, MAX)
+    [dead] = catalog.query(jobs.exhausted, t, MAX)
     assert (dead.id, dead.owner, dead.attempts) == (claimed.id, f"d{MAX}", MAX)
 
 
@@ -112,14 +112,14 @@ def test_one_active_job_per_recording(catalog: Catalog) -> None:
     with catalog.session(write=True) as session:
         assert jobs.enqueue(session, rid, jobs.REANALYZE, T0)
         assert not jobs.enqueue(session, rid, jobs.REANALYZE, T0)  # already queued: no second job
-    assert jobs.enqueue_many(catalog, [rid], jobs.REANALYZE, T0) == []
+    assert catalog.change(jobs.enqueue_many, [rid], jobs.REANALYZE, T0) == []
 
 
 def test_reanalysis_is_only_queued_for_finished_recordings_and_keeps_the_status(catalog: Catalog) -> None:
     pending = add_recording(catalog)
     done = add_recording(catalog, status="completed", job=False)
     failed = add_recording(catalog, status="failed", job=False)
-    assert jobs.enqueue_many(catalog, [pending, done, failed], jobs.REANALYZE, T0) == [done, failed]
+    assert catalog.change(jobs.enqueue_many, [pending, done, failed], jobs.REANALYZE, T0) == [done, failed]
     claimed = {c.recording_id: c for c in claim(catalog)}
     assert claimed[done].kind == claimed[failed].kind == "reanalyze"
     assert (recording(catalog, done).status, recording(catalog, done).stage) == ("completed", "reanalyzing")
@@ -160,7 +160,7 @@ def test_racing_dispatchers_never_claim_a_job_twice(catalog_url: str) -> None:
         owner = f"dispatcher-{index}"
         got[owner] = []
         barrier.wait()
-        while batch := jobs.claim(catalogs[index], 3, owner, LEASE, T0, MAX):
+        while batch := catalogs[index].change(jobs.claim, 3, owner, LEASE, T0, MAX):
             got[owner] += [c.recording_id for c in batch]
 
     threads = [threading.Thread(target=dispatcher, args=(i,)) for i in range(len(catalogs))]

@@ -70,7 +70,7 @@ def attempts(ctx, event_id: int) -> list[WebhookAttempt]:
 
 
 async def deliver_due(deliverer: WebhookDeliverer) -> list[outbox.Outcome]:
-    claimed = await deliverer.ctx.catalog.run(outbox.claim, deliverer.ctx.catalog, 10, deliverer.owner, 60,
+    claimed = await deliverer.ctx.catalog.write(outbox.claim, 10, deliverer.owner, 60,
                                               deliverer.ctx.clock(), deliverer.settings.webhook_max_attempts)
     return [await deliverer.deliver(event) for event in claimed]
 
@@ -210,8 +210,8 @@ async def test_410_disables_the_endpoint_until_enabled(ctx, deliverer, httpserve
     assert len(httpserver.log) == 1  # the second event was not sent to the disabled endpoint
     assert "endpoint disabled" in event_row(ctx, second).last_error
 
-    assert webhooks.enable_endpoint(ctx.catalog, ACCOUNT, url) == 1
-    assert webhooks.redeliver(ctx.catalog, ACCOUNT, [first], ctx.clock()) == [first]
+    assert ctx.catalog.change(outbox.enable_endpoint, ACCOUNT, url) == 1
+    assert ctx.catalog.change(outbox.redeliver, ACCOUNT, [first], ctx.clock()) == [first]
     [outcome] = await deliver_due(deliverer)
     assert outcome.state == "delivered"
     assert event_row(ctx, second).state == "disabled"
@@ -224,14 +224,14 @@ async def test_an_event_is_leased_by_one_deliverer_and_taken_over_when_its_lease
     a, b = WebhookDeliverer(ctx, owner="a"), WebhookDeliverer(ctx, owner="b")
     try:
         now = ctx.clock()
-        [claimed] = outbox.claim(ctx.catalog, 10, "a", 60, now, 5)
-        assert outbox.claim(ctx.catalog, 10, "b", 60, now, 5) == []  # leased by a
-        [taken] = outbox.claim(ctx.catalog, 10, "b", 60, now + timedelta(seconds=61), 5)  # a died
+        [claimed] = ctx.catalog.change(outbox.claim, 10, "a", 60, now, 5)
+        assert ctx.catalog.change(outbox.claim, 10, "b", 60, now, 5) == []  # leased by a
+        [taken] = ctx.catalog.change(outbox.claim, 10, "b", 60, now + timedelta(seconds=61), 5)  # a died
         assert taken.attempt == 2
         outcome = await b.attempt(taken)
-        assert outbox.record(ctx.catalog, taken, outcome, now) is True
+        assert ctx.catalog.change(outbox.record, taken, outcome, now) is True
         late = await a.attempt(claimed)
-        assert outbox.record(ctx.catalog, claimed, late, now) is False  # a's lease was taken: nothing written
+        assert ctx.catalog.change(outbox.record, claimed, late, now) is False  # a's lease was taken: nothing written
         assert event_row(ctx, event_id).state == "delivered"
         assert len(attempts(ctx, event_id)) == 1
     finally:
@@ -243,8 +243,8 @@ async def test_abandoned_last_attempt_fails_the_event(ctx) -> None:
     project = await make_project(ctx, "https://hooks.example.com/x")
     event_id = add_event(ctx, project)
     now = ctx.clock()
-    outbox.claim(ctx.catalog, 10, "a", 60, now, 1)
-    assert outbox.claim(ctx.catalog, 10, "b", 60, now + timedelta(seconds=61), 1) == []
+    ctx.catalog.change(outbox.claim, 10, "a", 60, now, 1)
+    assert ctx.catalog.change(outbox.claim, 10, "b", 60, now + timedelta(seconds=61), 1) == []
     row = event_row(ctx, event_id)
     assert row.state == "failed" and "stopped during the last attempt" in row.last_error
 
