@@ -20,19 +20,22 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import ray
 import structlog
-from callscope.analysis.pipeline import MODELS, AnalysisError, AnalysisResult, Pipeline, load_model
+from pydantic import BaseModel
+
+from callscope import ray_cluster
+from callscope.analysis.pipeline import MODELS, AnalysisError, Pipeline, load_model
+from callscope.analysis.result import AnalysisResult
 from callscope.analysis.work import Work, analyze
 
 log = structlog.get_logger()
 
-_PLAIN = (bool, int, float, str, Path, type(None))
+_PLAIN = (bool, int, float, str, Path, type(None), BaseModel)  # BaseModel: a model's ``info``
 
 
 @ray.remote(max_restarts=-1, max_task_retries=0)
@@ -45,7 +48,7 @@ class ModelActor:
         if self.model is None:
             return None
         attributes = {k: getattr(self.model, k) for k in dir(self.model) if not k.startswith("_")}
-        return {k: v for k, v in attributes.items() if isinstance(v, _PLAIN) or dataclasses.is_dataclass(v)}
+        return {k: v for k, v in attributes.items() if isinstance(v, _PLAIN)}
 
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         return getattr(self.model, method)(*args, **kwargs)
@@ -100,8 +103,6 @@ class RayExecutor:
         self._turn = 0
 
     async def start(self) -> None:
-        from callscope import ray_cluster
-
         await asyncio.to_thread(ray_cluster.connect, self.settings)
         for name in MODELS:
             count, cpus, gpus = self._resources(name)
@@ -166,8 +167,6 @@ class RayExecutor:
             self._listeners.pop(work.job_id, None)
 
     async def stop(self) -> None:
-        from callscope import ray_cluster
-
         if self._poller is not None:
             self._poller.cancel()
             await asyncio.gather(self._poller, return_exceptions=True)

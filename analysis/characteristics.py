@@ -19,34 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from callscope.analysis.pauses import Interval, spoken_pieces, total, union
-from callscope.analysis.types import Segment
-from pydantic import BaseModel, Field
+from callscope.analysis.pauses import Interval, spoken_pieces, total
+from callscope.analysis.result import CallCharacteristics, SpeakerTraits, TranscriptSegment
 
 JOIN_MS = 1_000
 INTERRUPTION_MIN_OVERLAP_MS = 300
 
 
-class SpeakerCharacteristics(BaseModel):
-    speaker: str
-    channel: int
-    talk_time_ms: int = Field(description="Time the speaker was talking.")
-    words: int = Field(description="Words spoken.")
-    words_per_minute: float = Field(description="Words per minute of talk time.")
-    interruptions: int = Field(description="Times the speaker started talking over another speaker.")
-
-
-class CallCharacteristics(BaseModel):
-    duration_ms: int
-    talk_time_ms: int = Field(description="Time at least one speaker was talking.")
-    non_talk_time_ms: int = Field(description="Duration minus the time anyone was talking.")
-    speakers: list[SpeakerCharacteristics] = Field(description="One entry per speaker, in channel order.")
-
-    def speaker(self, name: str) -> SpeakerCharacteristics:
-        return next(s for s in self.speakers if s.speaker == name)
-
-
-def talk_spans(segment: Segment) -> list[Interval]:
+def talk_spans(segment: TranscriptSegment) -> list[Interval]:
     """The spans a segment was talked in: its words' spans joined across gaps shorter than JOIN_MS."""
     spans: list[list[int]] = []
     for start, end in sorted(spoken_pieces(segment)):
@@ -57,11 +37,11 @@ def talk_spans(segment: Segment) -> list[Interval]:
     return [(s, e) for s, e in spans]
 
 
-def word_count(segment: Segment) -> int:
+def word_count(segment: TranscriptSegment) -> int:
     return len(segment.words) if segment.words else len(segment.text.split())
 
 
-def count_interruptions(dialogue: Sequence[Segment]) -> dict[str, int]:
+def count_interruptions(dialogue: Sequence[TranscriptSegment]) -> dict[str, int]:
     """Interruptions per interrupting speaker (see the module docstring)."""
     counts: dict[str, int] = {}
     for b in dialogue:
@@ -74,12 +54,12 @@ def count_interruptions(dialogue: Sequence[Segment]) -> dict[str, int]:
     return counts
 
 
-def characteristics(dialogue: Sequence[Segment], duration_ms: int) -> CallCharacteristics:
+def characteristics(dialogue: Sequence[TranscriptSegment], duration_ms: int) -> CallCharacteristics:
     """The characteristics of a call from its dialogue (see the module docstring for the rules)."""
     def clamp(spans: list[Interval]) -> list[Interval]:
         return [(max(0, s), min(duration_ms, e)) for s, e in spans]
 
-    by_speaker: dict[str, list[Segment]] = {}
+    by_speaker: dict[str, list[TranscriptSegment]] = {}
     for segment in dialogue:
         by_speaker.setdefault(segment.speaker, []).append(segment)
     interruptions = count_interruptions(dialogue)
@@ -88,7 +68,7 @@ def characteristics(dialogue: Sequence[Segment], duration_ms: int) -> CallCharac
         segments = by_speaker[name]
         talk = total(clamp([span for seg in segments for span in talk_spans(seg)]))
         words = sum(word_count(seg) for seg in segments)
-        speakers.append(SpeakerCharacteristics(
+        speakers.append(SpeakerTraits(
             speaker=name, channel=segments[0].channel, talk_time_ms=talk, words=words,
             words_per_minute=round(words / (talk / 60_000), 1) if talk else 0.0,
             interruptions=interruptions.get(name, 0),
@@ -100,4 +80,4 @@ def characteristics(dialogue: Sequence[Segment], duration_ms: int) -> CallCharac
     )
 
 
-__all__ = ["CallCharacteristics", "SpeakerCharacteristics", "characteristics", "union"]
+__all__ = ["characteristics"]

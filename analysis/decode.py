@@ -1,9 +1,9 @@
-"""Stage 1: decode a recording to 16 kHz float32, one array per channel (PyAV).
+"""Decoding: a recording to 16 kHz float32, one array per channel (PyAV).
 
 Channels: a mono file gives one channel and a stereo file two, kept apart (in call centres
 each side of the call usually has its own channel). A file with more than two channels (5.1
 audio of a video, say) is downmixed to stereo by FFmpeg's standard matrix: call recordings
-have one or two sides, and the later stages treat each channel as one speaker. Samples are
+have one or two sides (a stereo call's speakers are its channels; a mono call is diarized). Samples are
 clipped to -1..1 (a downmix or a lossy decoder can overshoot full scale).
 
 Memory: frames are decoded and resampled one at a time; only the 16 kHz output is kept

@@ -11,9 +11,7 @@ pause always falls between two segments.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from callscope.analysis.types import Segment, Word
+from callscope.analysis.result import TranscriptSegment, TranscriptWord
 
 
 def speaker_of(channel: int) -> str:
@@ -21,7 +19,7 @@ def speaker_of(channel: int) -> str:
     return f"speaker-{channel + 1}"
 
 
-def merge_channels(per_channel: list[list[Segment]]) -> list[Segment]:
+def merge_channels(per_channel: list[list[TranscriptSegment]]) -> list[TranscriptSegment]:
     """One dialogue from the segments of each channel (``per_channel[i]`` holds channel i's segments).
 
     Segments are ordered by start time, ties by channel (then by their order within the channel); their ids
@@ -35,16 +33,17 @@ def merge_channels(per_channel: list[list[Segment]]) -> list[Segment]:
     ]
     keyed.sort(key=lambda item: item[:3])
     return [
-        replace(segment, id=new_id, channel=channel, speaker=speaker_of(channel), words=list(segment.words))
+        segment.model_copy(update={"id": new_id, "channel": channel, "speaker": speaker_of(channel),
+                                   "words": list(segment.words)})
         for new_id, (_, channel, _, segment) in enumerate(keyed)
     ]
 
 
-def split_segment(segment: Segment, groups: list[int]) -> list[tuple[int, Segment]]:
+def split_segment(segment: TranscriptSegment, groups: list[int]) -> list[tuple[int, TranscriptSegment]]:
     """`segment` cut where the group of its words (`groups[i]` of `segment.words[i]`: a speaker, an utterance)
     changes; each piece with its group."""
-    pieces: list[tuple[int, Segment]] = []
-    group: list[Word] = []
+    pieces: list[tuple[int, TranscriptSegment]] = []
+    group: list[TranscriptWord] = []
     for i, (word, key) in enumerate(zip(segment.words, groups, strict=True)):
         group.append(word)
         if i + 1 == len(segment.words) or groups[i + 1] != key:
@@ -52,15 +51,16 @@ def split_segment(segment: Segment, groups: list[int]) -> list[tuple[int, Segmen
             start = segment.start_ms if first else group[0].start_ms
             end = segment.end_ms if last else group[-1].end_ms
             text = segment.text if first and last else " ".join(w.text for w in group)
-            pieces.append((key, replace(segment, start_ms=start, end_ms=end, text=text, words=group)))
+            pieces.append((key, segment.model_copy(update={"start_ms": start, "end_ms": end, "text": text,
+                                                           "words": group})))
             group = []
     return pieces
 
 
-def split_at_gaps(segments: list[Segment], gap_ms: int) -> list[Segment]:
+def split_at_gaps(segments: list[TranscriptSegment], gap_ms: int) -> list[TranscriptSegment]:
     """The segments cut wherever two consecutive words are at least `gap_ms` apart (ids unchanged: the dialogue
     is renumbered when the channels are merged)."""
-    out: list[Segment] = []
+    out: list[TranscriptSegment] = []
     for segment in segments:
         groups, utterance = [], 0
         for i, word in enumerate(segment.words):

@@ -1,4 +1,4 @@
-"""Stage 4 for mono calls: who spoke when, from speaker embeddings.
+"""Diarization of mono calls: who spoke when, from speaker embeddings.
 
 A stereo call is split by channel (`dialogue.py`). A mono call holds every party on one channel, so its speech
 is cut into 1.6 s windows (0.8 s apart, inside each VAD speech region), each window is embedded with the voice
@@ -15,19 +15,33 @@ split or merge. Neighbouring variants whose voiceprints the encoder cannot tell 
 tests/analysis/voices.py) merge into one speaker. Real voices differ more than espeak variants but vary more
 within a speaker too: re-measure `CALLSCOPE_DIARIZATION_THRESHOLD` on a deployment's own calls.
 
+CAM++ (`campplus.py`, `CALLSCOPE_DIARIZATION_MODEL=campplus`): real voices, which the GE2E encoder (trained on
+read English) often cannot tell apart on a phone line, are embedded by 3D-Speaker's CAM++ instead: 1.5 s windows
+0.75 s apart inside each VAD region (a region under 1.5 s is one window of its own length, none under 0.4 s),
+then spectral clustering as 3D-Speaker configures it (`spectral_cluster`): cosine affinity, each row pruned to
+its largest max(1.2 %, 14) values (3D-Speaker: 6; tuned on the "fit" clips, see CAMPP_MIN_PNUM), symmetrised,
+unnormalised Laplacian, the number of speakers from the largest eigengap of its smallest eigenvalues, k-means on
+those eigenvectors; clusters of under `CAMPP_MIN_CLUSTER`
+windows join the nearest centroid (`fold_small_clusters`), clusters whose centroids are more similar than
+`CAMPP_MERGE_COSINE` merge (`merge_similar_clusters`), and under `CAMPP_MIN_WINDOWS` windows is one speaker.
+`benchmarks/diarization_campplus.py` and `benchmarks/real_speech.py` measure it against GE2E. Enrolled voiceprints
+stay GE2E (speakers.py): stored voiceprints are GE2E embeddings.
+
 A pyannote.audio pipeline is the stronger choice where torch and its (gated) weights may be installed; it is
 not wired in: it would replace `label_speech` (its turns labelling the windows) and keep `relabel`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
+from .campplus import CamPlusPlus
 from .dialogue import speaker_of, split_segment
+from .result import ModelUsed, TranscriptSegment
 from .speaker_encoder import HOP, PARTIAL_FRAMES, PARTIAL_SAMPLES, SpeakerEncoder, normalize_volume
-from .types import SAMPLE_RATE, Audio, ModelInfo, Segment, SpeechRegion
+from .types import SAMPLE_RATE, Audio, SpeechRegion
 
 WINDOW_MS = PARTIAL_FRAMES * HOP * 1000 // SAMPLE_RATE  # 1600
 HOP_MS = 800
@@ -37,6 +51,17 @@ DEFAULT_THRESHOLD = 0.22  # cosine distance (1 - similarity) below which cluster
 MIN_CLUSTER_SHARE = 0.10  # a cluster under this share of the windows and under MIN_CLUSTER_WINDOWS is no party
 MIN_CLUSTER_WINDOWS = 5
 MAX_SPEAKERS = 8
+
+# CAM++ + spectral clustering (see the module's docstring)
+CAMPP_WINDOW_MS, CAMPP_HOP_MS = 1500, 750
+# affinity pruning: keep each row's largest max(PVAL * n, MIN_PNUM) values. 3D-Speaker's MIN_PNUM 6 split one
+# espeak voice of a synthetic call into 3-4 clusters; 9-20 clustered all the "fit" clips of the real-speech
+# manifest (three one-voice read clips, a Spanish dialogue mono, stereo and phone mixed to mono) and the
+# synthetic two-voice calls right, 25 merged the Spanish dialogue: 14 is the middle of that plateau.
+CAMPP_PVAL, CAMPP_MIN_PNUM = 0.012, 14
+CAMPP_MIN_WINDOWS = 10  # fewer windows: one speaker
+CAMPP_MIN_CLUSTER = 4  # a cluster of fewer windows joins the nearest larger one
+CAMPP_MERGE_COSINE = 0.875  # clusters whose centroids are this similar are one speaker
 
 
 @dataclass(frozen=True)
@@ -61,10 +86,15 @@ class DiarizationInfo:
     speakers: int
     windows: int
     threshold: float
-    model: ModelInfo
+    model: ModelUsed
+
+    method: str = "ge2e"
 
     @property
     def detail(self) -> str:
+        if self.method == "campplus":
+            return (f"by speaker embeddings (CAM++): {self.speakers} speaker(s) from {self.windows} window(s) of "
+                    f"1.5 s, spectral clustering")
         return (f"by speaker embeddings: {self.speakers} speaker(s) from {self.windows} window(s) of 1.6 s, "
                 f"cosine distance threshold {self.threshold:g}")
 
@@ -81,6 +111,89 @@ def region_windows(start_ms: int, end_ms: int) -> list[Window]:
         return [Window(start_ms, end_ms, end_ms - start_ms)]
     starts = list(range(start_ms, end_ms - WINDOW_MS, HOP_MS)) + [end_ms - WINDOW_MS]
     return [Window(s, s + WINDOW_MS) for s in starts]
+
+
+def campplus_windows(regions: list[SpeechRegion]) -> list[Window]:
+    """CAM++ windows of CAMPP_WINDOW_MS every CAMPP_HOP_MS over the regions (in time order); the last one of a
+    region ends with it; a region under a window is one window of its own length, none under MIN_REGION_MS."""
+    out = []
+    for region in sorted(regions, key=lambda r: r.start_ms):
+        start, end = region.start_ms, region.end_ms
+        if end - start < MIN_REGION_MS:
+            continue
+        if end - start <= CAMPP_WINDOW_MS:
+            out.append(Window(start, end, end - start))
+            continue
+        out.extend(Window(s, s + CAMPP_WINDOW_MS, CAMPP_WINDOW_MS)
+                   for s in range(start, end - CAMPP_WINDOW_MS, CAMPP_HOP_MS))
+        out.append(Window(end - CAMPP_WINDOW_MS, end, CAMPP_WINDOW_MS))
+    return out
+
+
+def spectral_cluster(embeddings: np.ndarray, max_speakers: int = MAX_SPEAKERS) -> np.ndarray:
+    """Cluster ids 0..k-1 of L2-normalised `embeddings` (3D-Speaker's SpectralCluster + CommonClustering)."""
+    n = len(embeddings)
+    if n < CAMPP_MIN_WINDOWS:
+        return np.zeros(n, dtype=int)
+    from scipy.cluster.vq import kmeans2  # scipy is heavy to import: paid by the first mono call only
+
+    affinity = embeddings.astype(np.float64) @ embeddings.T.astype(np.float64)
+    drop = min(int((1 - CAMPP_PVAL) * n), n - CAMPP_MIN_PNUM)
+    for row in affinity:
+        row[np.argsort(row)[:drop]] = 0
+    affinity = 0.5 * (affinity + affinity.T)
+    np.fill_diagonal(affinity, 0)
+    laplacian = np.diag(np.abs(affinity).sum(axis=1)) - affinity
+    values, vectors = np.linalg.eigh(laplacian)
+    k = int(np.argmax(np.diff(values[: max_speakers + 1]))) + 1
+    _, labels = kmeans2(vectors[:, :k], k, minit="++", seed=0)
+    return merge_similar_clusters(embeddings, fold_small_clusters(embeddings, labels))
+
+
+def _centroids_of(embeddings: np.ndarray, labels: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    means = np.stack([embeddings[labels == i].mean(axis=0) for i in ids])
+    return means / np.linalg.norm(means, axis=1, keepdims=True)
+
+
+def fold_small_clusters(embeddings: np.ndarray, labels: np.ndarray, min_size: int | None = None) -> np.ndarray:
+    """Clusters of fewer than `min_size` (CAMPP_MIN_CLUSTER) windows join the nearest larger one's centroid."""
+    min_size = CAMPP_MIN_CLUSTER if min_size is None else min_size
+    ids, counts = np.unique(labels, return_counts=True)
+    major = ids[counts >= min_size]
+    if len(major) == 0:
+        return np.zeros_like(labels)
+    minor = ~np.isin(labels, major)
+    out = labels.copy()
+    if minor.any():
+        out[minor] = major[np.argmax(embeddings[minor] @ _centroids_of(embeddings, labels, major).T, axis=1)]
+    return out
+
+
+def merge_similar_clusters(embeddings: np.ndarray, labels: np.ndarray, cosine: float | None = None) -> np.ndarray:
+    """Clusters whose centroids' cosine similarity is at least `cosine` (CAMPP_MERGE_COSINE) merge, the most
+    similar pair first; ids 0..k-1 after."""
+    cosine = CAMPP_MERGE_COSINE if cosine is None else cosine
+    while len(ids := np.unique(labels)) > 1:
+        centroids = _centroids_of(embeddings, labels, ids)
+        similarity = np.triu(centroids @ centroids.T, 1)
+        i, j = np.unravel_index(np.argmax(similarity), similarity.shape)
+        if similarity[i, j] < cosine:
+            break
+        labels = np.where(labels == ids[j], ids[i], labels)
+    return np.unique(labels, return_inverse=True)[1]
+
+
+def label_speech_campplus(audio: Audio, speech_regions: list[SpeechRegion], model: CamPlusPlus,
+                          max_speakers: int = MAX_SPEAKERS) -> tuple[list[Window], np.ndarray]:
+    """The CAM++ windows over channel 0's speech and the speaker cluster (0..k-1, first to speak first) of each."""
+    windows = campplus_windows([r for r in speech_regions if r.channel == 0])
+    windows = [w for w in windows if w.end_ms <= audio.duration_ms]
+    if not windows:
+        return windows, np.zeros(0, dtype=int)
+    rate = SAMPLE_RATE // 1000
+    embeddings = model.embed_segments(np.asarray(audio.channels[0], dtype=np.float32),
+                                      [(w.start_ms * rate, w.end_ms * rate) for w in windows])
+    return windows, _first_seen_order(spectral_cluster(embeddings, max_speakers))
 
 
 def embed_windows(audio: Audio, regions: list[SpeechRegion], encoder: SpeakerEncoder) -> tuple[list[Window],
@@ -128,7 +241,7 @@ def cluster(embeddings: np.ndarray, weak: np.ndarray | None = None, threshold: f
     if n < 2:
         return np.zeros(n, dtype=int)
     strong = ~weak if weak is not None and (~weak).sum() >= 2 else np.ones(n, dtype=bool)
-    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.cluster.hierarchy import fcluster, linkage  # ~0.3 s to import: paid by the first mono call only
 
     tree = linkage(embeddings[strong].astype(np.float64), method="average", metric="cosine")
     labels = fcluster(tree, t=threshold, criterion="distance") - 1
@@ -176,13 +289,13 @@ def speaker_at(centers: np.ndarray, labels: np.ndarray, start_ms: int, end_ms: i
     return int(labels[nearest])
 
 
-def relabel(segments: list[Segment], windows: list[Window], labels: np.ndarray) -> list[Segment]:
+def relabel(segments: list[TranscriptSegment], windows: list[Window], labels: np.ndarray) -> list[TranscriptSegment]:
     """Segments split by speaker, ordered by start, ids 0..n-1, "speaker-1" the first to speak."""
-    pieces: list[tuple[int, Segment]] = []
+    pieces: list[tuple[int, TranscriptSegment]] = []
     centers = np.array([w.center_ms for w in windows])  # ascending: windows are in time order
     for segment in segments:
         if not windows:
-            pieces.append((0, replace(segment, words=list(segment.words))))
+            pieces.append((0, segment.model_copy(update={"words": list(segment.words)})))
         elif segment.words:
             speakers = [speaker_at(centers, labels, w.start_ms, w.end_ms) for w in segment.words]
             pieces.extend(split_segment(segment, speakers))
@@ -193,14 +306,18 @@ def relabel(segments: list[Segment], windows: list[Window], labels: np.ndarray) 
     out = []
     for new_id, (cluster_id, segment) in enumerate(pieces):
         name = names.setdefault(cluster_id, speaker_of(len(names)))
-        out.append(replace(segment, id=new_id, channel=0, speaker=name))
+        out.append(segment.model_copy(update={"id": new_id, "channel": 0, "speaker": name}))
     return out
 
 
-def label_speech(audio: Audio, speech_regions: list[SpeechRegion], encoder: SpeakerEncoder,
+def label_speech(audio: Audio, speech_regions: list[SpeechRegion], encoder: SpeakerEncoder | CamPlusPlus,
                  threshold: float = DEFAULT_THRESHOLD, max_speakers: int = MAX_SPEAKERS) -> tuple[list[Window],
                                                                                                 np.ndarray]:
-    """The windows over channel 0's speech and the speaker cluster (0..k-1, first to speak first) of each."""
+    """The windows over channel 0's speech and the speaker cluster (0..k-1, first to speak first) of each:
+    CAM++ and spectral clustering for a CamPlusPlus model (`threshold` unused), else GE2E windows clustered
+    at `threshold`."""
+    if isinstance(encoder, CamPlusPlus):
+        return label_speech_campplus(audio, speech_regions, encoder, max_speakers)
     windows, embeddings = embed_windows(audio, [r for r in speech_regions if r.channel == 0], encoder)
     weak = np.array([w.weak for w in windows], dtype=bool)
     return windows, cluster(smooth(windows, embeddings), weak, threshold, max_speakers)
@@ -209,16 +326,19 @@ def label_speech(audio: Audio, speech_regions: list[SpeechRegion], encoder: Spea
 def diarize_mono(
     audio: Audio,
     speech_regions: list[SpeechRegion],
-    segments: list[Segment],
-    encoder: SpeakerEncoder,
+    segments: list[TranscriptSegment],
+    encoder: SpeakerEncoder | CamPlusPlus,
     threshold: float = DEFAULT_THRESHOLD,
     max_speakers: int = MAX_SPEAKERS,
-) -> tuple[list[Segment], DiarizationInfo]:
+) -> tuple[list[TranscriptSegment], DiarizationInfo]:
     """The segments of a mono call relabelled by speaker (split where the speaker changes), and what was found.
 
-    `speech_regions` are channel 0's VAD regions. The input segments are not changed.
+    `speech_regions` are channel 0's VAD regions; `encoder` the GE2E encoder or the CAM++ model (`label_speech`).
+    The input segments are not changed.
     """
     windows, labels = label_speech(audio, speech_regions, encoder, threshold, max_speakers)
     dialogue = relabel(segments, windows, labels)
     speakers = len({s.speaker for s in dialogue}) if dialogue else int(labels.max() + 1 if len(labels) else 1)
-    return dialogue, DiarizationInfo(speakers=speakers, windows=len(windows), threshold=threshold, model=encoder.info)
+    method = "campplus" if isinstance(encoder, CamPlusPlus) else "ge2e"
+    return dialogue, DiarizationInfo(speakers=speakers, windows=len(windows), threshold=threshold, model=encoder.info,
+                                     method=method)

@@ -1,4 +1,4 @@
-"""Stage 5, emotions: per dialogue segment, a probability for each of the spec's eight classes (``EMOTIONS``).
+"""Emotions: per dialogue segment, a probability for each of the spec's eight classes (``EMOTIONS``).
 
 No trained speech-emotion model is available to ship (none on PyPI with usable weights), so this stage is a
 documented heuristic over two sources (``SOURCES``), not a classifier trained on labelled emotional speech:
@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .types import EMOTIONS, SAMPLE_RATE, Audio, ModelInfo, Segment
+from .result import EMOTIONS, ModelUsed, TranscriptSegment
+from .types import SAMPLE_RATE, Audio
 
 if TYPE_CHECKING:
     from .text_embedding import TextEmbedder
@@ -194,7 +195,7 @@ def pitch_track(samples: np.ndarray) -> np.ndarray:
     return np.where(voiced & inner, f0, np.nan)
 
 
-def _word_rate(segment: Segment) -> float | None:
+def _word_rate(segment: TranscriptSegment) -> float | None:
     timed = [w for w in segment.words if w.end_ms > w.start_ms]
     if len(timed) >= 2:
         span_ms = max(w.end_ms for w in timed) - min(w.start_ms for w in timed)
@@ -204,7 +205,7 @@ def _word_rate(segment: Segment) -> float | None:
     return count * 1000 / duration_ms if count and duration_ms > 0 else None
 
 
-def measure(audio: Audio, segment: Segment) -> Prosody:
+def measure(audio: Audio, segment: TranscriptSegment) -> Prosody:
     """The prosody of one segment on its channel (see the module docstring); empty when too short or silent."""
     if not 0 <= segment.channel < len(audio.channels):
         raise ValueError(f"segment {segment.id} is on channel {segment.channel}, the audio has "
@@ -236,7 +237,7 @@ def _median(values) -> float | None:
     return float(np.median(values)) if values else None
 
 
-def arousals(audio: Audio, segments: Sequence[Segment]) -> list[float]:
+def arousals(audio: Audio, segments: Sequence[TranscriptSegment]) -> list[float]:
     """Arousal of each segment in -1..1 from its prosody relative to its channel and speaker (module docstring)."""
     measured = [measure(audio, s) for s in segments]
     level_ref = {c: _median(p.level_db for s, p in zip(segments, measured, strict=True) if s.channel == c)
@@ -315,7 +316,7 @@ def _rounded(distribution: np.ndarray) -> dict[str, float]:
 
 
 def segment_emotions(
-    audio: Audio, segments: Sequence[Segment], embedder: TextEmbedder | None
+    audio: Audio, segments: Sequence[TranscriptSegment], embedder: TextEmbedder | None
 ) -> list[dict[str, float]]:
     """One {emotion: probability} per segment, in order, with the keys of EMOTIONS (see the module docstring).
     The segments are not modified."""
@@ -325,9 +326,9 @@ def segment_emotions(
     return [_rounded(_shift(row, a)) for row, a in zip(text, arousals(audio, segments), strict=True)]
 
 
-def model_info(embedder: TextEmbedder | None) -> ModelInfo:
-    """The emotion stage's ModelInfo, naming the sources it used (prosody alone without an embedder)."""
+def model_info(embedder: TextEmbedder | None) -> ModelUsed:
+    """The emotion stage's ModelUsed, naming the sources it used (prosody alone without an embedder)."""
     if embedder is None:
-        return ModelInfo(stage="emotion", name="prosody", version=f"rules-{RULES_VERSION}")
-    return ModelInfo(stage="emotion", name=MODEL_NAME,
+        return ModelUsed(stage="emotion", name="prosody", version=f"rules-{RULES_VERSION}")
+    return ModelUsed(stage="emotion", name=MODEL_NAME,
                      version=f"rules-{RULES_VERSION}+{embedder.info.name}@{embedder.info.version}")

@@ -1,7 +1,7 @@
 """Finding evidence in a transcript, shared by goals, categories and fields: words and phrases said (case and
 punctuation aside), verbatim quotes, sentences, and similarity by meaning to a query (the text embedder).
 
-Every piece of evidence points at a dialogue segment, the time it was said and the words quoted (`Evidence`).
+Every piece of evidence points at a dialogue segment, the time it was said and the words quoted (`result.Evidence`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, Field
 
-from .types import Segment
+from .result import TranscriptSegment
 
 SIMILARITY_FLOOR = 0.10  # about the median similarity of unrelated (goal, sentence) pairs
 SIMILARITY_CEILING = 0.70  # above the 90th percentile of the positives: certainly about the goal
@@ -75,7 +74,7 @@ def find_words(haystack: Sequence[str], needle: Sequence[str], start: int = 0) -
     return -1
 
 
-def word_time(segment: Segment, index: int) -> int:
+def word_time(segment: TranscriptSegment, index: int) -> int:
     """When the index-th word of segment.text was said: its word timing when the words line up with the
     text, else the segment's start."""
     if segment.words:
@@ -85,7 +84,7 @@ def word_time(segment: Segment, index: int) -> int:
     return segment.start_ms
 
 
-def quote_locations(quote: str, segments: Sequence[Segment]) -> list[tuple[Segment, int]]:
+def quote_locations(quote: str, segments: Sequence[TranscriptSegment]) -> list[tuple[TranscriptSegment, int]]:
     """Every (segment, index of its first word) where quote is said word for word (case, punctuation and
     spacing aside) within one segment."""
     wanted = tokens(quote)
@@ -99,7 +98,7 @@ def quote_locations(quote: str, segments: Sequence[Segment]) -> list[tuple[Segme
     return found
 
 
-def quote_in_transcript(quote: str, segments: Sequence[Segment]) -> tuple[Segment, int] | None:
+def quote_in_transcript(quote: str, segments: Sequence[TranscriptSegment]) -> tuple[TranscriptSegment, int] | None:
     """The first segment that says quote word for word (see quote_locations) and the index of its first word
     there; None when no single segment does."""
     found = quote_locations(quote, segments)
@@ -136,17 +135,11 @@ def similarity_score(similarity: float, threshold: float, floor: float = SIMILAR
     return round(float(min(1.0, max(0.0, value))), 3)
 
 
-class Evidence(BaseModel):
-    dialogue_id: int = Field(description="Id of the dialogue segment the quote is from.")
-    start_ms: int = Field(description="When the quoted words start.")
-    quote: str = Field(description="Words of the segment, verbatim.")
-
-
 @dataclass(frozen=True)
 class Unit:
     """A stretch of one segment matched as a whole: one sentence, or the whole segment."""
 
-    segment: Segment
+    segment: TranscriptSegment
     first: int  # index of its first word in tokens(segment.text)
     start: int  # character span in segment.text
     end: int
@@ -156,7 +149,7 @@ class Unit:
         return self.segment.text[self.start:self.end].strip()
 
 
-def units(segments: Sequence[Segment]) -> list[Unit]:
+def units(segments: Sequence[TranscriptSegment]) -> list[Unit]:
     """The sentences of every segment, and each segment of more than one sentence whole."""
     out: list[Unit] = []
     for segment in segments:
@@ -172,7 +165,7 @@ def units(segments: Sequence[Segment]) -> list[Unit]:
     return out
 
 
-def excerpt(segment: Segment, first: int, count: int) -> tuple[str, int]:
+def excerpt(segment: TranscriptSegment, first: int, count: int) -> tuple[str, int]:
     """A verbatim quote of segment.text holding words first..first+count-1: their sentence, narrowed to
     QUOTE_MAX_CHARS at word boundaries; and the index of the quote's first word."""
     text, spans = segment.text, token_spans(segment.text)
@@ -205,7 +198,7 @@ class Similarities:
     """Cosine similarity of query texts to the units of a call. The units are embedded once, when first
     needed; queries given to `prepare` are embedded together (one call per text costs far more than one row)."""
 
-    def __init__(self, embedder: Any | None, segments: Sequence[Segment]):
+    def __init__(self, embedder: Any | None, segments: Sequence[TranscriptSegment]):
         self.embedder = embedder
         self.units = units(segments)
         self._vectors: np.ndarray | None = None

@@ -1,4 +1,4 @@
-"""Stage 7: goals, decided from evidence found in the transcript and shown with the verdict.
+"""Goals, decided from evidence found in the transcript and shown with the verdict.
 
 A goal (callscope.resources.kinds.Goal) is **met** when at least one piece of evidence passes its rules:
 
@@ -43,11 +43,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
-
 from .evidence import (
     QUOTE_MAX_CHARS,
-    Evidence,
     Similarities,
     clock,
     excerpt,
@@ -61,7 +58,9 @@ from .evidence import (
     tokens,
     word_time,
 )
-from .types import Segment
+from .language_model import LanguageModelError
+from .result import Evidence, GoalResult, TranscriptSegment
+from .summary import transcript_budget, transcript_prompt
 
 if TYPE_CHECKING:
     from callscope.resources.kinds import Goal
@@ -80,21 +79,12 @@ _SAYS_NOT_MET = re.compile(r"\b(?:not|never|n't) (?:been )?(?:met|achieved)\b", 
 # --- goals ----------------------------------------------------------------------------------------
 
 
-class GoalVerdict(BaseModel):
-    goal_id: int
-    goal_name: str
-    met: bool
-    score: float = Field(ge=0, le=1)
-    explanation: str
-    evidence: list[Evidence] = Field(default_factory=list)
-
-
 @dataclass(frozen=True)
 class Finding:
     """A candidate piece of evidence and whether the goal's rules let it count."""
 
     evidence: Evidence
-    segment: Segment
+    segment: TranscriptSegment
     phrase: str | None  # the phrase it contains, for a phrase match
     similarity: float | None  # its similarity to the goal, for a match by meaning
     strength: float  # 1.0 for a phrase, the mapped similarity otherwise
@@ -111,7 +101,7 @@ def who(speaker: str, roles: Mapping[str, str]) -> str:
     return f"the {role}" if role in ("agent", "customer") else speaker
 
 
-def rule_problem(goal: Goal, segment: Segment, start_ms: int, roles: Mapping[str, str]) -> str | None:
+def rule_problem(goal: Goal, segment: TranscriptSegment, start_ms: int, roles: Mapping[str, str]) -> str | None:
     """Why the goal's speaker or time rule rejects words of segment said at start_ms; None when they count."""
     if goal.speaker != "any" and role_of(segment.speaker, roles) != goal.speaker:
         return f"said by {who(segment.speaker, roles)}, not the {goal.speaker}"
@@ -121,7 +111,7 @@ def rule_problem(goal: Goal, segment: Segment, start_ms: int, roles: Mapping[str
 
 
 
-def phrase_findings(goal: Goal, segments: Sequence[Segment], roles: Mapping[str, str]) -> list[Finding]:
+def phrase_findings(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapping[str, str]) -> list[Finding]:
     """Every occurrence of every phrase of the goal."""
     findings = []
     for phrase in goal.phrases:
@@ -251,14 +241,12 @@ JUDGE_SCHEMA = {
 }
 
 
-def _transcript_prefix(segments: Sequence[Segment], llm: Any) -> str:
+def _transcript_prefix(segments: Sequence[TranscriptSegment], llm: Any) -> str:
     # The prefix every stage that asks the model shares (summary.py), so llama.cpp evaluates it once.
-    from .summary import transcript_budget, transcript_prompt
-
     return transcript_prompt(segments, transcript_budget(llm))
 
 
-def _roles_line(segments: Sequence[Segment], roles: Mapping[str, str]) -> str:
+def _roles_line(segments: Sequence[TranscriptSegment], roles: Mapping[str, str]) -> str:
     labels = dict.fromkeys(s.speaker for s in segments)
     known = [f"{label} is the {roles[label]}" for label in labels if roles.get(label) in ("agent", "customer")]
     return ("Speakers: " + ", ".join(known) + ".\n") if known else ""
@@ -275,7 +263,7 @@ def _goal_line(goal: Goal) -> str:
     return f"Goal \"{goal.name}\": {goal.description}" + (f" ({'; '.join(rules)})" if rules else "") + "\n"
 
 
-def explanation_prompt(goal: Goal, met: bool, chosen: Sequence[Finding], segments: Sequence[Segment],
+def explanation_prompt(goal: Goal, met: bool, chosen: Sequence[Finding], segments: Sequence[TranscriptSegment],
                        roles: Mapping[str, str], prefix: str) -> str:
     lines = [prefix, _roles_line(segments, roles), _goal_line(goal)]
     lines.append(f"The goal was judged {'MET' if met else 'NOT MET'} from the evidence below.\n")
@@ -293,7 +281,7 @@ def explanation_prompt(goal: Goal, met: bool, chosen: Sequence[Finding], segment
     return "".join(lines)
 
 
-def verified_explanation(answer: Mapping[str, Any], chosen: Sequence[Finding], segments: Sequence[Segment],
+def verified_explanation(answer: Mapping[str, Any], chosen: Sequence[Finding], segments: Sequence[TranscriptSegment],
                          met: bool) -> str | None:
     """The model's explanation when it can be trusted, else None: every string it puts in quotes is in the
     transcript word for word, its quote ids exist, a met verdict cites at least one quote, and it does not
@@ -312,8 +300,8 @@ def verified_explanation(answer: Mapping[str, Any], chosen: Sequence[Finding], s
     return _cap(f"{'Met' if met else 'Not met'}: {text}")
 
 
-def _judge(goal: Goal, segments: Sequence[Segment], roles: Mapping[str, str], llm: Any,
-           prefix: str) -> GoalVerdict | None:
+def _judge(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapping[str, str], llm: Any,
+           prefix: str) -> GoalResult | None:
     """The model's own verdict; None when unusable: "met" without a quote that is in the transcript and passes
     the goal's speaker and time rules."""
     prompt = prefix + _roles_line(segments, roles) + _goal_line(goal) + (
@@ -342,22 +330,15 @@ def _judge(goal: Goal, segments: Sequence[Segment], roles: Mapping[str, str], ll
         explanation = met_explanation(shown, roles)
     else:
         explanation = "Not met: the language model found no sentence that shows the goal."
-    return GoalVerdict(goal_id=goal.id, goal_name=goal.name, met=met,
+    return GoalResult(goal_id=goal.id, goal_name=goal.name, met=met,
                        score=round(max(0.5, score) if met else min(0.49, score), 3), explanation=explanation,
                        evidence=[f.evidence for f in shown])
 
 
-def _language_model_error() -> type[Exception]:
-    try:
-        from .language_model import LanguageModelError
-    except ImportError:  # pragma: no cover - the module ships with the analysis package
-        return RuntimeError
-    return LanguageModelError
-
-
-def evaluate_goal(goal: Goal, segments: Sequence[Segment], roles: Mapping[str, str], similarities: Similarities,
+def evaluate_goal(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapping[str, str],
+                  similarities: Similarities,
                   llm: Any | None = None, *, judge_with_model: bool = False,
-                  prefix: Callable[[], str] | None = None) -> GoalVerdict:
+                  prefix: Callable[[], str] | None = None) -> GoalResult:
     """One goal's verdict (see the module docstring)."""
     has_speech = any(tokens(s.text) for s in segments)
     findings = phrase_findings(goal, segments, roles) + meaning_findings(goal, roles, similarities)
@@ -380,15 +361,15 @@ def evaluate_goal(goal: Goal, segments: Sequence[Segment], roles: Mapping[str, s
                 explanation = phrased
             else:
                 log.info("goal %s: the model's explanation quoted what the transcript does not say; not used", goal.id)
-        except _language_model_error() as exc:
+        except LanguageModelError as exc:
             log.warning("goal %s: language model failed (%s); the explanation is built from the evidence", goal.id, exc)
-    return GoalVerdict(goal_id=goal.id, goal_name=goal.name, met=met, score=score, explanation=explanation,
+    return GoalResult(goal_id=goal.id, goal_name=goal.name, met=met, score=score, explanation=explanation,
                        evidence=[f.evidence for f in chosen])
 
 
-def evaluate_goals(goals: Sequence[Goal], segments: Sequence[Segment], roles: Mapping[str, str] | None,
+def evaluate_goals(goals: Sequence[Goal], segments: Sequence[TranscriptSegment], roles: Mapping[str, str] | None,
                    embedder: Any | None, llm: Any | None = None, *,
-                   judge_with_model: bool = False) -> list[GoalVerdict]:
+                   judge_with_model: bool = False) -> list[GoalResult]:
     """Each goal's verdict, in the order of goals. embedder: anything with `embed(texts) -> (n, dim)` of
     L2-normalised rows (TextEmbedder), or None for rules only; llm: a LanguageModel, or None."""
     roles = dict(roles or {})
@@ -406,4 +387,4 @@ def evaluate_goals(goals: Sequence[Goal], segments: Sequence[Segment], roles: Ma
             for goal in goals]
 
 
-__all__ = ["Evidence", "GoalVerdict", "SIMILARITY_THRESHOLD", "evaluate_goals", "quote_in_transcript", "tokens"]
+__all__ = ["SIMILARITY_THRESHOLD", "evaluate_goals"]

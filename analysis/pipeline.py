@@ -2,28 +2,50 @@
 for stereo, by speaker embeddings for mono) → speaker identification (roles, enrolled operators) → emotions →
 pauses → characteristics → goals, categories, extracted fields → summary.
 
-The stages are pure functions over audio and segments (the modules beside this one); this class only owns the
-models they need and runs them in order. Models are given ready-made (a Ray actor's proxy, a test's shared model)
-or loaded on first use from Settings; a model that is not installed or configured leaves its stages out, and a
-language-model stage that fails leaves its part out: the recording still completes, and ``stages`` says what ran
-and why not. Every model a stage used is listed in ``models``: a result says what produced it.
+The stages are pure functions over audio and segments (the modules beside this one), each returning a part of the
+one result model (result.py); this class only owns the models they need, runs them in order and assembles the
+``AnalysisResult``. Models are given ready-made (a Ray actor's proxy, a test's shared model) or loaded on first use
+from Settings; a model that is not installed or configured leaves its stages out, and a language-model stage that
+fails leaves its part out: the recording still completes, and ``stages`` says what ran and why not. Every model a
+stage used is listed in ``models``: a result says what produced it.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import importlib
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import structlog
-from callscope.analysis.characteristics import CallCharacteristics, characteristics
+
+from callscope.analysis import emotions, vad
+from callscope.analysis.categories import classify
+from callscope.analysis.characteristics import characteristics
+from callscope.analysis.decode import decode
 from callscope.analysis.dialogue import merge_channels, split_at_gaps
-from callscope.analysis.pauses import PauseRules, find_pauses
-from callscope.analysis.speakers import SpeakerOut
-from callscope.analysis.types import ModelInfo, PauseFinding, Segment
-from pydantic import BaseModel, Field
+from callscope.analysis.fields import extract_fields
+from callscope.analysis.goals import evaluate_goals
+from callscope.analysis.language_model import LanguageModelError
+from callscope.analysis.pauses import find_pauses, rules_for
+from callscope.analysis.result import (
+    AnalysisResult,
+    CategoryResult,
+    ExtractedValue,
+    GoalResult,
+    IdentifiedSpeaker,
+    ModelUsed,
+    PauseRules,
+    StageRun,
+    TranscriptSegment,
+)
+from callscope.analysis.speakers import identify_speakers
+from callscope.analysis.summary import summarize
+from callscope.analysis.types import Audio, SpeechRegion, language_code
+from callscope.config import Settings
+from callscope.errors import one_line
 
 if TYPE_CHECKING:
     from callscope.resources.kinds import ProjectSpec
@@ -39,81 +61,8 @@ _STARTS = {"decode": 0.0, "vad": 0.03, "asr": 0.08, "diarization": 0.62, "speake
 _UNSET: Any = object()
 
 
-class WordOut(BaseModel):
-    start_ms: int
-    end_ms: int
-    text: str
-    probability: float
-
-
-class SegmentOut(BaseModel):
-    id: int
-    channel: int
-    speaker: str
-    start_ms: int
-    end_ms: int
-    text: str
-    words: list[WordOut] = Field(default_factory=list)
-    emotions: dict[str, float] = Field(default_factory=dict)
-
-    @classmethod
-    def of(cls, segment: Segment) -> SegmentOut:
-        return cls.model_validate(dataclasses.asdict(segment))
-
-
-class PauseOut(BaseModel):
-    """A pause, with the public API's field names (after_dialogue_id) plus whether it is long."""
-
-    start_ms: int
-    end_ms: int
-    duration_ms: int
-    long: bool
-    compliant: bool
-    after_dialogue_id: int
-
-    @classmethod
-    def of(cls, pause: PauseFinding) -> PauseOut:
-        return cls(start_ms=pause.start_ms, end_ms=pause.end_ms, duration_ms=pause.duration_ms, long=pause.long,
-                   compliant=pause.compliant, after_dialogue_id=pause.after_segment_id)
-
-
-class ModelOut(BaseModel):
-    stage: str
-    name: str
-    version: str
-
-
-class StageOut(BaseModel):
-    name: str
-    ran: bool
-    detail: str = ""
-
-
-class AnalysisResult(BaseModel):
-    duration_ms: int
-    channels: int
-    language: str | None = Field(description="Transcription language: the project's, or None (detected by ASR).")
-    speakers: list[SpeakerOut]
-    dialogue: list[SegmentOut]
-    pauses: list[PauseOut]
-    pause_rules: PauseRules
-    characteristics: CallCharacteristics
-    goals: list[dict[str, Any]] = Field(default_factory=list)
-    categories: list[dict[str, Any]] = Field(default_factory=list)
-    extracted_data: list[dict[str, Any]] = Field(default_factory=list)
-    summary: str | None = None
-    summary_language: str | None = None
-    models: list[ModelOut]
-    stages: list[StageOut]
-
-
 class AnalysisError(Exception):
     """A recording that cannot be analysed (missing, corrupt); the message is one line."""
-
-
-def _one_line(exc: BaseException) -> str:
-    text = getattr(exc, "detail", None) or getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    return " ".join(str(text).split())
 
 
 def _optional(factory: Callable[[], Any], what: str) -> Any:
@@ -121,14 +70,46 @@ def _optional(factory: Callable[[], Any], what: str) -> Any:
     try:
         return factory()
     except (FileNotFoundError, ImportError) as exc:
-        log.warning("analysis_model_unavailable", model=what, reason=_one_line(exc))
+        log.warning("analysis_model_unavailable", model=what, reason=one_line(exc))
         return None
+
+
+@dataclass
+class _Run:
+    """One run's record as it goes: progress reported, what each stage did and the models used."""
+
+    progress: Progress
+    stages: list[StageRun] = field(default_factory=list)
+    models: list[ModelUsed] = field(default_factory=list)
+
+    def at(self, stage: str) -> None:
+        self.progress(stage, _STARTS[stage])
+
+    def ran(self, stage: str, detail: str = "") -> None:
+        self.stages.append(StageRun(name=stage, ran=True, detail=detail))
+
+    def skipped(self, stage: str, why: str) -> None:
+        self.stages.append(StageRun(name=stage, ran=False, detail=why))
+
+
+# Stages that read the transcript with English phrase lists, English prototype sentences or the English text
+# embedding model (all-MiniLM-L6-v2): on another language their results are weaker, and `stages` says so.
+ENGLISH_TEXT_STAGES = frozenset({"speakers", "emotions", "goals", "categories", "fields"})
+
+
+def _note_language(run: _Run, language: str | None) -> None:
+    """Each English-built text stage that ran on a transcript in another language says so in its detail."""
+    if not language or language == "en":
+        return
+    note = f"built for English, the transcript is in {language}: results may be weaker"
+    run.stages = [stage.model_copy(update={"detail": f"{stage.detail}; {note}" if stage.detail else note})
+                  if stage.ran and stage.name in ENGLISH_TEXT_STAGES else stage for stage in run.stages]
 
 
 class Pipeline:
     """The analysis stages with their models loaded once; ``run`` analyses one local file."""
 
-    def __init__(self, settings: Any, transcriber: Any = _UNSET, speakers: Any = _UNSET, embedder: Any = _UNSET,
+    def __init__(self, settings: Settings, transcriber: Any = _UNSET, speakers: Any = _UNSET, embedder: Any = _UNSET,
                  llm: Any = _UNSET) -> None:
         self.settings = settings
         self._models = {"transcriber": transcriber, "speakers": speakers, "embedder": embedder, "llm": llm}
@@ -147,202 +128,199 @@ class Pipeline:
         """Analyse the recording at ``path`` with the rules of ``project`` (a ProjectSpec, or None: defaults).
 
         ``voices`` are the account's enrolled operator voiceprints (KnownVoice); ``called_on`` the call's date,
-        which anchors dates said without a year or relative ones ("next Friday") in extracted fields. ``progress(stage, fraction)`` is
-        called as the run goes. Raises AnalysisError when the file is missing or cannot be decoded.
+        which anchors dates said without a year or relative ones ("next Friday") in extracted fields.
+        ``progress(stage, fraction)`` is called as the run goes. Raises AnalysisError when the file is missing or
+        cannot be decoded.
         """
-        from callscope.analysis import vad
-        from callscope.analysis.decode import decode
+        run = _Run(progress or (lambda stage, fraction: None))
+        audio = self._decode(Path(path), run)
+        speech = self._speech(audio, run)
+        rules = rules_for(project)
+        segments, language = self._transcribe(audio, project, rules, run)
+        segments = self._diarize(audio, speech, segments, run)
+        speakers = self._speakers(audio, segments, voices, run)
+        roles = {s.label: s.role for s in speakers}
+        segments = [s.model_copy(update={"role": roles[s.speaker]}) for s in segments]
+        segments = self._emotions(audio, segments, run)
+        run.at("pauses")
+        pauses = find_pauses(segments, speech, audio.duration_ms, rules)
+        run.ran("pauses", f"{len(pauses)} pause(s)")
+        run.at("characteristics")
+        traits = characteristics(segments, audio.duration_ms)
+        run.ran("characteristics")
+        embedder, llm = self._model("embedder"), self._model("llm")
+        run.models += [model.info for model in (llm, embedder) if model is not None]
+        goals = self._goals(project, segments, roles, embedder, llm, run)
+        categories = self._categories(project, segments, embedder, run)
+        fields = self._fields(project, segments, llm, called_on, run)
+        summary_language = (project.summary_language if project else None) or language or "en"
+        summary = self._summary(segments, summary_language, roles, llm, run)
+        run.at("done")
+        _note_language(run, language)
+        return AnalysisResult(
+            duration_ms=audio.duration_ms, channels=len(audio.channels), language=language, speakers=speakers,
+            segments=segments, pauses=pauses, pause_rules=rules, characteristics=traits, goals=goals,
+            categories=categories, extracted_data=fields, summary=summary,
+            summary_language=summary_language if summary is not None else None,
+            models=list(dict.fromkeys(run.models)), stages=run.stages,
+        )
 
-        report = progress or (lambda stage, fraction: None)
-        stages: list[StageOut] = []
-        models: list[ModelInfo] = []
-        path = Path(path)
-        report("decode", _STARTS["decode"])
+    # ----- the stages, in the order they run ----------------------------------------------------
+
+    @staticmethod
+    def _decode(path: Path, run: _Run) -> Audio:
+        run.at("decode")
         if not path.is_file():
             raise AnalysisError(f"{path}: no such file")
         try:
             audio = decode(path)
         except Exception as exc:  # any decoder failure is "cannot decode"
-            raise AnalysisError(f"{path}: cannot decode audio: {_one_line(exc)}") from exc
-        channels, duration_ms = len(audio.channels), audio.duration_ms
-        stages.append(StageOut(name="decode", ran=True, detail=f"{channels} channel(s), 16 kHz"))
+            raise AnalysisError(f"{path}: cannot decode audio: {one_line(exc)}") from exc
+        run.ran("decode", f"{len(audio.channels)} channel(s), 16 kHz")
+        return audio
 
-        report("vad", _STARTS["vad"])
-        speech = [region for channel in range(channels) for region in vad.detect_speech(audio, channel)]
-        stages.append(StageOut(name="vad", ran=True, detail=f"{len(speech)} speech region(s)"))
-        models.append(vad.MODEL)
+    @staticmethod
+    def _speech(audio: Audio, run: _Run) -> list[SpeechRegion]:
+        run.at("vad")
+        speech = [region for channel in range(len(audio.channels)) for region in vad.detect_speech(audio, channel)]
+        run.ran("vad", f"{len(speech)} speech region(s)")
+        run.models.append(vad.MODEL)
+        return speech
 
+    def _transcribe(self, audio: Audio, project: ProjectSpec | None, rules: PauseRules,
+                    run: _Run) -> tuple[list[TranscriptSegment], str | None]:
+        """The dialogue, one speaker per channel, and its language (None: the model detects it)."""
         transcriber = self.transcriber
-        language = getattr(project, "language", None) or None
-        hints = getattr(project, "transcription_hints", None) or None
-        rules = PauseRules.for_project(project)
-        per_channel: list[list[Segment]] = []
+        language = self._language(audio, project, run)
+        hints = (project.transcription_hints if project else None) or None
+        channels = len(audio.channels)
+        per_channel = []
         for channel in range(channels):
-            report("asr", _STARTS["asr"] + (_STARTS["diarization"] - _STARTS["asr"]) * channel / channels)
+            run.progress("asr", _STARTS["asr"] + (_STARTS["diarization"] - _STARTS["asr"]) * channel / channels)
             # one segment per utterance: a pause inside a Whisper segment cuts it (dialogue.split_at_gaps)
             per_channel.append(split_at_gaps(transcriber.transcribe(audio, channel, language, hints),
                                              rules.min_pause_ms))
-        dialogue = merge_channels(per_channel)
-        stages.append(StageOut(name="asr", ran=True, detail=f"{len(dialogue)} segment(s)"))
-        models.append(transcriber.info)
-        # An English-only Whisper model always transcribes English; a multilingual one detects it.
-        language = language or (None if getattr(transcriber, "multilingual", True) else "en")
+        segments = merge_channels(per_channel)
+        run.ran("asr", f"{len(segments)} segment(s)")
+        run.models.append(transcriber.info)
+        return segments, language
 
-        report("diarization", _STARTS["diarization"])
-        analyzer = self._model("speakers")
+    def _language(self, audio: Audio, project: ProjectSpec | None, run: _Run) -> str | None:
+        """The language the recording is transcribed in: the recording's (the project's) language, else what a
+        multilingual Whisper model detects, else (an English-only model, nothing given) English. A language the
+        configured model cannot transcribe is an AnalysisError (the recording fails with that reason) rather than
+        a transcript of English words."""
+        transcriber = self.transcriber
+        multilingual = getattr(transcriber, "multilingual", True)
+        language = language_code(project.language if project else None)
+        if language is None:
+            detect = getattr(transcriber, "detect_language", None)
+            if multilingual and detect is not None:
+                language = language_code(detect(audio))
+            elif not multilingual:
+                language = "en"  # an English-only model given no language assumes English
+        if language is not None and not multilingual and language != "en":
+            name = getattr(transcriber, "name", None) or "whisper"
+            raise AnalysisError(f"the configured transcription model ({name}) transcribes English only; this "
+                                f"recording's language is {language} (set CALLSCOPE_WHISPER_MODEL to a multilingual "
+                                "Whisper model)")
+        return language
+
+    def _diarize(self, audio: Audio, speech: list[SpeechRegion], segments: list[TranscriptSegment],
+                 run: _Run) -> list[TranscriptSegment]:
+        run.at("diarization")
+        channels, analyzer = len(audio.channels), self._model("speakers")
         if channels > 1:
-            stages.append(StageOut(name="diarization", ran=True,
-                                   detail=f"by channel: {channels} channels, one speaker each"))
-        elif analyzer is None:
-            stages.append(StageOut(name="diarization", ran=False,
-                                   detail="no speaker encoder: the mono call is one speaker, speaker-1"))
-        else:
-            dialogue, found = analyzer.diarize(audio, [r for r in speech if r.channel == 0], dialogue)
-            stages.append(StageOut(name="diarization", ran=True, detail=found.detail))
+            run.ran("diarization", f"by channel: {channels} channels, one speaker each")
+            return segments
+        if analyzer is None:
+            run.skipped("diarization", "no speaker encoder: the mono call is one speaker, speaker-1")
+            return segments
+        segments, found = analyzer.diarize(audio, [r for r in speech if r.channel == 0], segments)
+        run.models.append(found.model)
+        run.ran("diarization", found.detail)
+        return segments
 
-        report("speakers", _STARTS["speakers"])
-        if analyzer is not None:
-            speakers = analyzer.speakers(audio, dialogue, voices or None)
-            models.append(analyzer.info)
-            known = sum(1 for s in speakers if s.operator_id is not None)
-            stages.append(StageOut(name="speakers", ran=True, detail=", ".join(
-                f"{s.label}: {s.role}" for s in speakers) + (f"; {known} enrolled operator(s) recognised"
-                                                            if voices else "; no enrolled voices")))
-        else:
-            from callscope.analysis.speakers import identify_speakers
+    def _speakers(self, audio: Audio, segments: list[TranscriptSegment], voices: list | None,
+                  run: _Run) -> list[IdentifiedSpeaker]:
+        run.at("speakers")
+        analyzer = self._model("speakers")
+        if analyzer is None:
+            run.ran("speakers", "roles from content and channel only")
+            return identify_speakers(segments, stereo=len(audio.channels) > 1,
+                                     agent_channel=self.settings.agent_channel)
+        speakers = analyzer.speakers(audio, segments, voices or None)
+        run.models.append(analyzer.info)
+        known = sum(1 for s in speakers if s.operator_id is not None)
+        run.ran("speakers", ", ".join(f"{s.label}: {s.role}" for s in speakers)
+                + (f"; {known} enrolled operator(s) recognised" if voices else "; no enrolled voices"))
+        return speakers
 
-            speakers = identify_speakers(dialogue, stereo=channels > 1,
-                                         agent_channel=getattr(self.settings, "agent_channel", 0))
-            stages.append(StageOut(name="speakers", ran=True, detail="roles from content and channel only"))
-        roles = {s.label: s.role for s in speakers}
-
-        report("emotions", _STARTS["emotions"])
+    def _emotions(self, audio: Audio, segments: list[TranscriptSegment], run: _Run) -> list[TranscriptSegment]:
+        run.at("emotions")
         embedder = self._model("embedder")
-        self._emotions(audio, dialogue, embedder, stages, models)
-
-        report("pauses", _STARTS["pauses"])
-        pauses = find_pauses(dialogue, speech, duration_ms, rules)
-        stages.append(StageOut(name="pauses", ran=True, detail=f"{len(pauses)} pause(s)"))
-        report("characteristics", _STARTS["characteristics"])
-        traits = characteristics(dialogue, duration_ms)
-        stages.append(StageOut(name="characteristics", ran=True))
-
-        llm = self._model("llm")
-        if llm is not None:
-            models.append(llm.info)
-        if embedder is not None:
-            models.append(embedder.info)
-        report("goals", _STARTS["goals"])
-        goals = self._goals(project, dialogue, roles, embedder, llm, stages)
-        report("categories", _STARTS["categories"])
-        categories = self._categories(project, dialogue, embedder, stages)
-        report("fields", _STARTS["fields"])
-        fields = self._fields(project, dialogue, llm, called_on, stages)
-        report("summary", _STARTS["summary"])
-        summary_language = (getattr(project, "summary_language", None) or language or "en")
-        summary = self._summary(dialogue, summary_language, roles, llm, stages)
-        report("done", _STARTS["done"])
-
-        return AnalysisResult(
-            duration_ms=duration_ms, channels=channels, language=language, speakers=speakers,
-            dialogue=[SegmentOut.of(s) for s in dialogue], pauses=[PauseOut.of(p) for p in pauses],
-            pause_rules=rules, characteristics=traits, goals=goals, categories=categories, extracted_data=fields,
-            summary=summary, summary_language=summary_language if summary is not None else None,
-            models=[ModelOut(stage=m.stage, name=m.name, version=m.version) for m in dict.fromkeys(models)],
-            stages=stages,
-        )
-
-    # ----- stages that depend on optional models ------------------------------------------------
-
-    @staticmethod
-    def _emotions(audio, dialogue: list[Segment], embedder, stages: list[StageOut], models: list[ModelInfo]) -> None:
-        from callscope.analysis import emotions
-
-        for segment, probabilities in zip(dialogue, emotions.segment_emotions(audio, dialogue, embedder)):
-            segment.emotions = probabilities
+        probabilities = emotions.segment_emotions(audio, segments, embedder)
         info = emotions.model_info(embedder)
-        models.append(info)
-        stages.append(StageOut(name="emotions", ran=True, detail=f"{info.name}: {len(dialogue)} segment(s)"))
+        run.models.append(info)
+        run.ran("emotions", f"{info.name}: {len(segments)} segment(s)")
+        return [s.model_copy(update={"emotions": p}) for s, p in zip(segments, probabilities, strict=True)]
 
-    def _goals(self, project, dialogue, roles, embedder, llm, stages: list[StageOut]) -> list[dict]:
-        goals = list(getattr(project, "goals", None) or [])
-        if not goals:
-            stages.append(StageOut(name="goals", ran=False, detail="the project defines no goals"))
+    def _goals(self, project: ProjectSpec | None, segments: list[TranscriptSegment], roles: dict[str, str], embedder,
+               llm, run: _Run) -> list[GoalResult]:
+        run.at("goals")
+        if not (project and project.goals):
+            run.skipped("goals", "the project defines no goals")
             return []
-        from callscope.analysis.goals import evaluate_goals
-
-        verdicts = [_plain(v) for v in evaluate_goals(
-            goals, dialogue, roles, embedder, llm,
-            judge_with_model=bool(getattr(self.settings, "llm_judges_goals", False)))]
-        stages.append(StageOut(name="goals", ran=True,
-                               detail=f"{sum(1 for v in verdicts if v['met'])} of {len(verdicts)} met"
-                               + ("" if embedder is not None else "; phrase rules only (no text embedding model)")
-                               + ("" if llm is not None else "; explanations without a language model")))
+        verdicts = evaluate_goals(project.goals, segments, roles, embedder, llm,
+                                  judge_with_model=self.settings.llm_judges_goals)
+        run.ran("goals", f"{sum(1 for v in verdicts if v.met)} of {len(verdicts)} met"
+                + ("" if embedder is not None else "; phrase rules only (no text embedding model)")
+                + ("" if llm is not None else "; explanations without a language model"))
         return verdicts
 
     @staticmethod
-    def _categories(project, dialogue, embedder, stages: list[StageOut]) -> list[dict]:
-        categories = list(getattr(project, "categories", None) or [])
-        if not categories:
-            stages.append(StageOut(name="categories", ran=False, detail="the project defines no categories"))
+    def _categories(project: ProjectSpec | None, segments: list[TranscriptSegment], embedder,
+                    run: _Run) -> list[CategoryResult]:
+        run.at("categories")
+        if not (project and project.categories):
+            run.skipped("categories", "the project defines no categories")
             return []
-        from callscope.analysis.categories import classify
-
-        found = [_plain(c) for c in classify(categories, dialogue, embedder)]
-        stages.append(StageOut(name="categories", ran=True,
-                               detail=f"{sum(1 for c in found if c['matched'])} of {len(found)} matched"
-                               + ("" if embedder is not None else "; keywords only (no text embedding model)")))
+        found = classify(project.categories, segments, embedder)
+        run.ran("categories", f"{sum(1 for c in found if c.matched)} of {len(found)} matched"
+                + ("" if embedder is not None else "; keywords only (no text embedding model)"))
         return found
 
-    def _fields(self, project, dialogue, llm, called_on: date | None, stages: list[StageOut]) -> list[dict]:
-        fields = list(getattr(project, "fields", None) or [])
-        if not fields:
-            stages.append(StageOut(name="fields", ran=False, detail="the project defines no fields"))
+    def _fields(self, project: ProjectSpec | None, segments: list[TranscriptSegment], llm, called_on: date | None,
+                run: _Run) -> list[ExtractedValue]:
+        run.at("fields")
+        if not (project and project.fields):
+            run.skipped("fields", "the project defines no fields")
             return []
-        from callscope.analysis.fields import extract_fields
-        from callscope.analysis.language_model import LanguageModelError
-
-        region = getattr(self.settings, "default_phone_region", "US")
-        try:
-            found = [_plain(f) for f in extract_fields(fields, dialogue, llm, region=region, reference_date=called_on)]
-        except LanguageModelError as exc:  # the deterministic extractors still answer
-            log.warning("fields_language_model_failed", error=_one_line(exc))
-            found = [_plain(f) for f in extract_fields(fields, dialogue, None, region=region,
-                                                       reference_date=called_on)]
-        stages.append(StageOut(name="fields", ran=True,
-                               detail=f"{sum(1 for f in found if f['value'] is not None)} of {len(found)} found"
-                               + ("" if llm is not None else "; typed extractors only (no language model)")))
+        # a language model that fails leaves the value it was asked for null (fields.extract_field)
+        found = extract_fields(project.fields, segments, llm, region=self.settings.default_phone_region,
+                               reference_date=called_on)
+        run.ran("fields", f"{sum(1 for f in found if f.value is not None)} of {len(found)} found"
+                + ("" if llm is not None else "; typed extractors only (no language model)"))
         return found
 
     @staticmethod
-    def _summary(dialogue, language: str, roles: dict[str, str], llm, stages: list[StageOut]) -> str | None:
+    def _summary(segments: list[TranscriptSegment], language: str, roles: dict[str, str], llm,
+                 run: _Run) -> str | None:
+        run.at("summary")
         if llm is None:
-            stages.append(StageOut(name="summary", ran=False, detail="no language model installed or configured"))
+            run.skipped("summary", "no language model installed or configured")
             return None
-        if not dialogue:
-            stages.append(StageOut(name="summary", ran=False, detail="no speech to summarise"))
+        if not segments:
+            run.skipped("summary", "no speech to summarise")
             return None
-        from callscope.analysis.language_model import LanguageModelError
-        from callscope.analysis.summary import summarize
-
         try:
-            result = summarize(dialogue, language, llm, roles=roles)  # roles keep a small model from swapping them
+            result = summarize(segments, language, llm, roles=roles)  # roles keep a small model from swapping them
         except LanguageModelError as exc:
-            stages.append(StageOut(name="summary", ran=False, detail=f"language model failed: {_one_line(exc)}"))
+            run.skipped("summary", f"language model failed: {one_line(exc)}")
             return None
-        detail = f"in {language}" + (f"; not found in the transcript: {', '.join(result.unsupported)}"
-                                     if result.unsupported else "")
-        stages.append(StageOut(name="summary", ran=True, detail=detail))
+        run.ran("summary", f"in {language}" + (f"; not found in the transcript: {', '.join(result.unsupported)}"
+                                               if result.unsupported else ""))
         return result.text
-
-
-def _plain(item: Any) -> dict:
-    """A stage's result item as plain JSON-ready data (pydantic model, dataclass or dict)."""
-    if isinstance(item, BaseModel):
-        return item.model_dump(mode="json")
-    if dataclasses.is_dataclass(item):
-        return dataclasses.asdict(item)
-    return dict(item)
 
 
 # Pipeline keyword -> factory (module:function) building the model object from Settings. Ray actors own one each
@@ -356,10 +334,8 @@ MODELS = {
 OPTIONAL = frozenset({"speakers", "embedder", "llm"})  # the pipeline runs without these (fewer stages)
 
 
-def load_model(name: str, settings: Any) -> Any:
+def load_model(name: str, settings: Settings) -> Any:
     """Build the model ``name`` of MODELS from settings; None for an optional one that is not available."""
-    import importlib
-
     module, function = MODELS[name].split(":")
     factory = getattr(importlib.import_module(module), function)
     return _optional(lambda: factory(settings), name) if name in OPTIONAL else factory(settings)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from callscope.analysis.pipeline import AnalysisResult
+from callscope.analysis.result import AnalysisResult
 
 
 def clock(ms: int) -> str:
@@ -19,76 +19,97 @@ def seconds(ms: int) -> str:
 
 
 def render(result: AnalysisResult, name: str = "") -> str:
-    lines: list[str] = []
-    add = lines.append
-    c = result.characteristics
+    """The result as the plain-text report `callscope analyze` prints: one block per section."""
+    sections = (_header(result, name), _speakers(result), _summary(result), _transcript(result), _pauses(result),
+                _goals(result), _categories(result), _fields(result), _models(result), _stages(result))
+    return "\n".join(line for section in sections for line in section)
+
+
+def _header(result: AnalysisResult, name: str) -> list[str]:
     kind = "stereo" if result.channels == 2 else ("mono" if result.channels == 1 else f"{result.channels} channels")
-    add(f"Call {name}".rstrip())
-    add(f"  duration  {clock(result.duration_ms)} ({kind}), language {result.language or 'auto-detected'}")
-    add("")
-    add("Speakers")
+    return [f"Call {name}".rstrip(),
+            f"  duration  {clock(result.duration_ms)} ({kind}), language {result.language or 'auto-detected'}", ""]
+
+
+def _speakers(result: AnalysisResult) -> list[str]:
+    c = result.characteristics
+    lines = ["Speakers"]
     talked = {s.speaker: s for s in c.speakers}
     for speaker in result.speakers:
         role = speaker.role + (f" (operator {speaker.operator_id})" if speaker.operator_id is not None else "")
         s = talked.get(speaker.label)
         if s is None:
-            add(f"  {speaker.label:<10}  {role:<9}  did not speak")
+            lines.append(f"  {speaker.label:<10}  {role:<9}  did not speak")
             continue
-        add(f"  {speaker.label:<10}  {role:<9}  talk {seconds(s.talk_time_ms):>8}  {s.words:>5} words  "
-            f"{s.words_per_minute:>6.1f} wpm  {s.interruptions} interruption(s)")
-    add(f"  {'silence':<10}  non-talk {seconds(c.non_talk_time_ms)} of {seconds(c.duration_ms)}")
-    add("")
-    if result.summary:
-        add(f"Summary ({result.summary_language})")
-        add(f"  {result.summary}")
-        add("")
-    add(f"Transcript ({len(result.dialogue)} segments)")
-    if not result.dialogue:
-        add("  (no speech recognised)")
+        lines.append(f"  {speaker.label:<10}  {role:<9}  talk {seconds(s.talk_time_ms):>8}  {s.words:>5} words  "
+                     f"{s.words_per_minute:>6.1f} wpm  {s.interruptions} interruption(s)")
+    lines += [f"  {'silence':<10}  non-talk {seconds(c.non_talk_time_ms)} of {seconds(c.duration_ms)}", ""]
+    return lines
+
+
+def _summary(result: AnalysisResult) -> list[str]:
+    return [f"Summary ({result.summary_language})", f"  {result.summary}", ""] if result.summary else []
+
+
+def _transcript(result: AnalysisResult) -> list[str]:
+    lines = [f"Transcript ({len(result.segments)} segments)"]
+    if not result.segments:
+        lines.append("  (no speech recognised)")
     pauses_after: dict[int, list] = {}
     for pause in result.pauses:
         pauses_after.setdefault(pause.after_dialogue_id, []).append(pause)
-    for segment in result.dialogue:
+    for segment in result.segments:
         mood = max(segment.emotions, key=segment.emotions.get) if segment.emotions else ""
-        add(f"  #{segment.id:<3} [{clock(segment.start_ms)} - {clock(segment.end_ms)}] {segment.speaker}: {segment.text}"
-            + (f"  ({mood} {segment.emotions[mood]:.2f})" if mood else ""))
+        lines.append(f"  #{segment.id:<3} [{clock(segment.start_ms)} - {clock(segment.end_ms)}] {segment.speaker}: "
+                     f"{segment.text}" + (f"  ({mood} {segment.emotions[mood]:.2f})" if mood else ""))
         for pause in pauses_after.get(segment.id, []):
-            add(f"        ... {seconds(pause.duration_ms)} silence{' (long)' if pause.long else ''}")
-    add("")
+            lines.append(f"        ... {seconds(pause.duration_ms)} silence{' (long)' if pause.long else ''}")
+    return [*lines, ""]
+
+
+def _pauses(result: AnalysisResult) -> list[str]:
     rules = result.pause_rules
-    add(f"Pauses ({len(result.pauses)}; at least {seconds(rules.min_pause_ms)}, long from "
-        f"{seconds(rules.long_pause_threshold_ms)}, a long one is compliant after a hold announcement and up to "
-        f"{seconds(rules.max_hold_ms)})")
+    lines = [f"Pauses ({len(result.pauses)}; at least {seconds(rules.min_pause_ms)}, long from "
+             f"{seconds(rules.long_pause_threshold_ms)}, a long one is compliant after a hold announcement and up to "
+             f"{seconds(rules.max_hold_ms)})"]
     if not result.pauses:
-        add("  (none)")
+        lines.append("  (none)")
     for pause in result.pauses:
-        add(f"  [{clock(pause.start_ms)} - {clock(pause.end_ms)}] {seconds(pause.duration_ms):>8} after #{pause.after_dialogue_id}"
-            f"  {'LONG' if pause.long else 'short'}  {'compliant' if pause.compliant else 'NOT compliant'}")
-    add("")
-    if result.goals:
-        add(f"Goals ({sum(1 for g in result.goals if g['met'])} of {len(result.goals)} met)")
-        for goal in result.goals:
-            add(f"  {'MET    ' if goal['met'] else 'NOT MET'}  {goal['goal_name']} (score {goal['score']:.2f})")
-            add(f"           {goal['explanation']}")
-        add("")
-    if result.categories:
-        add("Categories")
-        for category in result.categories:
-            add(f"  {'yes' if category['matched'] else 'no ':<4} {category['name']} (score {category['score']:.2f})")
-        add("")
-    if result.extracted_data:
-        add("Extracted fields")
-        for found in result.extracted_data:
-            add(f"  {found['name']:<20} {found['value'] if found['value'] is not None else '(not found)'}")
-        add("")
-    add("Models")
-    for model in result.models:
-        add(f"  {model.stage:<10}  {model.name} ({model.version})")
-    add("")
-    add("Stages")
-    add("  ran:           " + ", ".join(s.name for s in result.stages if s.ran))
-    add("  not run:       " + (", ".join(s.name for s in result.stages if not s.ran) or "none"))
-    for stage in result.stages:
-        if not stage.ran and stage.detail:
-            add(f"  {stage.name}: {stage.detail}")
-    return "\n".join(lines)
+        lines.append(f"  [{clock(pause.start_ms)} - {clock(pause.end_ms)}] {seconds(pause.duration_ms):>8} after "
+                     f"#{pause.after_dialogue_id}  {'LONG' if pause.long else 'short'}  "
+                     f"{'compliant' if pause.compliant else 'NOT compliant'}")
+    return [*lines, ""]
+
+
+def _goals(result: AnalysisResult) -> list[str]:
+    if not result.goals:
+        return []
+    lines = [f"Goals ({sum(1 for g in result.goals if g.met)} of {len(result.goals)} met)"]
+    for goal in result.goals:
+        lines += [f"  {'MET    ' if goal.met else 'NOT MET'}  {goal.goal_name} (score {goal.score:.2f})",
+                  f"           {goal.explanation}"]
+    return [*lines, ""]
+
+
+def _categories(result: AnalysisResult) -> list[str]:
+    if not result.categories:
+        return []
+    return ["Categories", *(f"  {'yes' if c.matched else 'no ':<4} {c.name} (score {c.score:.2f})"
+                            for c in result.categories), ""]
+
+
+def _fields(result: AnalysisResult) -> list[str]:
+    if not result.extracted_data:
+        return []
+    return ["Extracted fields", *(f"  {f.name:<20} {f.value if f.value is not None else '(not found)'}"
+                                  for f in result.extracted_data), ""]
+
+
+def _models(result: AnalysisResult) -> list[str]:
+    return ["Models", *(f"  {m.stage:<10}  {m.name} ({m.version})" for m in result.models), ""]
+
+
+def _stages(result: AnalysisResult) -> list[str]:
+    lines = ["Stages", "  ran:           " + ", ".join(s.name for s in result.stages if s.ran),
+             "  not run:       " + (", ".join(s.name for s in result.stages if not s.ran) or "none")]
+    return lines + [f"  {s.name}: {s.detail}" for s in result.stages if not s.ran and s.detail]

@@ -18,9 +18,13 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+import onnxruntime as ort
+
+from callscope.config import Settings
 
 from .models import file_sha256
-from .types import SAMPLE_RATE, ModelInfo
+from .result import ModelUsed
+from .types import SAMPLE_RATE
 
 EMBEDDED_MODEL = Path(__file__).resolve().parent / "models" / "voice_encoder.onnx"
 EMBEDDED_SHA256 = "5318e5ee14833374eb9244b134ec3bc2b8af7d1365561e77c48e6f1142a1584f"
@@ -107,15 +111,13 @@ class SpeakerEncoder:
     """The ONNX voice encoder with its session; embeddings are L2-normalised float32 vectors of 256."""
 
     def __init__(self, path: Path, *, threads: int = 2, version: str | None = None) -> None:
-        import onnxruntime as ort
-
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self.path = Path(path)
         self._session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
         self._input = self._session.get_inputs()[0].name
-        self.info = ModelInfo(stage="speaker-embedding", name=f"GE2E voice encoder ({self.path.name})",
+        self.info = ModelUsed(stage="speaker-embedding", name=f"GE2E voice encoder ({self.path.name})",
                               version=version or file_sha256(self.path)[:12])
 
     def embed_mels(self, mels: np.ndarray, batch: int = 64) -> np.ndarray:
@@ -149,14 +151,13 @@ def l2_normalize(vector: np.ndarray) -> np.ndarray:
     return vector / norm if norm > 0 else vector
 
 
-def load_speaker_encoder(settings) -> SpeakerEncoder:
+def load_speaker_encoder(settings: Settings) -> SpeakerEncoder:
     """The configured encoder (`settings.speaker_encoder_model`, an ONNX file with the same input and output),
     else the embedded one after checking its sha256. Raises FileNotFoundError or ValueError saying what is wrong.
     """
-    threads = getattr(settings, "analysis_threads", 2)
-    configured = getattr(settings, "speaker_encoder_model", None)
-    if configured:
-        path = Path(configured).expanduser()
+    threads = settings.analysis_threads
+    if settings.speaker_encoder_model:
+        path = Path(settings.speaker_encoder_model).expanduser()
         if not path.is_file():
             raise FileNotFoundError(f"speaker encoder {path} (CALLSCOPE_SPEAKER_ENCODER_MODEL) does not exist")
         return SpeakerEncoder(path, threads=threads)

@@ -1,4 +1,4 @@
-"""Stage 8: who the speakers are. Which one is the agent and which the customer, and which operator the agent is.
+"""Speaker identification: which speaker is the agent and which the customer, and which operator the agent is.
 
 Role evidence, strongest first:
   * the speaker's voice matches an enrolled operator's voiceprint (cosine similarity >= the threshold over at
@@ -22,23 +22,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel
+
+from callscope.config import Settings
 
 from . import diarize
+from .campplus import load_campplus
 from .evidence import says, tokens
-from .speaker_encoder import SpeakerEncoder, l2_normalize, normalize_volume
-from .types import SAMPLE_RATE, Audio, ModelInfo, Segment, SpeechRegion
+from .result import IdentifiedSpeaker, ModelUsed, Role, TranscriptSegment
+from .speaker_encoder import SpeakerEncoder, l2_normalize, load_speaker_encoder, normalize_volume
+from .types import SAMPLE_RATE, Audio, SpeechRegion
 
 ENROLL_MIN_MS = 10_000  # spec Limits: at least 10 s of speech to enrol
 IDENTIFY_MIN_MS = 5_000  # spec Limits: at least 5 s of a speaker's speech to identify them
 DEFAULT_VOICEPRINT_THRESHOLD = 0.945
 MIN_CONFIDENCE = 0.6
 _SLOPE = 1.5  # confidence = logistic(_SLOPE * score margin): one clear phrase ~0.82, two ~0.95
-
-Role = Literal["agent", "customer", "unknown"]
 
 # Phrase -> weight. Matched on lower-case text with punctuation removed; each phrase counts at most twice.
 AGENT_PHRASES: dict[str, float] = {
@@ -80,17 +80,6 @@ class KnownVoice:
     operator_id: int
     embedding: np.ndarray
     model: str
-
-
-class SpeakerOut(BaseModel):
-    label: str
-    role: Role
-    role_confidence: float
-    role_evidence: list[str]
-    decided_by: Literal["operator-voice", "content", "first-speaker", "channel", "none"]
-    operator_id: int | None = None
-    operator_similarity: float | None = None
-    talk_ms: int
 
 
 def model_id(encoder: SpeakerEncoder) -> str:
@@ -156,7 +145,7 @@ def phrase_score(text: str) -> tuple[float, list[str]]:
     return score, found
 
 
-def talk_ms(segments: list[Segment]) -> int:
+def talk_ms(segments: list[TranscriptSegment]) -> int:
     """Time covered by the segments (overlaps counted once)."""
     total, reach = 0, 0
     for s in sorted(segments, key=lambda s: s.start_ms):
@@ -182,7 +171,7 @@ class _Evidence:
 
 
 def identify_speakers(
-    dialogue: list[Segment],
+    dialogue: list[TranscriptSegment],
     *,
     stereo: bool,
     embeddings: dict[str, tuple[np.ndarray | None, int]] | None = None,
@@ -190,8 +179,8 @@ def identify_speakers(
     model: str = "",
     threshold: float = DEFAULT_VOICEPRINT_THRESHOLD,
     agent_channel: int | None = 0,
-) -> list[SpeakerOut]:
-    """One SpeakerOut per speaker of `dialogue` (in label order).
+) -> list[IdentifiedSpeaker]:
+    """One IdentifiedSpeaker per speaker of `dialogue` (in label order).
 
     `embeddings[label]` is that speaker's (embedding, speech_ms) for operator identification (see
     `speaker_embeddings`); `voices` the account's voiceprints; `agent_channel` the stereo channel convention
@@ -220,8 +209,8 @@ def identify_speakers(
     return _decide(labels, evidence, matches, dialogue)
 
 
-def _decide(labels: list[str], evidence: dict[str, _Evidence], matches: dict, dialogue: list[Segment]) -> list[
-        SpeakerOut]:
+def _decide(labels: list[str], evidence: dict[str, _Evidence], matches: dict,
+            dialogue: list[TranscriptSegment]) -> list[IdentifiedSpeaker]:
     # A recognised operator's voice outranks any phrase; otherwise the highest score is the agent.
     agent = max(labels, key=lambda label: (matches[label][0] is not None, evidence[label].score))
     others = [evidence[label].score for label in labels if label != agent]
@@ -245,7 +234,7 @@ def _decide(labels: list[str], evidence: dict[str, _Evidence], matches: dict, di
         if matches[label][0] is not None:
             role, conf = "agent", max(conf, 1 / (1 + math.exp(-_SLOPE * OPERATOR_WEIGHT)))
         decided = "none" if role == "unknown" else _decider(labels, evidence, label, agent)
-        out.append(SpeakerOut(
+        out.append(IdentifiedSpeaker(
             label=label, role=role, role_confidence=round(conf, 3), role_evidence=ev.items,
             decided_by=decided, operator_id=matches[label][0], operator_similarity=matches[label][1],
             talk_ms=talk_ms([s for s in dialogue if s.speaker == label]),
@@ -261,7 +250,7 @@ def _decider(labels: list[str], evidence: dict[str, _Evidence], label: str, agen
     return strongest.strongest if strongest.strongest_weight else evidence[agent].strongest
 
 
-def speaker_spans(dialogue: list[Segment]) -> dict[str, list[tuple[int, int]]]:
+def speaker_spans(dialogue: list[TranscriptSegment]) -> dict[str, list[tuple[int, int]]]:
     """Each speaker's speech as (start_ms, end_ms) spans: their words, or their segments where words are missing."""
     spans: dict[str, list[tuple[int, int]]] = {}
     for s in dialogue:
@@ -270,7 +259,7 @@ def speaker_spans(dialogue: list[Segment]) -> dict[str, list[tuple[int, int]]]:
     return spans
 
 
-def speaker_embeddings(encoder: SpeakerEncoder, audio: Audio, dialogue: list[Segment]) -> dict[
+def speaker_embeddings(encoder: SpeakerEncoder, audio: Audio, dialogue: list[TranscriptSegment]) -> dict[
         str, tuple[np.ndarray | None, int]]:
     """Each speaker's (embedding, speech_ms) from the audio of their segments on their channel."""
     out = {}
@@ -286,29 +275,31 @@ class SpeakerAnalyzer:
     Arguments and results are plain data (Audio, regions, segments, dataclasses, pydantic models).
     """
 
-    def __init__(self, settings) -> None:
-        from .speaker_encoder import load_speaker_encoder
-
+    def __init__(self, settings: Settings) -> None:
         self.encoder = load_speaker_encoder(settings)
-        self.diarization_threshold = getattr(settings, "diarization_threshold", None) or diarize.DEFAULT_THRESHOLD
-        self.voiceprint_threshold = getattr(settings, "voiceprint_threshold", DEFAULT_VOICEPRINT_THRESHOLD)
-        self.agent_channel = getattr(settings, "agent_channel", 0)
+        # mono diarization: CAM++ (real voices) or the GE2E encoder; voiceprints are always GE2E (stored ones are)
+        self.diarization_model = settings.diarization_model
+        self._diarizer = (load_campplus(threads=settings.analysis_threads)
+                          if settings.diarization_model == "campplus" else self.encoder)
+        self.diarization_threshold = settings.diarization_threshold
+        self.voiceprint_threshold = settings.voiceprint_threshold
+        self.agent_channel = settings.agent_channel
 
     @property
-    def info(self) -> ModelInfo:
+    def info(self) -> ModelUsed:
         return self.encoder.info
 
     @property
     def model(self) -> str:
         return model_id(self.encoder)
 
-    def diarize(self, audio: Audio, regions: list[SpeechRegion], segments: list[Segment]) -> tuple[
-            list[Segment], diarize.DiarizationInfo]:
+    def diarize(self, audio: Audio, regions: list[SpeechRegion], segments: list[TranscriptSegment]) -> tuple[
+            list[TranscriptSegment], diarize.DiarizationInfo]:
         """A mono call's segments by speaker (see `diarize.diarize_mono`)."""
-        return diarize.diarize_mono(audio, regions, segments, self.encoder, self.diarization_threshold)
+        return diarize.diarize_mono(audio, regions, segments, self._diarizer, self.diarization_threshold)
 
-    def speakers(self, audio: Audio, dialogue: list[Segment], voices: list[KnownVoice] | None = None) -> list[
-            SpeakerOut]:
+    def speakers(self, audio: Audio, dialogue: list[TranscriptSegment], voices: list[KnownVoice] | None = None) -> list[
+            IdentifiedSpeaker]:
         """Role and operator of each speaker of `dialogue` (`voices`: the account's voiceprints)."""
         embeddings = speaker_embeddings(self.encoder, audio, dialogue) if voices else None
         return identify_speakers(dialogue, stereo=len(audio.channels) > 1, embeddings=embeddings, voices=voices,
@@ -319,5 +310,5 @@ class SpeakerAnalyzer:
         return enroll(self.encoder, audio, regions, channel)
 
 
-def load_speaker_analyzer(settings) -> SpeakerAnalyzer:
+def load_speaker_analyzer(settings: Settings) -> SpeakerAnalyzer:
     return SpeakerAnalyzer(settings)

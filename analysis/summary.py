@@ -1,4 +1,4 @@
-"""Stage 9: a short factual summary of the call, written by the language model from the transcript.
+"""The summary: a short factual summary of the call, written by the language model from the transcript.
 
 The prompt is the transcript first (`transcript_prompt`: one line per turn, "speaker: text"), then the
 instruction. Every stage that asks the model about the call starts its prompt with the same
@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .language_model import DEFAULT_CONTEXT_TOKENS, LanguageModel
-from .types import ModelInfo, Segment
+from .result import ModelUsed, TranscriptSegment
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def summary_schema(language: str | None) -> dict:
 class SummaryResult:
     text: str
     language: str | None
-    model: ModelInfo
+    model: ModelUsed
     # Numbers or names in the text that the transcript does not contain (a sign of invention); normally empty.
     unsupported: tuple[str, ...] = ()
 
@@ -83,7 +83,7 @@ def _label(speaker: str, roles: Mapping[str, str] | None) -> str:
 
 
 def transcript_prompt(
-    segments: Sequence[Segment], max_chars: int | None = None, roles: Mapping[str, str] | None = None
+    segments: Sequence[TranscriptSegment], max_chars: int | None = None, roles: Mapping[str, str] | None = None
 ) -> str:
     """The shared prefix: the transcript, one line per turn; cut in the middle past `max_chars`.
 
@@ -193,7 +193,8 @@ def unsupported_details(summary: str, transcript: str, names: bool = True) -> li
 
 
 def summarize(
-    segments: Sequence[Segment], language: str | None, llm: LanguageModel, roles: Mapping[str, str] | None = None
+    segments: Sequence[TranscriptSegment], language: str | None, llm: LanguageModel,
+    roles: Mapping[str, str] | None = None,
 ) -> SummaryResult:
     """A 2-4 sentence summary in `language` (ISO 639-1, a regional tag is cut; None: the transcript's).
 

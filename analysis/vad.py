@@ -1,4 +1,4 @@
-"""Stage 2: voice activity with Silero VAD, the ONNX copy that ships inside faster-whisper.
+"""Voice activity with Silero VAD, the ONNX copy that ships inside faster-whisper.
 
 onnxruntime runs it; no torch, nothing downloaded. Long channels are processed in windows of
 `WINDOW_S` seconds (bounded extra memory: the model's input copies are per window); a speech
@@ -11,9 +11,10 @@ import faster_whisper
 import numpy as np
 from faster_whisper.vad import VadOptions, get_speech_timestamps
 
-from .types import SAMPLE_RATE, Audio, ModelInfo, SpeechRegion
+from .result import ModelUsed
+from .types import SAMPLE_RATE, Audio, SpeechRegion
 
-MODEL = ModelInfo(stage="vad", name="silero-vad (faster-whisper ONNX)", version=faster_whisper.__version__)
+MODEL = ModelUsed(stage="vad", name="silero-vad (faster-whisper ONNX)", version=faster_whisper.__version__)
 
 WINDOW_S = 600  # seconds of audio given to the model at a time
 _JOIN_MS = 100  # regions this close to a window boundary on both sides are one region

@@ -10,8 +10,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from callscope.analysis.pipeline import AnalysisError, AnalysisResult, Pipeline, Progress
-
+from callscope.analysis.pipeline import AnalysisError, Pipeline, Progress
+from callscope.analysis.result import AnalysisResult
 from callscope.blobs.factory import build_blob_store
 from callscope.errors import NotFound
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import falcon
 import falcon.asgi
+
 from callscope.api import errors
 from callscope.api.middleware import ApiMiddleware
 from callscope.api.openapi import build_document
@@ -17,7 +18,6 @@ from callscope.api.resources.shares import ShareCollection, ShareItem
 from callscope.api.resources.tags import TagCollection, TagItem
 from callscope.api.resources.virtual_numbers import AvailableNumbers, NumberCollection, NumberItem, NumberPurchase
 from callscope.api.routing import Router
-
 from callscope.catalog.usage import UsageRecorder
 from callscope.ratelimit import RateLimiter
 from callscope.services.context import Context

@@ -1,15 +1,17 @@
-"""Reading requests: JSON bodies into pydantic models, query parameters into typed values, with the
-spec's error shapes (400 for malformed JSON, 422 `{errors}` for wrong fields)."""
+"""Reading requests into the pydantic models of api/schemas.py: JSON bodies, query strings and form fields,
+with the spec's error shapes (400 for malformed JSON, 422 `{errors}` naming each wrong field)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import TypeVar
+import re
+from typing import TypeVar, get_origin
 
 import falcon.asgi
 from pydantic import BaseModel, ValidationError
 
+from callscope.api.schemas import INT64_MAX
 from callscope.errors import BadRequest, PayloadTooLarge, ValidationFailed
+from callscope.validation import PATTERN_PROBLEMS
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -27,19 +29,31 @@ _TYPE_WORDS = {
     "datetime_parsing": "an ISO 8601 timestamp",
     "datetime_from_date_parsing": "an ISO 8601 timestamp",
 }
+_BOUNDS = {"greater_than_equal": "greater than or equal to", "less_than_equal": "less than or equal to",
+           "greater_than": "greater than", "less_than": "less than"}
 
 
 def messages(exc: ValidationError) -> list[str]:
     out: list[str] = []
     for err in exc.errors():
         field = ".".join(str(p) for p in err["loc"]) or "body"
-        kind = err["type"]
+        kind, ctx = err["type"], err.get("ctx") or {}
         if kind in ("model_type", "model_attributes_type", "dict_type") and not err["loc"]:
             text = "Request body must be a JSON object"
         elif kind in _TYPE_WORDS:
             text = f"{field} must be {_TYPE_WORDS[kind]}"
-        elif kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        elif kind in _BOUNDS:
+            bound = next(iter(ctx.values()))
+            bound = int(bound) if isinstance(bound, float) and bound.is_integer() else bound
+            text = f"{field} is out of range" if abs(bound) == INT64_MAX else f"{field} must be {_BOUNDS[kind]} {bound}"
+        elif kind == "out_of_range":
             text = f"{field} is out of range"
+        elif kind == "string_too_long":
+            text = f"{field} is too long (maximum is {ctx['max_length']} characters)"
+        elif kind == "string_pattern_mismatch":
+            text = f"{field} {PATTERN_PROBLEMS.get(ctx['pattern'], 'has an invalid format')}"
+        elif kind == "literal_error":
+            text = f"{field} must be one of: {', '.join(map(str, _choices(err)))}"
         elif kind == "missing":
             text = f"{field} is required"
         else:
@@ -47,6 +61,11 @@ def messages(exc: ValidationError) -> list[str]:
         if text not in out:
             out.append(text)
     return out
+
+
+def _choices(err) -> list:
+    """The values a Literal allows, from pydantic's `expected` text ("'a', 'b' or 'c'")."""
+    return re.findall(r"'([^']*)'", err["ctx"]["expected"])
 
 
 async def read_raw(req: falcon.asgi.Request, limit: int) -> bytes:
@@ -73,45 +92,26 @@ async def parse_json(req: falcon.asgi.Request, model: type[M], limit: int) -> M:
         raise ValidationFailed(messages(exc)) from None
 
 
-INT64_MAX = 2**63 - 1  # the catalog's BIGINT
-
-
-def parse_int(name: str, raw: str | None) -> int | None:
-    if raw is None or raw.strip() == "":
-        return None
+def parse_fields(model: type[M], values: dict[str, str | list[str]]) -> M:
+    """Text values (a query string, multipart form fields) validated against `model`; only the values sent
+    are given, so the model's defaults stand for the rest."""
     try:
-        value = int(raw)
-    except ValueError:
-        raise ValidationFailed(f"{name} must be an integer") from None
-    if not -INT64_MAX <= value <= INT64_MAX:
-        raise ValidationFailed(f"{name} is out of range")
-    return value
+        return model.model_validate(values)
+    except ValidationError as exc:
+        raise ValidationFailed(messages(exc)) from None
 
 
-def parse_datetime(name: str, raw: str | None) -> datetime | None:
-    if raw is None or raw.strip() == "":
-        return None
-    try:
-        value = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise ValidationFailed(f"{name} must be an ISO 8601 timestamp") from None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
-def query_datetime(req: falcon.asgi.Request, name: str) -> datetime | None:
-    return parse_datetime(name, req.get_param(name))
-
-
-def query_int_list(req: falcon.asgi.Request, name: str) -> list[int]:
-    """A repeatable integer parameter, as `name[]=1&name[]=2` (or `name=1&name=2`)."""
-    raw = (req.get_param_as_list(f"{name}[]") or []) + (req.get_param_as_list(name) or [])
-    return [value for item in raw if (value := parse_int(f"{name}[]", item)) is not None]
-
-
-def query_int(req: falcon.asgi.Request, name: str, *, minimum: int | None = None) -> int | None:
-    value = parse_int(name, req.get_param(name))
-    if value is None:
-        return None
-    if minimum is not None and value < minimum:
-        raise ValidationFailed(f"{name} must be greater than or equal to {minimum}")
-    return value
+def parse_query(req: falcon.asgi.Request, model: type[M]) -> M:
+    """The query string read into `model`. A list field also takes its name without `[]`
+    (`tag_ids[]=1&tag_ids=2`); an empty value is a value (`page=` is not an integer)."""
+    values: dict[str, str | list[str]] = {}
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        if get_origin(field.annotation) is list:
+            items = (req.get_param_as_list(key) or []) + (req.get_param_as_list(key.removesuffix("[]")) or []
+                                                          if key.endswith("[]") else [])
+            if items:
+                values[key] = items
+        elif (value := req.get_param(key)) is not None:
+            values[key] = value
+    return parse_fields(model, values)

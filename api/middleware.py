@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 
 import structlog
-from callscope.api.routing import Router
 from prometheus_client import Counter, Histogram
 
+from callscope.api.routing import Router
 from callscope.catalog.usage import UsageRecorder
 from callscope.errors import Forbidden, RateLimited
 from callscope.ratelimit import RateLimiter

@@ -1,15 +1,13 @@
 """The spec's pagination: `page` 1-indexed (default 1), `per_page` default 20 and at most 100, and the
-`meta` object (current_page, per_page, total_pages, total_count) of paginated lists."""
+`meta` object (current_page, per_page, total_pages, total_count) of paginated lists. The query's own
+bounds (page at most MAX_PAGE, so that the offset fits the catalog's BIGINT) live in schemas.PageQuery."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from callscope.api.body import query_int
-from callscope.api.schemas import Meta
-
-DEFAULT_PER_PAGE = 20
-MAX_PER_PAGE = 100
+from callscope.api.body import parse_query
+from callscope.api.schemas import DEFAULT_PER_PAGE, MAX_PER_PAGE, Meta, PageQuery
 
 
 @dataclass(frozen=True)
@@ -30,8 +28,10 @@ class PageRequest:
         return Meta(current_page=self.page, per_page=self.per_page, total_pages=total_pages, total_count=total_count)
 
 
+def paging(query: PageQuery) -> PageRequest:
+    """A per_page above the maximum is capped rather than refused."""
+    return PageRequest(page=query.page, per_page=min(query.per_page, MAX_PER_PAGE))
+
+
 def page_request(req) -> PageRequest:
-    """Read `page` and `per_page`; a per_page above the maximum is capped rather than refused."""
-    page = query_int(req, "page", minimum=1) or 1
-    per_page = query_int(req, "per_page", minimum=1) or DEFAULT_PER_PAGE
-    return PageRequest(page=page, per_page=min(per_page, MAX_PER_PAGE))
+    return paging(parse_query(req, PageQuery))

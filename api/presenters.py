@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 
+from callscope.analysis import readouts, stored
+from callscope.analysis.readouts import Subject
+from callscope.analysis.result import AnalysisResult
 from callscope.api import schemas as s
-
+from callscope.catalog.tables import Analysis, Recording
 from callscope.resources import Operator, Project, Tag, VirtualNumber
 from callscope.services import scope
 from callscope.services.context import Context, Principal
@@ -43,39 +46,42 @@ async def project_detail(ctx: Context, project: Project) -> s.ProjectDetail:
     )
 
 
-def _project_ids(ctx: Context, operator: Operator) -> list[int]:
-    ids = (scope.project_id_of(ctx, operator.namespace, name) for name in operator.spec.projects)
+def _project_ids(ctx: Context, principal: Principal, operator: Operator) -> list[int]:
+    """The operator's projects that the key can see (a project-scoped key: its own only)."""
+    ids = (scope.project_id_of(ctx, operator.namespace, name) for name in operator.spec.projects
+           if not principal.scoped or name == principal.project)
     return sorted(i for i in ids if i is not None)
 
 
-def _numbers_by_operator(ctx: Context, account: str) -> dict[str, list[VirtualNumber]]:
+def _numbers_by_operator(ctx: Context, principal: Principal) -> dict[str, list[VirtualNumber]]:
+    """The numbers each operator answers, among those the key can see."""
     index: dict[str, list[VirtualNumber]] = {}
-    for number in scope.all_of(ctx, VirtualNumber, account):
-        for name in number.spec.operators:
-            index.setdefault(name, []).append(number)
+    for number in scope.all_of(ctx, VirtualNumber, principal.account):
+        if scope.number_visible(principal, number):
+            for name in number.spec.operators:
+                index.setdefault(name, []).append(number)
     return index
 
 
-def operator_items(ctx: Context, operators: list[Operator]) -> list[s.OperatorListItem]:
-    if not operators:
-        return []
-    by_operator = _numbers_by_operator(ctx, operators[0].namespace)
+def operator_items(ctx: Context, principal: Principal, operators: list[Operator]) -> list[s.OperatorListItem]:
+    by_operator = _numbers_by_operator(ctx, principal)
     return [
         s.OperatorListItem(
             id=o.status.id, name=o.spec.name, phone_number=o.spec.phone_number, email=o.spec.email,
             active=o.spec.active, external_id=o.spec.external_id, initials=initials(o.spec.name),
-            virtual_numbers_count=len(by_operator.get(o.name, ())), recording_project_ids=_project_ids(ctx, o),
+            virtual_numbers_count=len(by_operator.get(o.name, ())),
+            recording_project_ids=_project_ids(ctx, principal, o),
         )
         for o in operators
     ]
 
 
-def operator_detail(ctx: Context, operator: Operator) -> s.OperatorDetail:
-    numbers = sorted(_numbers_by_operator(ctx, operator.namespace).get(operator.name, []), key=lambda n: n.status.id)
+def operator_detail(ctx: Context, principal: Principal, operator: Operator) -> s.OperatorDetail:
+    numbers = sorted(_numbers_by_operator(ctx, principal).get(operator.name, []), key=lambda n: n.status.id)
     return s.OperatorDetail(
         id=operator.status.id, name=operator.spec.name, external_id=operator.spec.external_id,
         phone_number=operator.spec.phone_number, email=operator.spec.email, active=operator.spec.active,
-        initials=initials(operator.spec.name), recording_project_ids=_project_ids(ctx, operator),
+        initials=initials(operator.spec.name), recording_project_ids=_project_ids(ctx, principal, operator),
         virtual_numbers=[s.NumberOfOperator(id=n.status.id, phone_number=n.spec.phone_number, name=n.spec.name,
                                             active=n.spec.active) for n in numbers],
     )
@@ -165,63 +171,21 @@ def share_out(ctx: Context, view: ShareView) -> s.ShareOut:
     )
 
 
-# ----- analysis read-outs: the stored analysis documents (see callscope/services/analyses.py) in public shapes -----
+# ----- analysis read-outs: the stored analysis (callscope/services/analyses.py) read back, its read-outs derived ----
 
-def _evidence(items: list[dict] | None) -> list[s.Evidence]:
-    return [s.Evidence(dialogue_id=e.get("segment_id", e.get("dialogue_id", 0)), start_ms=e.get("start_ms", 0),
-                       quote=e.get("quote", "")) for e in items or []]
-
-
-def _speakers(items: list[dict] | None) -> list[s.SpeakerResult]:
-    return [s.SpeakerResult.model_validate(item, strict=False) for item in items or []
-            if isinstance(item, dict)]
+def _analysis(row: Analysis | None, transcript: dict | None = None) -> AnalysisResult | None:
+    return stored.read(json.loads(row.results), transcript) if row is not None else None
 
 
-def transcription_out(r, transcript: dict | None) -> s.Transcription:
-    """The transcript document of a completed recording (empty lists before)."""
-    doc = transcript or {}
-    speakers = _speakers(doc.get("speakers"))
-    roles = {speaker.label: speaker.role for speaker in speakers}
-    segments = [
-        s.TranscriptSegment(
-            id=seg["id"], speaker=seg["speaker"], role=roles.get(seg["speaker"], "unknown"), channel=seg["channel"],
-            start_ms=seg["start_ms"], end_ms=seg["end_ms"], text=seg["text"],
-            words=[s.TranscriptWord.model_validate(w) for w in seg.get("words", [])],
-            emotions=seg.get("emotions") or {},
-        )
-        for seg in doc.get("dialogue", [])
-    ]
-    return s.Transcription(recording_id=r.id, public_id=r.public_id, status=r.status,
-                           language=doc.get("language") or r.language, speakers=speakers, segments=segments)
+def transcription_out(r: Recording, analysis: Analysis | None, transcript: dict | None) -> s.Transcription:
+    """The transcript of the current analysis (empty lists before the first one)."""
+    return readouts.transcription(Subject.of(r), _analysis(analysis, transcript))
 
 
-def results_out(r, analysis) -> s.Results:
+def results_out(r: Recording, analysis: Analysis | None) -> s.Results:
     """The results of the current analysis (goals, pauses, categories, extracted data, speakers, characteristics)."""
-    if analysis is None:
-        return s.Results(recording_id=r.id, status=r.status, goals=[], pauses=[])
-    doc = json.loads(analysis.results)
-    return s.Results(
-        recording_id=r.id, status=r.status,
-        goals=[s.GoalResult(goal_id=g["goal_id"], goal_name=g["goal_name"], met=g["met"], score=g["score"],
-                            explanation=g["explanation"], evidence=_evidence(g.get("evidence")))
-               for g in doc.get("goals", [])],
-        pauses=[s.Pause.model_validate(p) for p in doc.get("pauses", [])],
-        categories=[s.CategoryResult(name=c["name"], matched=c["matched"], score=c.get("score", 1.0 if c["matched"]
-                                                                                        else 0.0),
-                                     evidence=_evidence(c.get("evidence")))
-                    for c in doc.get("categories", [])],
-        extracted_data=[s.ExtractedValue(name=f["name"], type=f.get("type", "string"), value=f.get("value"),
-                                         evidence=_evidence(f.get("evidence")))
-                        for f in doc.get("extracted_data", [])],
-        speakers=_speakers(doc.get("speakers")),
-        characteristics=s.CallCharacteristics.model_validate(doc["characteristics"])
-        if doc.get("characteristics") else None,
-        models=[s.ModelUsed.model_validate(m) for m in doc.get("models", [])],
-        analyzed_at=analysis.completed_at,
-    )
+    return readouts.results(Subject.of(r), _analysis(analysis), analysis.completed_at if analysis else None)
 
 
-def summary_out(r, analysis) -> s.Summary:
-    language = json.loads(analysis.results).get("summary_language") if analysis else None
-    return s.Summary(recording_id=r.id, public_id=r.public_id, status=r.status, language=language,
-                     summary=analysis.summary if analysis else None)
+def summary_out(r: Recording, analysis: Analysis | None) -> s.Summary:
+    return readouts.summary(Subject.of(r), _analysis(analysis))

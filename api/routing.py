@@ -6,17 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from falcon.routing import IntConverter
 from pydantic import BaseModel
 
 PREFIX = "/api/v1/public"
+PATH_INT_MAX = 2**63 - 1  # the catalog's BIGINT
 
 
-@dataclass(frozen=True)
-class QueryParam:
-    name: str
-    schema: dict[str, Any]
-    description: str = ""
-    required: bool = False
+class PathInt(IntConverter):
+    """`{name:int}` in a route: 1 to the catalog's BIGINT maximum; any other number is not found (404), and
+    never reaches a query."""
+
+    def __init__(self, num_digits: int | None = None, min: int = 1, max: int = PATH_INT_MAX):  # noqa: A002
+        super().__init__(num_digits, min, max)
 
 
 @dataclass
@@ -27,7 +29,7 @@ class Operation:
     status: int = 200
     body: type[BaseModel] | None = None
     body_content_type: str = "application/json"
-    query: tuple[QueryParam, ...] = ()
+    query: type[BaseModel] | None = None  # the query string's model (api/body.py parse_query)
     errors: tuple[int, ...] = ()
     forbidden_message: str | None = None  # the spec's odd `Forbidden` on the virtual-number list
     extra_statuses: dict[int, type[BaseModel]] = field(default_factory=dict)
@@ -48,12 +50,13 @@ class Router:
 
     def __init__(self, app):
         self.app = app
+        app.router_options.converters["int"] = PathInt
         self.operations: dict[tuple[str, str], Operation] = {}
 
     def add(self, path: str, resource: object, *, tag: str, suffix: str | None = None, prefix: str = PREFIX) -> None:
         template = prefix + path
         self.app.add_route(template, resource, suffix=suffix) if suffix else self.app.add_route(template, resource)
-        for method in ("get", "post", "patch", "put", "delete"):
+        for method in ("get", "head", "post", "patch", "put", "delete"):
             name = f"on_{method}" + (f"_{suffix}" if suffix else "")
             responder = getattr(resource, name, None)
             op: Operation | None = getattr(responder, "__operation__", None)

@@ -1,24 +1,111 @@
-"""Public JSON shapes: request bodies (validated on the way in) and responses (built on the way out).
-The OpenAPI document is generated from these same models."""
+"""Public JSON shapes: request bodies, form fields and query strings (validated on the way in) and
+responses (built on the way out). The OpenAPI document is generated from these same models, so it states
+exactly what the server accepts; the limits of text values come from callscope.validation, which the
+resource models (and so the CRDs) share."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Generic, Literal, TypeVar
+import re
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
+from callscope import validation as v
+from callscope.analysis.readouts import RecordingStatus
+from callscope.analysis.readouts import Results as Results  # the analysis read-outs, declared once with the result
+from callscope.analysis.readouts import Summary as Summary
+from callscope.analysis.readouts import Transcription as Transcription
 from callscope.catalog.calls import CallRecord as RecentCall  # the call records' own shapes
 from callscope.catalog.calls import NumberStats
+from callscope.resources.kinds import NumberType, RoutingStrategy
 
 T = TypeVar("T")
 
+INT64_MAX = 2**63 - 1  # the catalog's BIGINT
+DEFAULT_PER_PAGE = 20
+MAX_PER_PAGE = 100
+MAX_PAGE = INT64_MAX // MAX_PER_PAGE  # so that the list's OFFSET, (page - 1) * per_page, fits a BIGINT
+
+
+def _integral(value: Any) -> Any:
+    """JSON Schema counts 1e11 and 10.0 as integers, so the API does too."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+_NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _int_from_text(value: Any) -> Any:
+    """A query parameter or form field that must be an integer: `12`, or written as JSON Schema still counts
+    an integer (`12.0`, `1.2e1`). An empty value is not one."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if len(text) > 64 or not _NUMBER_TEXT.fullmatch(text):
+        raise PydanticCustomError("int_parsing", "not an integer")
+    number = Decimal(text)
+    if number.is_zero():
+        return 0
+    if number.adjusted() > 20:  # far past any bound: no need to build the whole int
+        return int((Decimal(10) ** 21).copy_sign(number))
+    if number.adjusted() < 0 or number != number.to_integral_value():
+        raise PydanticCustomError("int_parsing", "not an integer")
+    return int(number)
+
+
+def _datetime_from_text(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise PydanticCustomError("datetime_parsing", "not an ISO 8601 timestamp") from None
+    return value
+
+
+def _utc(value: datetime) -> datetime:
+    """In UTC, as the catalog stores it; a naive time is taken as UTC. Offsets that push a time past year
+    1 or 9999 are refused here rather than by the database."""
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:
+        raise PydanticCustomError("out_of_range", "out of range") from None
+
+
+def text_int(ge: int = -INT64_MAX, le: int = INT64_MAX) -> Any:
+    """An integer sent as text: a query parameter or a multipart form field."""
+    return Annotated[int, Field(ge=ge, le=le), BeforeValidator(_int_from_text)]
+
+
 # Integers a client sends must fit the catalog's BIGINT columns.
-Int = Annotated[int, Field(ge=-(2**63 - 1), le=2**63 - 1)]
+Int = Annotated[int, Field(ge=-INT64_MAX, le=INT64_MAX), BeforeValidator(_integral)]
+Time = Annotated[datetime, AfterValidator(_utc)]
+# The same, sent as text: query parameters and multipart form fields.
+TextInt = text_int()
+TextTime = Annotated[datetime, BeforeValidator(_datetime_from_text), AfterValidator(_utc)]
+
+# The services answer a blank name (or purchase phone number) with the spec's own words (`Name can't be blank`,
+# `name is required`, `phone_number is required`), so to pydantic it is any line of text; the document states
+# the rule they enforce.
+_NON_BLANK_IN_DOCUMENT = Field(json_schema_extra={"pattern": v.NON_BLANK_LINE})
+NameIn = Annotated[v.Line, _NON_BLANK_IN_DOCUMENT]
+
+
+def required_in_document(*names: str) -> ConfigDict:
+    """Fields the services require, answering their absence with the spec's messages (`Name can't be blank`,
+    `project_id is required for account-wide API keys`): optional to pydantic, required in the document.
+    A project-scoped key may leave out its own project_id; the document describes what every key may send."""
+    def extra(schema: dict[str, Any]) -> None:
+        schema["required"] = [*schema.get("required", []), *names]
+    return ConfigDict(json_schema_extra=extra)
 
 
 class Shape(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # Python's `re` reads patterns as JSON Schema validators do (schemathesis, jsonschema), so the server
+    # and its document agree on every pattern.
+    model_config = ConfigDict(extra="ignore", regex_engine="python-re")
 
 
 # ----- envelopes and errors -------------------------------------------------------------------
@@ -54,25 +141,28 @@ class RateLimitBody(Shape):
 
 # ----- projects -------------------------------------------------------------------------------
 
-class ProjectFields(Shape):
-    description: str | None = None
-    industry: str | None = None
-    goal_language: str | None = None
-    summary_language: str | None = None
-    long_pause_threshold_seconds: Int | None = Field(None, description="Minimum silence flagged as a long pause.")
-    transcription_hints: str | None = None
-    retention_days: Int | None = Field(None, description="Days recordings are kept; null disables retention.")
-    quality_baseline_enabled: bool | None = None
-    quality_baseline_pct: float | None = Field(None, description="Target percentile, 0 to 100.")
+class ProjectUpdate(Shape):
+    """The fields of a project, all optional; only supplied fields change."""
+
+    name: NameIn = Field(None, description="Display name.")
+    language: v.Language = Field(None, description="Default language of transcription: a BCP 47 tag (en, en-US).")
+    description: v.Text | None = None
+    industry: v.Line | None = None
+    goal_language: v.Language | None = Field(None, description="BCP 47; null: the project's language.")
+    summary_language: v.Language | None = Field(None, description="BCP 47; null: the project's language.")
+    long_pause_threshold_seconds: Annotated[v.PauseSeconds, BeforeValidator(_integral)] | None = Field(
+        None, description="Minimum silence flagged as a long pause.")
+    transcription_hints: v.Text | None = None
+    retention_days: Annotated[v.RetentionDays, BeforeValidator(_integral)] | None = Field(
+        None, description="Days recordings are kept; null disables retention.")
+    quality_baseline_enabled: bool | None = Field(None, description="null: false.")
+    quality_baseline_pct: v.Percent | None = Field(None, description="Target percentile, 0 to 100.")
 
 
-class ProjectCreate(ProjectFields):
-    name: str | None = Field(None, description="Display name (required).")
-    language: str | None = Field(None, description="Default ISO language code for transcription (required).")
+class ProjectCreate(ProjectUpdate):
+    """The same fields; name and language are required."""
 
-
-class ProjectUpdate(ProjectCreate):
-    """Same fields as create, all optional; only supplied fields change."""
+    model_config = required_in_document("name", "language")
 
 
 class ProjectShort(Shape):
@@ -100,23 +190,33 @@ class ProjectDetail(ProjectShort):
 # ----- operators ------------------------------------------------------------------------------
 
 class OperatorCreate(Shape):
-    name: str | None = Field(None, description="Full display name (required); initials derive from it.")
-    external_id: str | None = Field(None, description="Your own identifier; unique per account.")
-    phone_number: str | None = Field(None, description="Normalised to E.164; unique per account.")
-    email: str | None = None
+    model_config = required_in_document("name")
+
+    name: NameIn = Field(None, description="Full display name; initials derive from it.")
+    external_id: v.ExternalId | None = Field(None, description="Your own identifier; unique per account.")
+    phone_number: v.PhoneInput | None = Field(None, description="Normalised to E.164; unique per account.")
+    email: v.Email | None = None
     active: bool = True
     project_id: Int | None = Field(None, description="Links the new operator to this project.")
 
 
 class OperatorUpdate(Shape):
-    name: str | None = None
-    phone_number: str | None = None
-    email: str | None = Field(None, description="null clears it.")
-    active: bool | None = None
+    name: NameIn = None
+    phone_number: v.PhoneInput | None = Field(None, description="null clears it.")
+    email: v.Email | None = Field(None, description="null clears it.")
+    active: bool = None
 
 
 class ProjectLink(Shape):
-    project_id: Int | None = Field(None, description="Required for account-wide keys.")
+    model_config = required_in_document("project_id")
+
+    project_id: Int = Field(None, description="A project-scoped key may leave out its own project.")
+
+
+class ProjectQuery(ProjectLink):
+    """project_id as a query parameter."""
+
+    project_id: TextInt = Field(None, description="A project-scoped key may leave out its own project.")
 
 
 class NumberOfOperator(Shape):
@@ -152,33 +252,58 @@ class OperatorDetail(Shape):
 
 # ----- virtual numbers ------------------------------------------------------------------------
 
-RoutingStrategy = Literal["priority", "round_robin", "simultaneous"]
+Country = Annotated[str, Field(pattern=r"^[A-Za-z]{2}$"), AfterValidator(lambda code: code.strip().upper())]
 
 
 class NumberUpdate(Shape):
-    name: str | None = None
-    active: bool | None = None
-    recording: bool | None = None
-    routing_strategy: str | None = Field(None, description="priority, round_robin or simultaneous.")
+    name: v.Line | None = Field(None, description="null or empty clears it.")
+    active: bool = None
+    recording: bool = None
+    routing_strategy: RoutingStrategy = None
 
 
 class NumberPurchase(Shape):
-    phone_number: str | None = Field(None, description="E.164 (required).")
-    country_code: str | None = None
-    number_type: str | None = Field(None, description="mobile, local, toll-free or national.")
-    name: str | None = None
+    model_config = required_in_document("phone_number")
+
+    phone_number: Annotated[v.PhoneInput, _NON_BLANK_IN_DOCUMENT] = Field(None, description="E.164.")
+    country_code: Country | None = Field(None, description="ISO 3166-1 alpha-2 (default: the number's).")
+    number_type: NumberType | None = Field(None, description="Default mobile.")
+    name: v.Line | None = None
     requirement_group_id: Int | None = Field(None, description="An approved requirement group.")
-    upfront_cost: str | None = None
-    monthly_cost: str | None = None
+    upfront_cost: v.Cost | None = None
+    monthly_cost: v.Cost | None = None
+
+
+class AvailableQuery(Shape):
+    country: Country = Field("US", description="ISO 3166-1 alpha-2, any case.")
+    number_type: NumberType = "mobile"
+
+
+def _one_shape_of_add_operator(schema: dict[str, Any]) -> None:
+    schema["anyOf"] = [{"required": ["operator_id"], "properties": {"operator_id": {"type": "integer"}}},
+                       {"required": ["phone_number"], "properties": {"phone_number": {"type": "string",
+                                                                                       "pattern": r"\S"}}}]
 
 
 class AddOperator(Shape):
+    """Either shape A (operator_id) or shape B (phone_number, name)."""
+
+    model_config = ConfigDict(json_schema_extra=_one_shape_of_add_operator)
+
     operator_id: Int | None = Field(None, description="Shape A: an existing operator (wins over phone_number).")
-    phone_number: str | None = Field(None, description="Shape B: create and attach a new operator.")
-    name: str | None = Field(None, description="Shape B: the new operator's name (default Operator).")
+    phone_number: v.PhoneInput | None = Field(None, description="Shape B: create and attach a new operator.")
+    name: v.Line | None = Field(None, description="Shape B: the new operator's name (default Operator).")
+
+
+class OperatorQuery(Shape):
+    model_config = required_in_document("operator_id")
+
+    operator_id: TextInt = None
 
 
 class RemoveOperator(Shape):
+    """operator_id in a JSON body, which the spec allows besides the query string (OperatorQuery)."""
+
     operator_id: Int | None = None
 
 
@@ -240,8 +365,10 @@ class NumberCandidate(Shape):
 # ----- tags -----------------------------------------------------------------------------------
 
 class TagCreate(Shape):
-    name: str | None = Field(None, description="Required; surrounding whitespace is stripped.")
-    project_id: Int | None = Field(None, description="Required for account-wide keys.")
+    model_config = required_in_document("name", "project_id")
+
+    name: NameIn = Field(None, description="Surrounding whitespace is stripped.")
+    project_id: Int = Field(None, description="A project-scoped key may leave out its own project.")
 
 
 class TagOut(Shape):
@@ -277,24 +404,60 @@ class AppSettings(Shape):
 
 # ----- recordings -----------------------------------------------------------------------------
 
-RecordingStatus = Literal["pending", "processing", "completed", "failed"]
+Source = v.line(v.SOURCE_MAX)
+PublicId = Annotated[v.line(36), Field(json_schema_extra={"format": "uuid"})]
 
 
-class RecordingUpload(Shape):
-    """multipart/form-data fields of POST /recordings (documentation of the form; parsed by hand)."""
+class UploadForm(Shape):
+    """The text fields of POST /recordings (multipart/form-data); they are checked as they arrive, so a
+    form that sends them before the file is refused before the audio streams in."""
 
-    file: bytes = Field(description="The audio: MP3, WAV, FLAC, M4A, OGG or WebM.",
-                        json_schema_extra={"format": "binary", "contentMediaType": "application/octet-stream"})
-    project_id: Int | None = Field(None, description="Required for account-wide keys.")
-    name: str | None = Field(None, description="Display name (default: the file name).")
-    external_id: str | None = Field(None, description="Your id; a repeat in the project returns the first upload.")
-    operator_id: Int | None = Field(None, description="Any operator of the account.")
-    called_at: datetime | None = Field(None, description="When the call took place (ISO 8601).")
-    language: str | None = Field(None, description="Language code (default: the project's).")
-    recording_source: str | None = Field(None, description="Where the recording comes from, e.g. crm, pbx.")
-    tag_ids: list[Int] | None = Field(None, alias="tag_ids[]", description="Tags of the project (repeatable).")
-    conversation_id: str | None = Field(
+    model_config = required_in_document("project_id")
+
+    project_id: TextInt = Field(None, description="A project-scoped key may leave out its own project.")
+    name: v.Line = Field(None, description="Display name (default: the file name).")
+    external_id: v.ExternalId = Field(None, description="Your id; a repeat in the project returns the first upload.")
+    operator_id: TextInt = Field(None, description="Any operator of the account.")
+    called_at: TextTime = Field(None, description="When the call took place (ISO 8601).")
+    language: v.Language = Field(None, description="BCP 47 language tag (default: the project's language).")
+    recording_source: Source = Field(None, description="Where the recording comes from, e.g. crm, pbx.")
+    tag_ids: list[TextInt] = Field(default_factory=list, alias="tag_ids[]",
+                                   description="Tags of the project (repeatable; also accepted as tag_ids).")
+    conversation_id: PublicId = Field(
         None, description="public_id of the other leg of an internal call: both legs then share one conversation.")
+
+
+class RecordingUpload(UploadForm):
+    """The whole form, as the document shows it."""
+
+    file: bytes = Field(description=f"The audio: MP3, WAV, FLAC, M4A, OGG or WebM. Its file name (at most "
+                                    f"{v.FILENAME_MAX} characters, no control characters) is kept.",
+                        json_schema_extra={"format": "binary", "contentMediaType": "application/octet-stream"})
+
+
+Filename = v.line(v.FILENAME_MAX)
+
+
+class PageQuery(Shape):
+    page: text_int(1, MAX_PAGE) = Field(1, description="1-indexed.")
+    per_page: text_int(1) = Field(DEFAULT_PER_PAGE, description=f"At most {MAX_PER_PAGE} (larger values are capped).")
+
+
+class RecordingListQuery(PageQuery):
+    tag_ids: list[TextInt] = Field(default_factory=list, alias="tag_ids[]",
+                                   description="Recordings carrying any of these tags (also accepted as tag_ids).")
+    project_id: TextInt = None
+    status: RecordingStatus = None
+    operator_id: TextInt = None
+    language: v.Language = None
+    external_id: v.ExternalId = None
+    called_from: TextTime = None
+    called_to: TextTime = None
+    created_from: TextTime = None
+    created_to: TextTime = None
+    min_duration_ms: TextInt = None
+    max_duration_ms: TextInt = None
+    q: v.Line = Field(None, description="Case-insensitive search in the name.")
 
 
 class RecordingOut(Shape):
@@ -324,12 +487,12 @@ class RecordingOut(Shape):
 
 
 class RecordingUpdate(Shape):
-    name: str | None = None
-    project_id: Int | None = Field(None, description="Move to another project (account-wide keys only).")
-    operator_id: Int | None = None
-    called_at: datetime | None = None
-    tag_ids: list[Int] | None = Field(None, description="Replaces the set of tags.")
-    processing_restricted: bool | None = None
+    name: NameIn = None
+    project_id: Int = Field(None, description="Move to another project (account-wide keys only).")
+    operator_id: Int | None = Field(None, description="null unsets it.")
+    called_at: Time | None = Field(None, description="null unsets it.")
+    tag_ids: list[Int] | None = Field(None, description="Replaces the set of tags (null: none).")
+    processing_restricted: bool = None
 
 
 class IdName(Shape):
@@ -364,136 +527,27 @@ class AudioUrl(Shape):
     expires_at: datetime
 
 
-Emotion = Literal["happy", "neutral", "calm", "sad", "angry", "fearful", "surprised", "disgust"]
-Role = Literal["agent", "customer", "unknown"]
-
-
-class TranscriptWord(Shape):
-    start_ms: int
-    end_ms: int
-    text: str
-    probability: float = Field(description="Recogniser confidence, 0 to 1.")
-
-
-class TranscriptSegment(Shape):
-    id: int = Field(description="Dialogue id; pauses and evidence refer to it (after_dialogue_id, dialogue_id).")
-    speaker: str = Field(description='Speaker label: "speaker-1" speaks first (or is channel 1 of a stereo call).')
-    role: Role
-    channel: int
-    start_ms: int
-    end_ms: int
-    text: str
-    words: list[TranscriptWord]
-    emotions: dict[Emotion, float] = Field(
-        description="Probability of each of the eight emotions, 0 to 1, summing to about 1 (empty when not analysed)."
-    )
-
-
-class SpeakerResult(Shape):
-    label: str
-    role: Role
-    role_confidence: float = Field(description="0 to 1.")
-    operator_id: int | None = Field(description="The operator whose enrolled voice matched, or null.")
-    operator_similarity: float | None = Field(description="Voice similarity to that operator, or null.")
-    talk_ms: int
-
-
-class Transcription(Shape):
-    recording_id: int
-    public_id: str
-    status: RecordingStatus
-    language: str
-    speakers: list[SpeakerResult] = Field(description="Empty until the analysis has completed.")
-    segments: list[TranscriptSegment] = Field(description="Empty until the analysis has completed.")
-
-
-class Summary(Shape):
-    recording_id: int
-    public_id: str
-    status: RecordingStatus
-    language: str | None = Field(description="Language of the summary.")
-    summary: str | None = Field(description="null until the analysis has completed.")
-
-
-class Evidence(Shape):
-    dialogue_id: int
-    start_ms: int
-    quote: str = Field(description="Text quoted verbatim from that dialogue segment.")
-
-
-class GoalResult(Shape):
-    goal_id: int
-    goal_name: str
-    met: bool
-    score: float = Field(description="Confidence score, 0 to 1.")
-    explanation: str
-    evidence: list[Evidence] = Field(default_factory=list, description="The transcript lines the verdict rests on.")
-
-
-class Pause(Shape):
-    start_ms: int
-    end_ms: int
-    duration_ms: int
-    compliant: bool
-    after_dialogue_id: int
-    long: bool = Field(description="At least the project's long_pause_threshold_seconds.")
-
-
-class CategoryResult(Shape):
-    name: str
-    matched: bool
-    score: float = Field(description="0 to 1.")
-    evidence: list[Evidence] = Field(default_factory=list)
-
-
-class ExtractedValue(Shape):
-    name: str
-    type: str
-    value: str | float | bool | None = Field(description="Validated value; null when none was found.")
-    evidence: list[Evidence] = Field(default_factory=list)
-
-
-class SpeakerTraits(Shape):
-    speaker: str
-    channel: int
-    talk_time_ms: int
-    words: int
-    words_per_minute: float
-    interruptions: int
-
-
-class CallCharacteristics(Shape):
-    duration_ms: int
-    talk_time_ms: int
-    non_talk_time_ms: int
-    speakers: list[SpeakerTraits]
-
-
-class ModelUsed(Shape):
-    stage: str
-    name: str
-    version: str
-
-
-class Results(Shape):
-    recording_id: int
-    status: RecordingStatus
-    goals: list[GoalResult] = Field(description="Empty until the analysis has completed.")
-    pauses: list[Pause] = Field(description="Empty until the analysis has completed.")
-    categories: list[CategoryResult] = Field(default_factory=list)
-    extracted_data: list[ExtractedValue] = Field(default_factory=list)
-    speakers: list[SpeakerResult] = Field(default_factory=list)
-    characteristics: CallCharacteristics | None = None
-    models: list[ModelUsed] = Field(default_factory=list, description="The model each analysis stage used.")
-    analyzed_at: datetime | None = None
-
-
 # ----- shares ---------------------------------------------------------------------------------
 
+SHARE_MESSAGE_MAX = 1000
+
+
+def _email_or_everyone(schema: dict[str, Any]) -> None:
+    schema["oneOf"] = [
+        {"required": ["email"], "properties": {"email": {"type": "string"}, "everyone": {"enum": [False, None]}}},
+        {"required": ["everyone"], "properties": {"everyone": {"const": True}, "email": {"type": "null"}}},
+    ]
+
+
 class ShareCreate(Shape):
-    email: str | None = Field(None, description="An active member of the account (or send everyone).")
+    """Exactly one of email and everyone (400 `Send either email or everyone` otherwise)."""
+
+    model_config = ConfigDict(json_schema_extra=_email_or_everyone)
+
+    email: str | None = Field(None, description="An active member of the account.")
     everyone: bool | None = Field(None, description="true shares with every member (no email is sent).")
-    message: str | None = Field(None, description="Plain text for the email, at most 1000 characters; not stored.")
+    message: str | None = Field(None, max_length=SHARE_MESSAGE_MAX,
+                                description="Plain text for the email of a new share to a person; not stored.")
     notify: bool | None = Field(None, description="false sends no email (default true).")
 
 

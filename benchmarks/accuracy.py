@@ -51,8 +51,8 @@ import phonenumbers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.*
 
-from callscope.analysis.pipeline import MODELS, AnalysisResult, Pipeline, load_model  # noqa: E402
-
+from callscope.analysis.pipeline import MODELS, Pipeline, load_model  # noqa: E402
+from callscope.analysis.result import AnalysisResult  # noqa: E402
 from callscope.config import Settings  # noqa: E402
 from callscope.resources.kinds import ExtractedField, Goal, ProjectSpec  # noqa: E402
 from tests.analysis import speech  # noqa: E402
@@ -188,7 +188,7 @@ def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
 def score(tally: Tally, s: Script, rendered: Rendered, result: AnalysisResult) -> None:
     from pyannote.core import Annotation, Segment
 
-    hypothesis_text = " ".join(seg.text for seg in sorted(result.dialogue, key=lambda x: x.start_ms))
+    hypothesis_text = " ".join(seg.text for seg in sorted(result.segments, key=lambda x: x.start_ms))
     words = len(rendered.text.split())
     tally.word_errors += speech.wer(normalised(rendered.text), normalised(hypothesis_text)) * words
     tally.words += words
@@ -196,7 +196,7 @@ def score(tally: Tally, s: Script, rendered: Rendered, result: AnalysisResult) -
     reference, hypothesis = Annotation(), Annotation()
     for start, end, speaker in rendered.turns:
         reference[Segment(start / 1000, end / 1000)] = f"s{speaker}"
-    for seg in result.dialogue:
+    for seg in result.segments:
         if seg.end_ms > seg.start_ms:
             hypothesis[Segment(seg.start_ms / 1000, seg.end_ms / 1000), seg.id] = seg.speaker
     tally.der(reference, hypothesis)
@@ -212,11 +212,11 @@ def score(tally: Tally, s: Script, rendered: Rendered, result: AnalysisResult) -
             tally.compliance_total += 1
             tally.compliance_right += pause.compliant == s.compliant_hold
 
-    verdicts = {g["goal_id"]: g["met"] for g in result.goals}
+    verdicts = {g.goal_id: g.met for g in result.goals}
     for goal_id, met in s.goals.items():
         tally.goals_total += 1
         tally.goals_right += verdicts.get(goal_id) == met
-    values = {f["name"]: f["value"] for f in result.extracted_data}
+    values = {f.name: f.value for f in result.extracted_data}
     tally.fields_total += 2
     tally.fields_right += (values.get("phone") == s.phone) + (values.get("email") == s.email)
     if values.get("phone") != s.phone or values.get("email") != s.email:

@@ -33,7 +33,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysi
 from callscope.analysis import diarize, speakers, vad  # noqa: E402
 from callscope.analysis.speaker_encoder import load_speaker_encoder  # noqa: E402
 from callscope.analysis.types import Audio, SpeechRegion  # noqa: E402
-
 from callscope.config import Settings  # noqa: E402
 from tests.analysis.speech import speak  # noqa: E402
 from tests.analysis.voices import AGENT, CUSTOMER, SIMILAR_PAIRS, VOICE_PAIRS, conversation, der, dialogue_lines  # noqa: E402

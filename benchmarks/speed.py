@@ -35,7 +35,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.*
 
 from callscope.analysis.pipeline import MODELS, Pipeline, load_model  # noqa: E402
-
 from callscope.config import Settings  # noqa: E402
 from callscope.resources.kinds import Category, ExtractedField, Goal, ProjectSpec  # noqa: E402
 from tests.analysis import speech  # noqa: E402

@@ -6,13 +6,10 @@ shares that data with a running server, which sees the changes without a restart
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import functools
 import json
 import logging
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,43 +17,23 @@ import click
 import yaml
 from pydantic import ValidationError
 
-from callscope import __version__, logs
-from callscope.config import Settings
-from callscope.errors import CallscopeError
+from callscope import __version__, cli_jobs, cli_voice, cli_webhooks
+from callscope.analysis.pipeline import AnalysisError, Pipeline
+from callscope.analysis.report import render
+from callscope.catalog.usage import read_usage
+from callscope.cli_support import ACCOUNT_OPTION, load_settings, parse_time, run_async
+from callscope.errors import CallscopeError, one_line
+from callscope.operator.handlers import key_writer, reconcile
+from callscope.resources import Project, kind_class
+from callscope.resources.kinds import ProjectSpec
 from callscope.runtime import Runtime, opened
-
-ACCOUNT_OPTION = click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
-
-
-def _settings() -> Settings:
-    settings = Settings()
-    logs.configure(settings.log_level, settings.log_format)
-    return settings
-
-
-def run_async(fn):
-    """Run an async command; typed errors become a one-line message and exit code 1, not a traceback."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return asyncio.run(fn(*args, **kwargs))
-        except CallscopeError as exc:
-            # ObjectNotFound's message is the API's bare "Resource not found"; its detail names the object.
-            raise click.ClickException(getattr(exc, "detail", None) or exc.message) from None
-        except ValidationError as exc:  # one line, not pydantic's multi-line dump
-            raise click.ClickException("; ".join(
-                f"{'.'.join(map(str, e['loc'])) or exc.title}: {e['msg']}" for e in exc.errors())) from None
-    return wrapper
-
-
-def _parse_time(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO 8601 timestamp") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+from callscope.services import accounts
+from callscope.services import keys as key_service
+from callscope.services.apply import apply_documents, table
+from callscope.services.projects import cascade_project_delete
+from callscope.services.scope import project_id_of
+from callscope.store.factory import build_secret_store
+from callscope.store.interface import StaleResourceVersion
 
 
 @click.group()
@@ -70,43 +47,49 @@ def main() -> None:
 @click.option("--port", default=None, type=int, help="Port (default CALLSCOPE_PORT, 8080).")
 def serve(host: str | None, port: int | None) -> None:
     """Run the API, the reconcilers and the background loops in one process."""
-    import uvicorn
+    import uvicorn  # the web server and the API app load only for serve (start-up time of the other commands)
 
     from callscope.api.app import Lifespan, create_app
 
-    settings = _settings()
+    # --host/--port go into the settings: unset, the public base URL of audio and share links is the address served.
+    served = {name: value for name, value in (("host", host), ("port", port)) if value is not None}
+    settings = load_settings().model_copy(update=served)
     runtime = Runtime(settings)
     app = create_app(runtime.ctx, runtime.usage, runtime.limiter, Lifespan(runtime.start, runtime.stop))
-    uvicorn.run(app, host=host or settings.host, port=port or settings.port, log_config=None,
-                access_log=False, lifespan="on")
+    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None, access_log=False, lifespan="on")
 
 
-@main.command("operator")
+@main.command("controller")
 @click.option("--standalone", is_flag=True,
-              help="Run without peering (one operator replica only); default: peer as 'callscope'.")
+              help="Run without peering (one controller replica only); default: peer as 'callscope'.")
 @click.option("--namespace", "-n", "namespaces", multiple=True,
               help="Serve only this namespace (glob patterns allowed; repeatable); default: all namespaces.")
 @click.option("--liveness", "liveness_endpoint", default=None,
               help="Liveness probe endpoint, e.g. http://0.0.0.0:8080/healthz.")
 @click.option("--priority", type=int, default=None, help="Peering priority of this replica.")
-def operator_command(standalone: bool, namespaces: tuple[str, ...], liveness_endpoint: str | None,
-                     priority: int | None) -> None:
-    """Run the Kopf operator (as `kopf run -m callscope.operator.main --all-namespaces`): reconcile the
-    callscope.io custom resources and run the background loops (retention, quality baseline, blob sweep)."""
-    import kopf
+def controller(standalone: bool, namespaces: tuple[str, ...], liveness_endpoint: str | None,
+               priority: int | None) -> None:
+    """Run the Kopf controller of a cluster: reconcile the callscope.io custom resources and run the background
+    loops (retention, quality baseline, blob sweep, and the dispatcher and webhook delivery when enabled)."""
+    import kopf  # Kopf and the controller's handlers load only for this command (start-up time of the others)
 
-    from callscope.operator.main import PEERING_NAME, registry
+    from callscope.operator.main import PEERING_NAME, controller_memo, registry
 
-    _settings()  # logging; the operator reads its Settings (CALLSCOPE_STORE=kubernetes) when it starts
-    kopf.run(registry=registry, standalone=standalone, peering_name=PEERING_NAME, priority=priority,
-             clusterwide=not namespaces, namespaces=list(namespaces), liveness_endpoint=liveness_endpoint)
+    load_settings()  # logging; the controller reads its Settings (CALLSCOPE_STORE=kubernetes) when it starts
+    kopf.run(registry=registry, memo=controller_memo(opened), standalone=standalone, peering_name=PEERING_NAME,
+             priority=priority, clusterwide=not namespaces, namespaces=list(namespaces),
+             liveness_endpoint=liveness_endpoint)
+
+
+# The Kopf process's first name, kept working; `callscope operators` is about the people.
+main.add_command(controller, "operator")
 
 
 @main.command()
 @run_async
 async def migrate() -> None:
     """Create or upgrade the catalog database schema (serve does this on start)."""
-    settings = _settings()
+    settings = load_settings()
     async with opened(settings):
         click.echo(f"catalog at {settings.catalog_url.split('@')[-1]} is up to date")
 
@@ -128,14 +111,12 @@ def keys() -> None:
 @run_async
 async def keys_create(account, name, permissions, project_id, expires_at, rate_limit) -> None:
     """Create a key; the key is printed once, alone on the last line."""
-    from callscope.services import keys as key_service
-
     wanted = [p.strip() for p in permissions.split(",") if p.strip()]
     unknown = set(wanted) - {"read", "write", "delete"}
     if unknown or not wanted:
         raise click.BadParameter("permissions are a comma-separated subset of read,write,delete")
-    async with opened(_settings()) as rt:
-        obj, key = await key_service.create_key(rt.ctx, account, name, wanted, project_id, _parse_time(expires_at),
+    async with opened(load_settings()) as rt:
+        obj, key = await key_service.create_key(rt.ctx, account, name, wanted, project_id, parse_time(expires_at),
                                                 rate_limit)
         click.echo(f"created key {obj.name} in account {account} ({','.join(obj.spec.permissions)}"
                    f"{', project ' + str(project_id) if project_id else ''}); it is shown only once:")
@@ -148,11 +129,7 @@ async def keys_create(account, name, permissions, project_id, expires_at, rate_l
 @run_async
 async def keys_list(account, output) -> None:
     """Keys of an account with their usage: last used, requests, requests by endpoint, error rate."""
-    from callscope.catalog.usage import read_usage
-    from callscope.services import keys as key_service
-    from callscope.services.scope import project_id_of
-
-    async with opened(_settings()) as rt:
+    async with opened(load_settings()) as rt:
         found = key_service.list_keys(rt.ctx, account)
         usage = await rt.catalog.read(read_usage, [k.metadata.uid for k in found])
         rows = []
@@ -186,9 +163,7 @@ async def keys_list(account, output) -> None:
 @run_async
 async def keys_revoke(account, name) -> None:
     """Revoke a key: it is invalid at once."""
-    from callscope.services import keys as key_service
-
-    async with opened(_settings()) as rt:
+    async with opened(load_settings()) as rt:
         await key_service.revoke_key(rt.ctx, account, name)
     click.echo(f"revoked key {name} in account {account}")
 
@@ -199,9 +174,7 @@ async def keys_revoke(account, name) -> None:
 @run_async
 async def keys_regenerate(account, name) -> None:
     """Replace a key's secret: the old key is invalid at once; the new one is printed on the last line."""
-    from callscope.services import keys as key_service
-
-    async with opened(_settings()) as rt:
+    async with opened(load_settings()) as rt:
         _, key = await key_service.regenerate_key(rt.ctx, account, name)
     click.echo(f"regenerated key {name} in account {account}; the old key no longer works. New key:")
     click.echo(key)
@@ -220,9 +193,7 @@ def members() -> None:
 @click.option("--name", required=True)
 @run_async
 async def members_add(account, email, name) -> None:
-    from callscope.services import accounts
-
-    async with opened(_settings()) as rt:
+    async with opened(load_settings()) as rt:
         member = await accounts.add_member(rt.ctx, account, email, name)
     click.echo(f"added {member.spec.email} to account {account}")
 
@@ -232,9 +203,7 @@ def _lock_command(locked: bool):
     @click.option("--email", required=True)
     @run_async
     async def command(account, email) -> None:
-        from callscope.services import accounts
-
-        async with opened(_settings()) as rt:
+        async with opened(load_settings()) as rt:
             await accounts.set_member_locked(rt.ctx, account, email, locked)
         click.echo(f"{'locked' if locked else 'unlocked'} {email} in account {account}")
     return command
@@ -249,9 +218,7 @@ members.command("unlock", help="Unlock a member.")(_lock_command(False))
 @click.option("--email", required=True)
 @run_async
 async def members_remove(account, email) -> None:
-    from callscope.services import accounts
-
-    async with opened(_settings()) as rt:
+    async with opened(load_settings()) as rt:
         await accounts.remove_member(rt.ctx, account, email)
     click.echo(f"removed {email} from account {account}")
 
@@ -260,9 +227,7 @@ async def members_remove(account, email) -> None:
 @ACCOUNT_OPTION
 @run_async
 async def members_list(account) -> None:
-    from callscope.services import accounts
-
-    async with opened(_settings()) as rt:
+    async with opened(load_settings()) as rt:
         found = accounts.list_members(rt.ctx, account)
     click.echo(f"{'EMAIL':<36} {'NAME':<28} STATE")
     for m in found:
@@ -277,22 +242,17 @@ async def members_list(account) -> None:
 @run_async
 async def apply(path, account) -> None:
     """Create or update resources from YAML, as `kubectl apply -f` does in a cluster."""
-    from callscope.operator.embedded import key_file_writer
-    from callscope.operator.handlers import reconcile
-    from callscope.services.apply import apply_documents
-    from callscope.store.interface import StaleResourceVersion
-
     try:
         documents = [d for d in yaml.safe_load_all(path) if d]
     except yaml.YAMLError as exc:
         raise click.ClickException(f"invalid YAML: {exc}") from None
-    settings = _settings()
-    async with opened(settings) as rt:
+    settings = load_settings()
+    async with opened(settings) as rt, contextlib.aclosing(build_secret_store(settings)) as secrets:
         for obj, line in await apply_documents(rt.ctx, documents, account or "default"):
             # Reconcile at once so `get` shows ids right away. A running server does the same: when it got there
             # first (the object changed under us), its reconciler has done the job.
             with contextlib.suppress(StaleResourceVersion):
-                await reconcile(rt.ctx, obj, key_file_writer(settings.data_dir / "secrets"))
+                await reconcile(rt.ctx, obj, key_writer(secrets))
             click.echo(line)
 
 
@@ -304,14 +264,11 @@ async def apply(path, account) -> None:
 @run_async
 async def get(kind, name, account, output) -> None:
     """Show resources of a KIND (Kind, plural or short name), or one by NAME."""
-    from callscope.resources import kind_class
-    from callscope.services.apply import table
-
     try:
         cls = kind_class(kind)
     except KeyError:
         raise click.BadParameter(f"unknown kind {kind!r}") from None
-    async with opened(_settings()) as rt:
+    async with opened(load_settings()) as rt:
         objects = [await rt.store.get(cls, account, name)] if name else await rt.store.list(cls, account)
     dicts: list[dict[str, Any]] = [o.to_dict() for o in objects]
     if output == "yaml":
@@ -329,14 +286,11 @@ async def get(kind, name, account, output) -> None:
 @run_async
 async def delete(kind, name, account) -> None:
     """Delete one resource (a Project cascades like the REST delete)."""
-    from callscope.resources import Project, kind_class
-    from callscope.services.projects import cascade_project_delete
-
     try:
         cls = kind_class(kind)
     except KeyError:
         raise click.BadParameter(f"unknown kind {kind!r}") from None
-    async with opened(_settings()) as rt:
+    async with opened(load_settings()) as rt:
         obj = await rt.store.get(cls, account, name)
         if cls is Project:
             await cascade_project_delete(rt.ctx, obj)
@@ -349,8 +303,6 @@ async def delete(kind, name, account) -> None:
 
 def _project_spec(path):
     """The ProjectSpec of a YAML file: a Project resource (as `callscope apply` takes) or just its spec."""
-    from callscope.resources.kinds import ProjectSpec
-
     try:
         with open(path, encoding="utf-8") as handle:
             document = yaml.safe_load(handle)
@@ -378,15 +330,12 @@ def analyze(file: Path, project_config: Path | None, as_json: bool) -> None:
     """Analyse a local recording FILE: transcript by speaker, pauses, talk time and speed.
 
     The same pipeline the service runs, on this machine, with a progress bar on stderr. Stereo calls are
-    split into speakers by channel; a mono call is one speaker for now.
+    split into speakers by channel, mono calls by their voices.
     """
-    from callscope.analysis.pipeline import AnalysisError, Pipeline
-    from callscope.analysis.report import render
-
     project = _project_spec(project_config) if project_config else None
     if not file.is_file():
         raise click.ClickException(f"{file}: no such file")
-    pipeline = Pipeline(_settings())
+    pipeline = Pipeline(load_settings())
     logging.getLogger("faster_whisper").setLevel(logging.WARNING)  # its per-chunk INFO lines would break the bar
     with contextlib.ExitStack() as stack:
         bars: list = []
@@ -402,11 +351,8 @@ def analyze(file: Path, project_config: Path | None, as_json: bool) -> None:
 
         try:
             result = pipeline.run(file, project, progress)
-        except AnalysisError as exc:
-            raise click.ClickException(str(exc)) from None
-        except (CallscopeError, FileNotFoundError) as exc:  # no Whisper model, a stage's typed error
-            message = getattr(exc, "detail", None) or getattr(exc, "message", None) or str(exc)
-            raise click.ClickException(" ".join(str(message).split())) from None
+        except (AnalysisError, CallscopeError, FileNotFoundError) as exc:  # no Whisper model, a stage's typed error
+            raise click.ClickException(one_line(exc)) from None
     if as_json:
         click.echo(result.model_dump_json(indent=2))
     else:
@@ -414,8 +360,8 @@ def analyze(file: Path, project_config: Path | None, as_json: bool) -> None:
 
 
 # Command groups kept in their own modules: jobs list and reanalyze; operators' voiceprints; the webhook outbox.
-for _module in ("cli_jobs", "cli_voice", "cli_webhooks"):
-    __import__(f"callscope.{_module}").__dict__[_module].register(main)
+for _module in (cli_jobs, cli_voice, cli_webhooks):
+    _module.register(main)
 
 if __name__ == "__main__":
     sys.exit(main())

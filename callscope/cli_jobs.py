@@ -8,17 +8,14 @@ import click
 
 from callscope.catalog import jobs
 from callscope.catalog import recordings as recording_rows
-
-
-def _cli():
-    from callscope import cli  # the command group and its helpers; imported late (cli imports this module)
-
-    return cli
+from callscope.cli_support import ACCOUNT_OPTION, load_settings, run_async
+from callscope.runtime import opened
+from callscope.services import analyses
 
 
 @click.command("reanalyze")
 @click.argument("recordings", nargs=-1)
-@click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
+@ACCOUNT_OPTION
 @click.option("--project", "project_id", type=int, default=None, help="Every recording of this project id.")
 @click.option("--status", "statuses", multiple=True, type=click.Choice(["completed", "failed"]),
               help="With --project: recordings in this status (repeatable); default completed.")
@@ -28,15 +25,12 @@ def reanalyze(recordings: tuple[str, ...], account: str, project_id: int | None,
     Only completed or failed recordings are queued. A completed recording stays completed with its old results
     (stage "reanalyzing") until the new analysis replaces them in one step.
     """
-    cli = _cli()
     if bool(recordings) == (project_id is not None):
         raise click.UsageError("give either RECORDING ids or --project")
 
-    @cli.run_async
+    @run_async
     async def run() -> None:
-        from callscope.services import analyses
-
-        async with cli.opened(cli._settings()) as rt:
+        async with opened(load_settings()) as rt:
             if project_id is not None:
                 queued = await analyses.reanalyze_project(rt.ctx, account, project_id, statuses or ("completed",))
                 click.echo(f"{len(queued)} recording(s) of project {project_id} queued for re-analysis")
@@ -58,18 +52,17 @@ def jobs_group() -> None:
 
 
 @jobs_group.command("list")
-@click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
+@ACCOUNT_OPTION
 @click.option("--state", "states", multiple=True, type=click.Choice(["queued", "running", "done", "failed"]),
               help="Only jobs in this state (repeatable).")
 @click.option("--limit", default=50, show_default=True, help="Newest jobs first, at most this many.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def jobs_list(account: str, states: tuple[str, ...], limit: int, output: str) -> None:
     """Analysis jobs: state, attempts, lease owner and the last error."""
-    cli = _cli()
 
-    @cli.run_async
+    @run_async
     async def run() -> None:
-        async with cli.opened(cli._settings()) as rt:
+        async with opened(load_settings()) as rt:
             rows = await rt.catalog.read(jobs.of_account, account, states, limit)
         if output == "json":
             click.echo(json.dumps([{

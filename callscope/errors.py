@@ -68,3 +68,10 @@ class ServiceUnavailable(CallscopeError):
 
 class ProviderError(ValidationFailed):
     """The upstream phone-number provider rejected a request (spec: 422)."""
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line a user can read: its message (``detail`` or ``message`` where it has one), else its
+    type's name."""
+    text = getattr(exc, "detail", None) or getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return " ".join(str(text).split())

@@ -66,5 +66,5 @@ class KubernetesSecretStore:
                     raise
                 secret.metadata.resourceVersion = None
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         await self._client.close()

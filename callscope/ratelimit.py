@@ -114,7 +114,7 @@ class RedisRateLimiter:
     """Fixed-window counters in Redis: ``INCR`` and ``EXPIRE`` in one MULTI/EXEC transaction."""
 
     def __init__(self, url: str, *, prefix: str = "callscope:rl:", clock: Clock = time.time):
-        import redis.asyncio as redis
+        import redis.asyncio as redis  # only with a Redis URL configured (start-up time of the catalog default)
 
         self._redis = redis.Redis.from_url(url)
         self._prefix = prefix

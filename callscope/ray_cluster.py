@@ -2,9 +2,10 @@
 
 Embedded (`callscope serve`, no address configured): this process starts a private local Ray with
 ``address="local"`` (never a stale cluster that a ``ray_current_cluster`` file points at), sized by settings
-(CPUs, object store: Ray's default of 30% of RAM is far too much beside the API), no dashboard, and a short temp
-dir of its own, ``/tmp/cs-ray-<uid>/<pid>`` (Ray's socket paths must stay under the 107-byte limit). When the
-process ends, Ray's reaper stops that cluster; temp dirs left by killed processes are removed at the next start.
+(CPUs, object store: Ray's default of 30% of RAM is far too much beside the API), no dashboard, every process
+listening on loopback only, and a short temp dir of its own, ``/tmp/cs-ray-<uid>/<pid>`` (Ray's socket paths must
+stay under the 107-byte limit). When the process ends, however, its Ray's processes end and the temp dir goes
+(callscope/ray_reaper.py: a watch process, and the next start for what a killed watch left).
 Several such processes on one machine each have their own Ray (they share only the catalog and the blobs).
 
 Cluster: ``CALLSCOPE_RAY_ADDRESS`` or ``RAY_ADDRESS`` names the RayCluster (the KubeRay head); the dispatcher
@@ -18,38 +19,25 @@ this process's driver (and the local cluster it started).
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import structlog
+
+from callscope.ray_reaper import Watch, reap_stale
 
 log = structlog.get_logger()
 
 NAMESPACE = "callscope"
 MiB = 1024 * 1024
+LOOPBACK = "127.0.0.1"
+
+_watch: Watch | None = None  # of the local Ray this process started
 
 
 def temp_root() -> Path:
     return Path(f"/tmp/cs-ray-{os.getuid()}")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _remove_stale(root: Path) -> None:
-    """Temp dirs of local Rays whose process is gone (killed without a chance to clean up)."""
-    if not root.is_dir():
-        return
-    for child in root.iterdir():
-        if child.name.isdigit() and not _alive(int(child.name)):
-            shutil.rmtree(child, ignore_errors=True)
 
 
 def address(settings) -> str | None:
@@ -58,7 +46,7 @@ def address(settings) -> str | None:
 
 def connect(settings) -> None:
     """Join the configured Ray cluster, or start this process's own local Ray. Idempotent."""
-    import ray
+    import ray  # loads only where analysis runs on Ray (start-up time of everything else)
 
     if ray.is_initialized():
         return
@@ -68,20 +56,46 @@ def connect(settings) -> None:
         log.info("ray_connected", address=remote)
         return
     root = temp_root()
-    _remove_stale(root)
+    reap_stale(root)
     temp_dir = root / str(os.getpid())
     temp_dir.mkdir(parents=True, exist_ok=True)
-    ray.init(address="local", num_cpus=settings.ray_num_cpus or os.cpu_count(), include_dashboard=False,
-             object_store_memory=settings.ray_object_store_mb * MiB, _temp_dir=str(temp_dir), namespace=NAMESPACE,
-             log_to_driver=False, configure_logging=False)
+    watch = Watch(temp_dir)  # before Ray starts: a kill during ray.init leaves nothing either
+    try:
+        _init_on_loopback(ray, num_cpus=settings.ray_num_cpus or os.cpu_count(), include_dashboard=False,
+                          object_store_memory=settings.ray_object_store_mb * MiB, _temp_dir=str(temp_dir),
+                          namespace=NAMESPACE, log_to_driver=False, configure_logging=False)
+    except BaseException:
+        watch.stop()  # ends what the failed start left, before a retry reuses the folder
+        raise
+    global _watch
+    _watch = watch
     log.info("ray_started", temp_dir=str(temp_dir), resources=ray.cluster_resources())
+
+
+def _init_on_loopback(ray: ModuleType, **options: Any) -> None:
+    """``ray.init`` of a local Ray whose processes (GCS, raylet, agents, workers) listen on loopback only.
+
+    Ray turns a loopback node address into the machine's outward one unless it runs as a single-machine Ray, which
+    ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` selects through a constant read when Ray is imported (already done):
+    set for the start only, since a later ``connect`` to a cluster needs the outward address."""
+    from ray._private import ray_constants  # with Ray, loaded by the caller
+
+    saved = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        ray.init(address="local", _node_ip_address=LOOPBACK, dashboard_host=LOOPBACK, **options)
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = saved
 
 
 def disconnect() -> None:
     """Leave Ray; a local Ray this process started stops with it, and its temp dir goes."""
-    import ray
+    import ray  # see connect()
 
     if not ray.is_initialized():
         return
     ray.shutdown()
-    shutil.rmtree(temp_root() / str(os.getpid()), ignore_errors=True)
+    global _watch
+    if _watch is not None:
+        _watch.stop()  # ends what is left of the local Ray and removes its temp dir
+        _watch = None

@@ -31,7 +31,7 @@ class SecretStore(Protocol):
         """Create or replace the Secret `name` holding `value` under `key`; in a cluster it is owned by `owner`
         (deleted with it)."""
 
-    async def close(self) -> None: ...
+    async def aclose(self) -> None: ...
 
 
 def checked(namespace: str, name: str, key: str) -> None:
@@ -64,5 +64,5 @@ class FileSecretStore:
     async def put(self, namespace: str, name: str, key: str, value: str, owner: Resource | None = None) -> None:
         await asyncio.to_thread(self.write, namespace, name, key, value)
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         pass

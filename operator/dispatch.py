@@ -27,18 +27,20 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 import structlog
-from callscope.analysis.pipeline import MODELS, AnalysisError, AnalysisResult, Pipeline, Progress, load_model
-from callscope.analysis.speakers import KnownVoice
-from callscope.analysis.work import Work, analyze
 
+from callscope.analysis.pipeline import MODELS, AnalysisError, Pipeline, Progress, load_model
+from callscope.analysis.result import AnalysisResult
+from callscope.analysis.speakers import KnownVoice
+from callscope.analysis.stored import completion
+from callscope.analysis.work import Work, analyze
 from callscope.catalog import jobs, voiceprints
 from callscope.catalog import recordings as recording_rows
 from callscope.catalog.jobs import Claimed, RetryPolicy
 from callscope.catalog.tables import Recording
-from callscope.resources import Project
+from callscope.operator.periodic import every
+from callscope.resources import Project, ProjectSpec
 from callscope.services import analyses, scope
 from callscope.services.context import Context
-from callscope.operator.periodic import every
 
 log = structlog.get_logger()
 
@@ -178,14 +180,16 @@ class Dispatcher:
             await self._retry_or_fail(job, exc)
             return
         try:
-            await analyses.complete(self.ctx, job, result)
+            await analyses.complete(self.ctx, job, completion(result, recording))
         except Exception:  # e.g. the catalog went away: the lease expires and the job is taken again
             log.exception("job_completion_failed", job_id=job.id, recording_id=job.recording_id)
 
     def _project(self, recording: Recording) -> Any:
+        """The project's rules with the recording's language; with the project gone, its language alone (the
+        pipeline refuses a language its Whisper model cannot transcribe rather than assume English)."""
         project = scope.by_id(self.ctx, Project, recording.account, recording.project_id)
         if project is None:
-            return None
+            return ProjectSpec(name="(no project)", language=recording.language) if recording.language else None
         return project.spec.model_copy(update={"language": recording.language})
 
     async def _with_lease(self, job: Claimed, work: Work) -> AnalysisResult:

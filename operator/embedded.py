@@ -4,37 +4,23 @@ one pass over everything at start, then every change the store's watch reports."
 from __future__ import annotations
 
 import asyncio
-import os
-from pathlib import Path
 
 import structlog
-from callscope.operator.handlers import reconcile
 
-from callscope.resources import KINDS, ApiKey, Resource
+from callscope.operator.handlers import key_writer, reconcile
+from callscope.resources import KINDS, Resource
 from callscope.services.context import Context
+from callscope.store.factory import build_secret_store
 from callscope.store.interface import Gone, StaleResourceVersion
 
 log = structlog.get_logger()
 
 
-def key_file_writer(secrets_dir: Path):
-    """Embedded stand-in for the Kubernetes Secret of an ApiKey applied without key material:
-    a file readable by its owner only."""
-    def write(obj: ApiKey, key: str) -> None:
-        folder = secrets_dir / obj.namespace
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{obj.name}.key"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(key + "\n")
-        log.info("api_key_written", account=obj.namespace, name=obj.name, path=str(path))
-    return write
-
-
 class EmbeddedOperator:
     def __init__(self, ctx: Context):
         self.ctx = ctx
-        self.write_key = key_file_writer(ctx.settings.data_dir / "secrets")
+        self.secrets = build_secret_store(ctx.settings)
+        self.write_key = key_writer(self.secrets)
         self._tasks: list[asyncio.Task] = []
 
     async def reconcile_one(self, obj: Resource) -> None:
@@ -79,3 +65,4 @@ class EmbeddedOperator:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
+        await self.secrets.aclose()

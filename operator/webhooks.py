@@ -30,13 +30,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import structlog
-from callscope.operator.dispatch import owner_id
-from callscope.operator.periodic import every
 from prometheus_client import Counter
 
 from callscope import webhook_signing
 from callscope.catalog import outbox
 from callscope.catalog.outbox import ClaimedEvent, Outcome
+from callscope.operator.dispatch import owner_id
+from callscope.operator.periodic import every
 from callscope.resources import Project
 from callscope.secret_store import SecretStore
 from callscope.services import scope
@@ -132,7 +132,7 @@ class WebhookDeliverer:
             task.cancel()
         await asyncio.gather(*self.running, return_exceptions=True)
         await self.client.aclose()
-        await self.secrets.close()
+        await self.secrets.aclose()
 
     async def tick(self) -> list[ClaimedEvent]:
         catalog = self.ctx.catalog

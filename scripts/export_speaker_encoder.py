@@ -22,11 +22,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from resemblyzer import VoiceEncoder, audio
+from resemblyzer.hparams import partials_n_frames
+
 from callscope.analysis import speaker_encoder as runtime
 from callscope.analysis.decode import decode
 from callscope.analysis.models import file_sha256
-from resemblyzer import VoiceEncoder, audio
-from resemblyzer.hparams import partials_n_frames
 
 
 class _Forward(torch.nn.Module):

@@ -145,7 +145,6 @@ def test_keys_create_wins_a_race_with_the_servers_reconciler(cli, monkeypatch, t
     """A running server may reconcile the new ApiKey before the CLI writes its hash (and give it key
     material of its own); the key the CLI prints must still be the one that is stored."""
     from callscope.operator.handlers import reconcile
-
     from callscope.resources import ApiKey
     from callscope.store.cache import CachedStore
 
@@ -357,7 +356,6 @@ def test_apply_reads_stdin(cli):
 
 def test_apply_succeeds_when_a_running_server_reconciles_the_object_first(cli, monkeypatch):
     from callscope.operator import handlers
-
     from callscope.store.interface import StaleResourceVersion
 
     async def server_got_there_first(ctx, obj, *args, **kwargs):
@@ -422,7 +420,7 @@ def test_get_unknown_name_fails(cli):
 
 def test_applied_api_key_file_is_private_and_authenticates(cli, tmp_path, data_dir):
     cli("apply", "-f", write(tmp_path, MANIFEST))
-    path = data_dir / "secrets" / "default" / "ci.key"
+    path = data_dir / "secrets" / "default" / "ci-key" / "api-key"
     assert path.exists()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     key = path.read_text().strip()
@@ -434,7 +432,7 @@ def test_reapply_is_unchanged_and_writes_nothing(cli, tmp_path, data_dir):
     path = write(tmp_path, MANIFEST)
     cli("apply", "-f", path)
     before = all_objects(cli)
-    key_before = (data_dir / "secrets" / "default" / "ci.key").read_text()
+    key_before = (data_dir / "secrets" / "default" / "ci-key" / "api-key").read_text()
     result = cli("apply", "-f", path)
     assert result.stdout.splitlines() == [
         "project/sales unchanged", "operator/alice unchanged", "tag/vip unchanged",
@@ -444,7 +442,7 @@ def test_reapply_is_unchanged_and_writes_nothing(cli, tmp_path, data_dir):
     assert {k: v["metadata"]["resourceVersion"] for k, v in after.items()} == \
         {k: v["metadata"]["resourceVersion"] for k, v in before.items()}
     assert after == before
-    assert (data_dir / "secrets" / "default" / "ci.key").read_text() == key_before
+    assert (data_dir / "secrets" / "default" / "ci-key" / "api-key").read_text() == key_before
 
 
 def test_apply_changed_spec_is_configured(cli, tmp_path):
@@ -491,8 +489,8 @@ def test_invalid_document_fails_and_applies_nothing(cli, tmp_path, data_dir, bad
     assert_clean_failure(result, *fragments)
     assert "created" not in result.stdout
     assert get_json(cli, "project")["items"] == []
-    assert not (data_dir / "secrets").exists() or not any((data_dir / "secrets").rglob("*.key"))
-    assert not (tmp_path / "escape.key").exists()
+    assert not (data_dir / "secrets").exists() or not any((data_dir / "secrets").rglob("api-key"))
+    assert not (tmp_path / "escape-key").exists()
 
 
 def test_invalid_document_leaves_existing_objects_unchanged(cli, tmp_path):

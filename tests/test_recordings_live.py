@@ -108,3 +108,18 @@ def test_upload_after_an_interrupted_one_still_works(server, headers, project_id
     assert resp.status_code == 201, resp.text
     assert total_count(server, headers) == 1
     assert len(blob_files(server)) == 1
+
+
+def test_audio_url_points_at_the_port_served(server, headers, project_id, tmp_path):
+    """`callscope serve --port` on a port other than 8080, no CALLSCOPE_PUBLIC_BASE_URL: the link reaches this
+    server (it used to name the default port)."""
+    assert "CALLSCOPE_PUBLIC_BASE_URL" not in server.env and not server.url.endswith(":8080")
+    wav = make_audio(tmp_path / "call.wav", "wav", seconds=1.0)
+    with open(wav, "rb") as fh:
+        rec = httpx.post(f"{server.url}{API}/recordings", files={"file": ("call.wav", fh)},
+                         data={"project_id": str(project_id)}, headers=headers, timeout=30).json()["data"]
+    url = httpx.get(f"{server.url}{API}/recordings/{rec['public_id']}/audio_url", headers=headers,
+                    timeout=10).json()["data"]["url"]
+    assert url.startswith(f"{server.url}/files/")
+    audio = httpx.get(url, timeout=10)
+    assert audio.status_code == 200 and audio.content == wav.read_bytes()

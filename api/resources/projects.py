@@ -7,7 +7,6 @@ from callscope.api import schemas as s
 from callscope.api.body import parse_json
 from callscope.api.resources.base import Resource, data, principal_of
 from callscope.api.routing import operation
-
 from callscope.services import projects
 
 

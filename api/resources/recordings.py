@@ -3,48 +3,40 @@ audio URL, and the analysis read-outs (transcription, results, summary)."""
 
 from __future__ import annotations
 
+from pydantic import TypeAdapter, ValidationError
+
 from callscope.api import presenters
 from callscope.api import schemas as s
-from callscope.api.body import parse_datetime, parse_int, parse_json, query_datetime, query_int, query_int_list
-from callscope.api.pagination import page_request
+from callscope.api.body import parse_fields, parse_json, parse_query
+from callscope.api.pagination import paging
 from callscope.api.resources.base import Resource, data, principal_of
-from callscope.api.routing import QueryParam, operation
-
+from callscope.api.routing import operation
 from callscope.errors import BadRequest, ValidationFailed
 from callscope.services import analyses, recordings, uploads
 from callscope.services.audio_urls import audio_url
+from callscope.validation import FILENAME_MAX
 
 CHUNK = 1 << 20  # read the upload 1 MiB at a time: memory stays flat whatever the file size
-_INT = {"type": "integer"}
-_TIME = {"type": "string", "format": "date-time"}
-LIST_QUERY = (
-    QueryParam("page", {"type": "integer", "minimum": 1, "default": 1}),
-    QueryParam("per_page", {"type": "integer", "minimum": 1, "default": 20}, "At most 100 (larger values are capped)."),
-    QueryParam("tag_ids[]", {"type": "array", "items": _INT}, "Recordings carrying any of these tags."),
-    QueryParam("project_id", _INT), QueryParam("status", {"type": "string", "enum": list(recordings.STATUSES)}),
-    QueryParam("operator_id", _INT), QueryParam("language", {"type": "string"}),
-    QueryParam("external_id", {"type": "string"}),
-    QueryParam("called_from", _TIME), QueryParam("called_to", _TIME),
-    QueryParam("created_from", _TIME), QueryParam("created_to", _TIME),
-    QueryParam("min_duration_ms", _INT), QueryParam("max_duration_ms", _INT),
-    QueryParam("q", {"type": "string"}, "Case-insensitive search in the name."),
-)
+_LISTS = {"tag_ids[]", "tag_ids"}
+_FILENAME = TypeAdapter(s.Filename)
 
 
 def _fields(form: dict[str, list[str]]) -> uploads.UploadFields:
-    def one(name: str) -> str | None:
-        values = form.get(name)
-        return values[-1].strip() if values else None
+    """The form fields sent so far, checked (the last value of a repeated field counts)."""
+    values: dict[str, str | list[str]] = {name: sent[-1] for name, sent in form.items() if name not in _LISTS}
+    if tag_ids := form.get("tag_ids[]", []) + form.get("tag_ids", []):
+        values["tag_ids[]"] = tag_ids
+    parsed = parse_fields(s.UploadForm, values)
+    return uploads.UploadFields(**{**parsed.model_dump(), "recording_source": parsed.recording_source or None})
 
-    tag_values = form.get("tag_ids[]", []) + form.get("tag_ids", [])
-    return uploads.UploadFields(
-        project_id=parse_int("project_id", one("project_id")), name=one("name"), external_id=one("external_id") or None,
-        operator_id=parse_int("operator_id", one("operator_id")),
-        called_at=parse_datetime("called_at", one("called_at")), language=one("language") or None,
-        recording_source=one("recording_source") or None,
-        tag_ids=[v for t in tag_values if (v := parse_int("tag_ids[]", t)) is not None],
-        conversation_id=one("conversation_id") or None,
-    )
+
+def _filename(name: str | None) -> str | None:
+    """The file part's name, kept as the recording's original file name (and its default name)."""
+    try:
+        return None if name is None else _FILENAME.validate_python(name)
+    except ValidationError:
+        raise ValidationFailed(f"file name must be at most {FILENAME_MAX} characters without control "
+                               "characters") from None
 
 
 class RecordingCollection(Resource):
@@ -60,9 +52,11 @@ class RecordingCollection(Resource):
         try:
             async for part in await req.get_media():
                 if part.name == "file" and upload is None:
-                    if "project_id" in form:  # refuse early, before the audio streams in
-                        uploads.check_project(self.ctx, principal, _fields(form).project_id)
-                    upload = uploads.Upload(self.ctx, principal, part.filename)
+                    # Refuse early, before the audio streams in: the fields sent so far, and their project.
+                    fields = _fields(form)
+                    if "project_id" in form:
+                        uploads.check_project(self.ctx, principal, fields.project_id)
+                    upload = uploads.Upload(self.ctx, principal, _filename(part.filename))
                     while chunk := await part.stream.read(CHUNK):
                         await upload.write(chunk)
                 elif part.name != "file":
@@ -77,19 +71,12 @@ class RecordingCollection(Resource):
         resp.status = 201 if created else 200
         resp.media = data(presenters.recording_out(found))
 
-    @operation("List recordings, newest first", "read", response=s.Page[s.RecordingOut], query=LIST_QUERY,
-               errors=(401, 403, 422))
+    @operation("List recordings, newest first", "read", response=s.Page[s.RecordingOut],
+               query=s.RecordingListQuery, errors=(401, 403, 422))
     async def on_get(self, req, resp):
-        page = page_request(req)
-        filters = recordings.Filters(
-            project_id=query_int(req, "project_id"), status=req.get_param("status"),
-            operator_id=query_int(req, "operator_id"), language=req.get_param("language"),
-            external_id=req.get_param("external_id"), tag_ids=query_int_list(req, "tag_ids"),
-            called_from=query_datetime(req, "called_from"), called_to=query_datetime(req, "called_to"),
-            created_from=query_datetime(req, "created_from"), created_to=query_datetime(req, "created_to"),
-            min_duration_ms=query_int(req, "min_duration_ms"), max_duration_ms=query_int(req, "max_duration_ms"),
-            q=req.get_param("q"),
-        )
+        query = parse_query(req, s.RecordingListQuery)
+        page = paging(query)
+        filters = recordings.Filters(**query.model_dump(exclude={"page", "per_page"}))
         found, total = await recordings.list_recordings(self.ctx, principal_of(req), filters, page.offset, page.limit)
         resp.media = {"data": [presenters.recording_out(f).model_dump(mode="json") for f in found],
                       "meta": page.meta(total).model_dump()}
@@ -133,8 +120,8 @@ class RecordingItem(Resource):
                "read", response=s.Data[s.Transcription], errors=(401, 403, 404))
     async def on_get_transcription(self, req, resp, id: str):
         r = (await recordings.get_recording(self.ctx, principal_of(req), id)).recording
-        _, transcript = await analyses.load_analysis(self.ctx, r)
-        resp.media = data(presenters.transcription_out(r, transcript))
+        analysis, transcript = await analyses.load_analysis(self.ctx, r)
+        resp.media = data(presenters.transcription_out(r, analysis, transcript))
 
     @operation("Analysis results: goals, pauses, categories, extracted data, speakers, call characteristics "
                "(empty until the analysis has completed)", "read", response=s.Data[s.Results], errors=(401, 403, 404))

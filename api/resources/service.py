@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import falcon
-from callscope.api.routing import operation
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
+from callscope.api.routing import operation
 from callscope.services.context import Context
 
 

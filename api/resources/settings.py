@@ -6,7 +6,6 @@ from callscope.api import schemas as s
 from callscope.api.pagination import DEFAULT_PER_PAGE, MAX_PER_PAGE
 from callscope.api.resources.base import Resource, data, principal_of
 from callscope.api.routing import operation
-
 from callscope.resources import Account
 from callscope.services.accounts import account_display_name
 

@@ -9,7 +9,6 @@ from callscope.api import schemas as s
 from callscope.api.body import read_raw
 from callscope.api.resources.base import Resource, data, principal_of
 from callscope.api.routing import operation
-
 from callscope.errors import BadRequest
 from callscope.services import shares
 

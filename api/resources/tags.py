@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from callscope.api import presenters
 from callscope.api import schemas as s
-from callscope.api.body import parse_json, query_int
+from callscope.api.body import parse_json, parse_query
 from callscope.api.resources.base import Resource, data, principal_of
-from callscope.api.routing import QueryParam, operation
-
+from callscope.api.routing import operation
 from callscope.services import tags
 
 
 class TagCollection(Resource):
     @operation("List a project's tags (ordered by name)", "read", response=s.Data[list[s.TagOut]],
-               query=(QueryParam("project_id", {"type": "integer"}, "Required for account-wide keys."),),
-               errors=(401, 403, 404, 422))
+               query=s.ProjectQuery, errors=(401, 403, 404, 422))
     async def on_get(self, req, resp):
-        found = tags.list_tags(self.ctx, principal_of(req), query_int(req, "project_id"))
+        found = tags.list_tags(self.ctx, principal_of(req), parse_query(req, s.ProjectQuery).project_id)
         resp.media = data(await presenters.tag_outs(self.ctx, found))
 
     @operation("Create a tag (idempotent on name: 200 with the existing tag)", "write", body=s.TagCreate,

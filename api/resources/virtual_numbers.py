@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from callscope.api import presenters
 from callscope.api import schemas as s
-from callscope.api.body import parse_json, query_int
+from callscope.api.body import parse_json, parse_query
 from callscope.api.resources.base import Resource, data, principal_of
-from callscope.api.routing import QueryParam, operation
-
+from callscope.api.routing import operation
 from callscope.services import numbers
 
 
@@ -42,13 +41,14 @@ class NumberItem(Resource):
         number = await numbers.add_operator(self.ctx, principal, id, body.model_dump(exclude_unset=True))
         resp.media = data(await presenters.number_detail(self.ctx, principal, number))
 
-    @operation("Detach an operator", "write", body=s.RemoveOperator,
-               query=(QueryParam("operator_id", {"type": "integer"}, "Or in a JSON body."),),
-               response=s.Data[s.NumberDetail], errors=(400, 401, 403, 404, 422))
+    # The spec also takes operator_id in a JSON body here; the document shows the query form only, since
+    # OpenAPI cannot say "in the query or in the body".
+    @operation("Detach an operator (operator_id in the query, or in a JSON body)", "write", query=s.OperatorQuery,
+               response=s.Data[s.NumberDetail], errors=(400, 401, 403, 404, 413, 422))
     async def on_delete_remove_operator(self, req, resp, id: int):
         principal = principal_of(req)
         body = await parse_json(req, s.RemoveOperator, self.body_limit)
-        operator_id = query_int(req, "operator_id")
+        operator_id = parse_query(req, s.OperatorQuery).operator_id
         number = await numbers.remove_operator(
             self.ctx, principal, id, operator_id if operator_id is not None else body.operator_id)
         resp.media = data(await presenters.number_detail(self.ctx, principal, number))
@@ -56,12 +56,10 @@ class NumberItem(Resource):
 
 class AvailableNumbers(Resource):
     @operation("Search numbers available for purchase", "read", response=s.Data[list[s.NumberCandidate]],
-               query=(QueryParam("country", {"type": "string", "default": "US"}, "ISO 3166-1 alpha-2"),
-                      QueryParam("number_type", {"type": "string", "default": "mobile",
-                                                 "enum": list(numbers.NUMBER_TYPES)})),
-               errors=(401, 403, 422))
+               query=s.AvailableQuery, errors=(401, 403, 422))
     async def on_get(self, req, resp):
-        found = await numbers.search_available(self.ctx, req.get_param("country"), req.get_param("number_type"))
+        query = parse_query(req, s.AvailableQuery)
+        found = await numbers.search_available(self.ctx, query.country, query.number_type)
         resp.media = {"data": [c.model_dump(mode="json") for c in found]}
 
 

@@ -256,9 +256,38 @@ def probe(path: Path) -> AudioInfo:
         raise ValidationFailed(EMPTY)
     with open(path, "rb") as f:
         head = f.read(16)
+    # Data a permissive demuxer (e.g. MP3's) accepted but in which no audio is found is "unsupported"
+    # unless the file starts like one of the six containers.
+    broken = CORRUPT if _looks_like_audio_container(head) else UNSUPPORTED
 
+    with _open(path, broken) as container:
+        demuxer = container.format.name
+        fmt, codecs = _DEMUXERS[demuxer]
+        stream, codec = _audio_stream(container, codecs)
+        ctx = stream.codec_context
+        if not ctx.sample_rate or not ctx.channels:
+            raise ValidationFailed(broken)
+        first_pts, end_pts = _demux_all(container, stream, demuxer, broken)
+        if demuxer == "wav" and _wav_data_missing(path, size):
+            raise ValidationFailed(CORRUPT)
+        if demuxer == "ogg" and not _ogg_ends_with_complete_page(path, size):
+            raise ValidationFailed(CORRUPT)
+        duration = _duration(container, stream, fmt, first_pts, end_pts)
+        return AudioInfo(
+            format=fmt,
+            codec=codec,
+            duration_ms=max(0, round(duration * 1000)),
+            sample_rate=ctx.sample_rate,
+            channels=ctx.channels,
+            bit_rate=ctx.bit_rate or container.bit_rate or None,
+            size_bytes=size,
+        )
+
+
+def _open(path: Path, broken: str) -> av.container.InputContainer:
+    """The file opened by one of the six demuxers and the ``file`` protocol only."""
     try:
-        container = av.open(
+        return av.open(
             str(path),
             mode="r",
             # max_size: the WAV demuxer's packet size (default 4 KiB) — 1 MiB packets make a 1 GB WAV a
@@ -266,91 +295,83 @@ def probe(path: Path) -> AudioInfo:
             options={"format_whitelist": _FORMAT_WHITELIST, "protocol_whitelist": "file", "max_size": str(1 << 20)},
         )
     except (av.error.FFmpegError, UnicodeDecodeError, ValueError):
-        raise ValidationFailed(CORRUPT if _looks_like_audio_container(head) else UNSUPPORTED) from None
+        raise ValidationFailed(broken) from None
 
-    with container:
-        demuxer = container.format.name
-        fmt, codecs = _DEMUXERS[demuxer]
-        streams = list(container.streams)
-        if any(s.type == "video" and not s.disposition & av.stream.Disposition.attached_pic for s in streams):
-            raise ValidationFailed(UNSUPPORTED)
-        audio = [s for s in streams if s.type == "audio"]
-        if not audio:
-            raise ValidationFailed(NO_AUDIO)
-        stream = audio[0]
-        ctx = stream.codec_context
-        if ctx.codec is None:
-            raise ValidationFailed(UNSUPPORTED)
-        codec = _codec_name(stream)
-        if codecs is not None and codec not in codecs:
-            raise ValidationFailed(UNSUPPORTED)
-        # Data a permissive demuxer (e.g. MP3's) accepted but in which no audio is found is "unsupported"
-        # unless the file starts like one of the six containers.
-        broken = CORRUPT if _looks_like_audio_container(head) else UNSUPPORTED
-        if not ctx.sample_rate or not ctx.channels:
-            raise ValidationFailed(broken)
 
-        time_base = stream.time_base
-        first_pts: int | None = None
-        end_pts: int | None = None
-        packets = 0
-        decoded = 0
-        last_packet = None
-        try:
-            for packet in container.demux(stream):
-                if packet.size == 0:  # the flush packet at end of stream
-                    continue
-                if packet.is_corrupt and demuxer != "wav":
-                    # (WAV flags a short last read even for streamed files: its header is checked below)
-                    raise ValidationFailed(CORRUPT)
-                packets += 1
-                pts = packet.pts if packet.pts is not None else packet.dts
-                if pts is not None:
-                    first_pts = pts if first_pts is None else min(first_pts, pts)
-                    end = pts + (packet.duration or 0)
-                    end_pts = end if end_pts is None else max(end_pts, end)
-                if packets <= _DECODE_CHECK_PACKETS:
-                    decoded += len(ctx.decode(packet))
-                else:
-                    last_packet = packet  # one packet held at a time: memory stays flat
-            if decoded == 0 and packets:
-                decoded = len(ctx.decode(None))  # some decoders buffer a few packets first
-            if last_packet is not None:
-                # A file cut inside its last frame often still demuxes (FLAC, MP3): decode that frame alone.
-                ctx.flush_buffers()
-                ctx.decode(last_packet)
-        except av.error.FFmpegError:
-            raise ValidationFailed(CORRUPT if decoded else broken) from None
-        if packets == 0 or end_pts is None or decoded == 0:
-            raise ValidationFailed(broken)
-        if demuxer == "wav" and _wav_data_missing(path, size):
-            raise ValidationFailed(CORRUPT)
-        if demuxer == "ogg" and not _ogg_ends_with_complete_page(path, size):
-            raise ValidationFailed(CORRUPT)
+def _audio_stream(container: av.container.InputContainer, codecs: frozenset[str] | None) -> tuple[
+        av.audio.stream.AudioStream, str]:
+    """The first audio stream and its codec, of a container without video (cover art aside) and in a codec the
+    container's format accepts."""
+    streams = list(container.streams)
+    if any(s.type == "video" and not s.disposition & av.stream.Disposition.attached_pic for s in streams):
+        raise ValidationFailed(UNSUPPORTED)
+    audio = [s for s in streams if s.type == "audio"]
+    if not audio:
+        raise ValidationFailed(NO_AUDIO)
+    stream = audio[0]
+    if stream.codec_context.codec is None:
+        raise ValidationFailed(UNSUPPORTED)
+    codec = _codec_name(stream)
+    if codecs is not None and codec not in codecs:
+        raise ValidationFailed(UNSUPPORTED)
+    return stream, codec
 
-        measured = float((end_pts - max(first_pts or 0, 0)) * time_base)
-        declared = _seconds(stream.duration, time_base)
-        if declared is None and demuxer == "matroska,webm" and container.duration:
-            declared = container.duration / av.time_base  # the segment's Duration element
-        if declared is not None and declared <= 0:
-            declared = None
-        duration = measured
-        if declared is not None:
-            missing = declared - measured
-            tolerance = _EXACT_TOLERANCE_S if fmt == "flac" else TRUNCATION_TOLERANCE_S
-            if missing > tolerance:
+
+def _demux_all(container: av.container.InputContainer, stream: av.audio.stream.AudioStream, demuxer: str,
+               broken: str) -> tuple[int, int]:
+    """Read every packet of ``stream`` (decoding the first few, and the last one alone) and return the span they
+    cover, (first pts, end pts) in the stream's time base; ValidationFailed for a corrupt or undecodable stream."""
+    ctx = stream.codec_context
+    first_pts: int | None = None
+    end_pts: int | None = None
+    packets = 0
+    decoded = 0
+    last_packet = None
+    try:
+        for packet in container.demux(stream):
+            if packet.size == 0:  # the flush packet at end of stream
+                continue
+            if packet.is_corrupt and demuxer != "wav":
+                # (WAV flags a short last read even for streamed files: its header is checked by the caller)
                 raise ValidationFailed(CORRUPT)
-            if -TRUNCATION_TOLERANCE_S <= missing <= _PADDING_SLACK_S:
-                duration = declared  # the header's figure honours encoder delay and padding
-            # else: a little short (accepted, measured) or the header under-declares (measured)
+            packets += 1
+            pts = packet.pts if packet.pts is not None else packet.dts
+            if pts is not None:
+                first_pts = pts if first_pts is None else min(first_pts, pts)
+                end = pts + (packet.duration or 0)
+                end_pts = end if end_pts is None else max(end_pts, end)
+            if packets <= _DECODE_CHECK_PACKETS:
+                decoded += len(ctx.decode(packet))
+            else:
+                last_packet = packet  # one packet held at a time: memory stays flat
+        if decoded == 0 and packets:
+            decoded = len(ctx.decode(None))  # some decoders buffer a few packets first
+        if last_packet is not None:
+            # A file cut inside its last frame often still demuxes (FLAC, MP3): decode that frame alone.
+            ctx.flush_buffers()
+            ctx.decode(last_packet)
+    except av.error.FFmpegError:
+        raise ValidationFailed(CORRUPT if decoded else broken) from None
+    if packets == 0 or end_pts is None or decoded == 0:
+        raise ValidationFailed(broken)
+    return max(first_pts or 0, 0), end_pts
 
-        bit_rate = ctx.bit_rate or container.bit_rate or None
-        return AudioInfo(
-            format=fmt,
-            codec=codec,
-            duration_ms=max(0, round(duration * 1000)),
-            sample_rate=ctx.sample_rate,
-            channels=ctx.channels,
-            bit_rate=bit_rate,
-            size_bytes=size,
-        )
+
+def _duration(container: av.container.InputContainer, stream: av.audio.stream.AudioStream, fmt: AudioFormat,
+              first_pts: int, end_pts: int) -> float:
+    """Seconds: what the header declares when the packets present agree with it, else what they measure;
+    ValidationFailed when the header promises more audio than the tolerance allows (truncation)."""
+    time_base = stream.time_base
+    measured = float((end_pts - first_pts) * time_base)
+    declared = _seconds(stream.duration, time_base)
+    if declared is None and fmt == "webm" and container.duration:
+        declared = container.duration / av.time_base  # the segment's Duration element
+    if declared is None or declared <= 0:
+        return measured
+    missing = declared - measured
+    tolerance = _EXACT_TOLERANCE_S if fmt == "flac" else TRUNCATION_TOLERANCE_S
+    if missing > tolerance:
+        raise ValidationFailed(CORRUPT)
+    if -TRUNCATION_TOLERANCE_S <= missing <= _PADDING_SLACK_S:
+        return declared  # the header's figure honours encoder delay and padding
+    return measured  # a little short (accepted, measured) or the header under-declares

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from callscope.blobs.base import BlobStore
+from callscope.blobs.filesystem import FilesystemBlobStore
 
 if TYPE_CHECKING:
     from callscope.config import Settings
@@ -15,11 +16,9 @@ MiB = 1024 * 1024
 def build_blob_store(settings: Settings) -> BlobStore:
     """The filesystem store under ``<data_dir>/blobs`` or the S3 store; creates no bucket (S3BlobStore.ensure_bucket)."""
     if settings.blob_store == "filesystem":
-        from callscope.blobs.filesystem import FilesystemBlobStore
-
         return FilesystemBlobStore(settings.data_dir / "blobs")
     if settings.blob_store == "s3":
-        from callscope.blobs.s3 import S3BlobStore
+        from callscope.blobs.s3 import S3BlobStore  # boto3 loads only for S3 (start-up time of embedded mode)
 
         if not settings.s3_bucket:
             raise ValueError("CALLSCOPE_S3_BUCKET is required when CALLSCOPE_BLOB_STORE=s3")

@@ -46,6 +46,8 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
+from callscope.private_files import private_sqlite_file
+
 log = logging.getLogger(__name__)
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -245,7 +247,8 @@ def _sqlite_engine(url: URL, *, pool_size: int, max_overflow: int, echo: bool) -
         engine = create_engine(url, poolclass=StaticPool, connect_args=connect_args, echo=echo)
     else:
         if not database.startswith("file:"):
-            Path(database).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+            # member emails, key usage: owner-only, before SQLite creates the file 0644
+            private_sqlite_file(Path(database).expanduser().resolve())
         engine = create_engine(
             url, pool_size=pool_size, max_overflow=max_overflow, connect_args=connect_args, echo=echo
         )

@@ -85,9 +85,12 @@ def _found(session: Session, recording: Recording | None) -> Found | None:
     return Found(recording, tag_ids_of(session, [recording.id])[recording.id]) if recording is not None else None
 
 
-def _by_ref(session: Session, scope: Scope, ref: str) -> Recording | None:
+def _by_ref(session: Session, scope: Scope, ref: str, *, lock: bool = False) -> Recording | None:
     query = _where_ref(select(Recording), ref)
-    return session.scalars(in_scope(query, scope)).first() if query is not None else None
+    if query is None:
+        return None
+    query = in_scope(query, scope)
+    return session.scalars(query.with_for_update() if lock else query).first()
 
 
 def find(session: Session, scope: Scope, ref: str) -> Found | None:
@@ -246,8 +249,9 @@ def insert(session: Session, row: Recording, tag_ids: list[int], now: datetime) 
 def change(session: Session, scope: Scope, ref: str, changes: dict[str, Any], tag_ids: list[int] | None,
            moved: bool, now: datetime) -> Found | None:
     """Write `changes` onto the recording; replace its tags with `tag_ids` (None: keep them, unless the
-    recording `moved` to another project, whose tags they are not)."""
-    recording = _by_ref(session, scope, ref)
+    recording `moved` to another project, whose tags they are not). The row is locked as it is read: a
+    recording deleted meanwhile is not found (PostgreSQL; SQLite's write transactions run one at a time)."""
+    recording = _by_ref(session, scope, ref, lock=True)
     if recording is None:
         return None
     for key, value in changes.items():

@@ -86,7 +86,6 @@ _BOUNDS: dict[tuple[str, str], dict[str, Any]] = {
     ("ProjectSpec", "goals"): {"maxItems": 100},
     ("ProjectSpec", "categories"): {"maxItems": 100},
     ("ProjectSpec", "fields"): {"maxItems": 100},
-    ("Category", "name"): {"maxLength": 253},
     ("ExtractedField", "name"): {"maxLength": 63},
     # Lists of enum values whose rule forbids repeats hold each value at most once.
     ("Webhook", "sections"): {"maxItems": len(typing.get_args(WebhookSection))},
@@ -115,7 +114,6 @@ _VALIDATIONS: dict[str, list[dict[str, str]]] = {
     "ExtractedField": [{"rule": "!has(self.type) || self.type != 'enum' || (has(self.values) && size(self.values) > 0)",
                         "message": "an enum field needs values"}],
     "Webhook": [_unique("sections", "webhook sections must not repeat")],
-    "TagSpec": [{"rule": "self.name.matches('\\\\S')", "message": "name must not be blank"}],
     "ApiKeySpec": [_unique("permissions", "permissions must not repeat")],
 }
 

@@ -13,6 +13,20 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from callscope.resources.meta import BaseStatus, CamelModel, Resource
+from callscope.validation import (
+    Cost,
+    Email,
+    ExternalId,
+    Language,
+    Line,
+    MemberEmail,
+    Name,
+    PauseSeconds,
+    Percent,
+    RetentionDays,
+    Text,
+    WebhookUrl,
+)
 
 E164_PATTERN = r"^\+[1-9]\d{1,14}$"
 Permission = Literal["read", "write", "delete"]
@@ -21,10 +35,10 @@ NumberType = Literal["mobile", "local", "toll-free", "national"]
 
 
 class AccountSpec(CamelModel):
-    display_name: str = Field(description="Account name, shown as shared_by of shares made through the API.")
-    default_language: str = Field("en", description="Language for projects that set none.")
-    audio_retention_days: int | None = Field(
-        None, ge=1, description="Default audio retention for projects without retention_days."
+    display_name: Line = Field(description="Account name, shown as shared_by of shares made through the API.")
+    default_language: Language = Field("en", description="Language for projects that set none (BCP 47).")
+    audio_retention_days: RetentionDays | None = Field(
+        None, description="Default audio retention for projects without retention_days."
     )
 
 
@@ -38,8 +52,8 @@ class Account(Resource[AccountSpec, BaseStatus]):
 
 
 class MemberSpec(CamelModel):
-    email: str = Field(pattern=r"^[^@\s]+@[^@\s]+$", description="Sign-in email of the person.")
-    name: str = Field(min_length=1, description="Display name.")
+    email: MemberEmail = Field(description="Sign-in email of the person.")
+    name: Name = Field(description="Display name.")
     locked: bool = Field(False, description="A locked member loses access to everything shared with them.")
 
 
@@ -58,9 +72,9 @@ FieldType = Literal["string", "number", "boolean", "date", "email", "phone", "en
 
 class Goal(CamelModel):
     id: int = Field(ge=1, description="Goal id reported as goal_id in results; unique within the project.")
-    name: str = Field(min_length=1, description="Short name reported as goal_name.")
-    description: str = Field(min_length=1, description="What the call must achieve; the evaluator reads this.")
-    phrases: list[str] = Field(
+    name: Name = Field(description="Short name reported as goal_name.")
+    description: Text = Field(min_length=1, description="What the call must achieve; the evaluator reads this.")
+    phrases: list[Name] = Field(
         default_factory=list, description="Any of these said meets the goal (whole words, case and punctuation "
         "ignored); the description is also matched by meaning."
     )
@@ -75,9 +89,9 @@ class Goal(CamelModel):
 
 
 class Category(CamelModel):
-    name: str = Field(min_length=1, description="Category a call can be put in.")
-    description: str = Field("", description="When a call belongs to this category.")
-    keywords: list[str] = Field(
+    name: Name = Field(description="Category a call can be put in.")
+    description: Text = Field("", description="When a call belongs to this category.")
+    keywords: list[Name] = Field(
         default_factory=list, description="Any of these said puts the call in the category (whole words, case and "
         "punctuation ignored); name and description are also matched by meaning."
     )
@@ -89,12 +103,12 @@ class Category(CamelModel):
 
 class ExtractedField(CamelModel):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,62}$", description="Key of the value in the results.")
-    description: str = Field(min_length=1, description="What to extract from the conversation.")
+    description: Text = Field(min_length=1, description="What to extract from the conversation.")
     type: FieldType = Field(
         "string", description="Type of the value: string, number, boolean, date (ISO 8601), email, phone (E.164) "
         "or enum (one of values)."
     )
-    values: list[str] = Field(default_factory=list, description="The allowed values of an enum field.")
+    values: list[Name] = Field(default_factory=list, description="The allowed values of an enum field.")
 
     @model_validator(mode="after")
     def _enum_has_values(self) -> ExtractedField:
@@ -113,7 +127,7 @@ WebhookSection = Literal["metadata", "summary", "transcription", "goals", "categ
 
 
 class Webhook(CamelModel):
-    url: str = Field(pattern=r"^https?://", description="Endpoint that receives recording.analyzed (HTTPS in production).")
+    url: WebhookUrl = Field(description="Endpoint that receives recording.analyzed (HTTPS in production).")
     sections: list[WebhookSection] = Field(
         default_factory=lambda: ["metadata"], description="Payload sections to include."
     )
@@ -123,19 +137,21 @@ class Webhook(CamelModel):
 
 
 class ProjectSpec(CamelModel):
-    name: str = Field(min_length=1, description="Display name.")
-    language: str = Field(min_length=1, description="Default ISO language code for transcription.")
-    description: str | None = Field(None, description="Free-form description.")
-    industry: str | None = Field(None, description="Industry tag.")
-    goal_language: str | None = Field(None, description="Language of goal-evaluation prompts; defaults to language.")
-    summary_language: str | None = Field(None, description="Language of call summaries; defaults to language.")
-    long_pause_threshold_seconds: int | None = Field(
-        None, ge=0, description="Minimum silence in seconds that is flagged as a long pause."
+    name: Name = Field(description="Display name.")
+    language: Language = Field(description="Default language of transcription (BCP 47).")
+    description: Text | None = Field(None, description="Free-form description.")
+    industry: Line | None = Field(None, description="Industry tag.")
+    goal_language: Language | None = Field(
+        None, description="Language of goal-evaluation prompts (BCP 47); defaults to language.")
+    summary_language: Language | None = Field(
+        None, description="Language of call summaries (BCP 47); defaults to language.")
+    long_pause_threshold_seconds: PauseSeconds | None = Field(
+        None, description="Minimum silence in seconds that is flagged as a long pause."
     )
-    transcription_hints: str | None = Field(None, description="Domain vocabulary that biases transcription.")
-    retention_days: int | None = Field(None, ge=1, description="Days recordings are kept; null disables retention.")
+    transcription_hints: Text | None = Field(None, description="Domain vocabulary that biases transcription.")
+    retention_days: RetentionDays | None = Field(None, description="Days recordings are kept; null disables retention.")
     quality_baseline_enabled: bool = Field(False, description="Compute a quality baseline across recordings.")
-    quality_baseline_pct: float | None = Field(None, ge=0, le=100, description="Target percentile, 0 to 100.")
+    quality_baseline_pct: Percent | None = Field(None, description="Target percentile, 0 to 100.")
     goals: list[Goal] = Field(default_factory=list, description="Goals each call is evaluated against.")
     categories: list[Category] = Field(default_factory=list, description="Categories calls are sorted into.")
     fields: list[ExtractedField] = Field(default_factory=list, description="Values extracted from each call.")
@@ -152,10 +168,10 @@ class Project(Resource[ProjectSpec, BaseStatus]):
 
 
 class OperatorSpec(CamelModel):
-    name: str = Field(min_length=1, description="Full display name; initials derive from it.")
-    external_id: str | None = Field(None, description="The customer's own identifier; unique per account.")
+    name: Name = Field(description="Full display name; initials derive from it.")
+    external_id: ExternalId | None = Field(None, description="The customer's own identifier; unique per account.")
     phone_number: str | None = Field(None, pattern=E164_PATTERN, description="E.164; unique per account.")
-    email: str | None = Field(None, description="Contact email.")
+    email: Email | None = Field(None, description="Contact email.")
     active: bool = Field(True, description="Whether the operator can receive routed calls.")
     projects: list[str] = Field(default_factory=list, description="Names of the projects the operator is linked to.")
 
@@ -171,7 +187,7 @@ class Operator(Resource[OperatorSpec, BaseStatus]):
 
 class VirtualNumberSpec(CamelModel):
     phone_number: str = Field(pattern=E164_PATTERN, description="E.164; unique per account.")
-    name: str | None = Field(None, description="Display name.")
+    name: Line | None = Field(None, description="Display name.")
     country_code: str = Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2.")
     number_type: NumberType = Field("mobile", description="mobile, local, toll-free or national.")
     active: bool = Field(True, description="Whether the number receives calls.")
@@ -186,8 +202,8 @@ class VirtualNumberSpec(CamelModel):
 class VirtualNumberStatus(BaseStatus):
     provider: str | None = Field(None, description="Phone-number provider that sold the number.")
     provider_ref: str | None = Field(None, description="The provider's identifier of the number.")
-    upfront_cost: str | None = Field(None, description="One-time cost, a decimal string.")
-    monthly_cost: str | None = Field(None, description="Monthly cost, a decimal string.")
+    upfront_cost: Cost | None = Field(None, description="One-time cost, a decimal string.")
+    monthly_cost: Cost | None = Field(None, description="Monthly cost, a decimal string.")
 
 
 class VirtualNumber(Resource[VirtualNumberSpec, VirtualNumberStatus]):
@@ -200,7 +216,7 @@ class VirtualNumber(Resource[VirtualNumberSpec, VirtualNumberStatus]):
 
 
 class TagSpec(CamelModel):
-    name: str = Field(min_length=1, description="Tag name; unique within its project, case-insensitively.")
+    name: Name = Field(description="Tag name; unique within its project, case-insensitively.")
     project: str = Field(min_length=1, description="Name of the owning project.")
 
 

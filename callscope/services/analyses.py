@@ -10,11 +10,15 @@ previous transcript blob is deleted; if the transaction did not commit (lease lo
 Failure: the job ends ``failed`` and the recording ``failed`` with a reason a user can read, plus the webhook event,
 in one transaction. A failed re-analysis of a completed recording keeps it ``completed`` with its old results
 (stage ``reanalysis_failed``, the reason in ``status_reason``) and sends no event: nothing about it changed.
+
+The analysis layer hands a result over as a ``Completion`` (callscope/analysis/stored.py makes it): plain JSON and
+numbers, so that this module stores and sends them without reading an analysis itself.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -40,19 +44,18 @@ def transcript_key(account: str, public_id: str, version: int) -> str:
     return f"{blob_prefix(account, public_id)}transcript-v{version}.json"
 
 
-def results_document(result: Any) -> dict[str, Any]:
-    """The AnalysisResult without its dialogue (which is the transcript document)."""
-    return result.model_dump(mode="json", exclude={"dialogue"})
+@dataclass(frozen=True)
+class Completion:
+    """A finished analysis as the catalog takes it: the two documents to store, the recording's counters, and the
+    analysis sections of the ``recording.analyzed`` event (its read-outs once the recording is completed)."""
 
-
-def transcript_document(result: Any) -> dict[str, Any]:
-    return result.model_dump(mode="json", include={"language", "speakers", "dialogue", "duration_ms", "channels"})
-
-
-def quality_score(results: dict[str, Any]) -> float | None:
-    """Mean goal score (0..1) of the results, None when no goal was evaluated."""
-    scores = [float(g["score"]) for g in results.get("goals") or [] if isinstance(g, dict) and g.get("score") is not None]
-    return sum(scores) / len(scores) if scores else None
+    results: dict[str, Any]  # the ``analyses`` row's document
+    transcript: dict[str, Any]  # the transcript blob's document
+    dialogues_count: int
+    pauses_detected: int
+    goals_evaluated: bool
+    quality_score: float | None  # the mean goal score, None without goals
+    readouts: dict[str, Any]
 
 
 def _project_spec(ctx: Context, recording: Recording):
@@ -60,42 +63,38 @@ def _project_spec(ctx: Context, recording: Recording):
     return project.spec if project is not None else None
 
 
-def _commit_completion(session: Session, claimed: Claimed, current: analysis_rows.Current, key: str, results: dict,
-                       transcript: dict, project, now: datetime) -> bool:
+def _commit_completion(session: Session, claimed: Claimed, current: analysis_rows.Current, key: str,
+                       completion: Completion, project, now: datetime) -> bool:
     """One transaction: the lease still ours, the analysis row, the recording's counters, the job's end, the event."""
     if not jobs.holds_lease(session, claimed):
         return False
-    if not analysis_rows.store(session, claimed.recording_id, current.version, key, results, now):
+    if not analysis_rows.store(session, claimed.recording_id, current.version, key, completion.results, now):
         return False  # written meanwhile by another owner: ours is stale
-    goals = [g for g in results.get("goals") or [] if isinstance(g, dict)]
     jobs.move_recording(session, claimed.recording_id, claimed.kind, {
         "status": "completed", "status_reason": None, "stage": "done", "progress": 100,
-        "dialogues_count": len(transcript.get("dialogue") or []),
-        "pauses_detected": len(results.get("pauses") or []),
-        "goals_evaluated": bool(goals), "quality_score": quality_score(results), "updated_at": now})
+        "dialogues_count": completion.dialogues_count, "pauses_detected": completion.pauses_detected,
+        "goals_evaluated": completion.goals_evaluated, "quality_score": completion.quality_score, "updated_at": now})
     if not jobs.finish(session, claimed, "done", now):
         raise jobs.IllegalTransition("lease lost inside the completion transaction")
     recording = recording_rows.by_id(session, claimed.recording_id)
-    enqueue_recording_analyzed(session, recording=recording, project=project, results=results,
-                               transcript=transcript, now=now)
+    enqueue_recording_analyzed(session, recording=recording, project=project, readouts=completion.readouts,
+                               now=now)
     return True
 
 
-async def complete(ctx: Context, claimed: Claimed, result: Any) -> bool:
+async def complete(ctx: Context, claimed: Claimed, completion: Completion) -> bool:
     """Store a finished analysis and complete its recording; False (nothing written) when the lease was lost."""
     current = await ctx.catalog.read(analysis_rows.current, claimed.recording_id)
     if current is None:
         return False  # the recording was deleted meanwhile (its job went with it)
     recording = current.recording
     key = transcript_key(recording.account, recording.public_id, current.version + 1)
-    results, transcript = results_document(result), transcript_document(result)
     async with ctx.blobs.writer(key) as writer:
-        await writer.write(json.dumps(transcript, separators=(",", ":")).encode())
+        await writer.write(json.dumps(completion.transcript, separators=(",", ":")).encode())
         await writer.commit()
     project = _project_spec(ctx, recording)
     try:
-        done = await ctx.catalog.write(_commit_completion, claimed, current, key, results, transcript, project,
-                                       ctx.clock())
+        done = await ctx.catalog.write(_commit_completion, claimed, current, key, completion, project, ctx.clock())
     except BaseException:
         await ctx.blobs.delete(key)
         raise
@@ -124,8 +123,7 @@ def _commit_failure(session: Session, claimed: Claimed, reason: str, project, no
     jobs.move_recording(session, recording.id, claimed.kind, {
         "status": "failed", "status_reason": reason, "stage": "failed", "progress": 0, "updated_at": now})
     recording = recording_rows.by_id(session, recording.id)
-    enqueue_recording_analyzed(session, recording=recording, project=project, results=None, transcript=None,
-                               now=now)
+    enqueue_recording_analyzed(session, recording=recording, project=project, readouts=None, now=now)
     return True
 
 

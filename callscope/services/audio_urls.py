@@ -30,7 +30,7 @@ async def audio_url(ctx: Context, recording: Recording) -> tuple[str, datetime]:
                                         CONTENT_TYPES[recording.audio_format])
     if url is None:
         token = sign(ctx.url_secret, recording.blob_key, int(expires_at.timestamp()))
-        url = f"{ctx.settings.public_base_url.rstrip('/')}{FILES_PATH}{token}"
+        url = f"{ctx.settings.base_url}{FILES_PATH}{token}"
     return url, expires_at
 
 

@@ -108,18 +108,29 @@ async def authenticate(ctx: Context, header: str | None) -> Principal:
     if scheme.lower() != "bearer" or not well_formed(ctx.settings.api_key_prefix, token):
         raise Unauthorized(MALFORMED)
     digest = hash_key(token)
-    matches = ctx.store.by_index(ApiKey, KEY_HASH, digest)
-    if not matches:  # made a moment ago by another process (the CLI)? catch up once before refusing
+    principal = _principal(ctx, digest)
+    if principal is None:
+        # Made or renewed a moment ago by another process (the CLI)? Catch up once before refusing. Every key
+        # refused here, unknown or revoked, expired, unbound, takes this same path: the time of the answer must
+        # not tell whether a key exists.
         await ctx.store.sync()
-        matches = ctx.store.by_index(ApiKey, KEY_HASH, digest)
-    if len(matches) != 1:
+        principal = _principal(ctx, digest)
+    if principal is None:
         raise Unauthorized(INVALID)
+    return principal
+
+
+def _principal(ctx: Context, digest: str) -> Principal | None:
+    """Who the key of hash `digest` is, from the cache; None when it is unknown or no longer valid."""
+    matches = ctx.store.by_index(ApiKey, KEY_HASH, digest)
+    if len(matches) != 1:
+        return None
     key = matches[0]
     if key.spec.revoked or (key.spec.expires_at is not None and key.spec.expires_at <= ctx.clock()):
-        raise Unauthorized(INVALID)
+        return None
     project_id = scope.project_id_of(ctx, key.namespace, key.spec.project)
     if key.spec.project is not None and project_id is None:  # bound project is gone
-        raise Unauthorized(INVALID)
+        return None
     return Principal(
         account=key.namespace, key_name=key.name, key_uid=key.metadata.uid or key.name,
         permissions=frozenset(key.spec.permissions), project=key.spec.project, project_id=project_id,

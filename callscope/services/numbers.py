@@ -16,8 +16,6 @@ from callscope.services.phones import normalize_e164, region_of
 from callscope.store.interface import AlreadyExists
 from callscope.telephony.base import NumberCandidate
 
-NUMBER_TYPES = ("mobile", "local", "toll-free", "national")
-ROUTING_STRATEGIES = ("priority", "round_robin", "simultaneous")
 PURCHASE_PAUSED = "virtual_number_purchase_paused"
 
 
@@ -54,11 +52,6 @@ def available_operators(ctx: Context, principal: Principal, number: VirtualNumbe
 
 async def update_number(ctx: Context, principal: Principal, number_id: int, fields: dict[str, Any]) -> VirtualNumber:
     number = scope.visible_number(ctx, principal, number_id)
-    if "routing_strategy" in fields and fields["routing_strategy"] not in ROUTING_STRATEGIES:
-        raise ValidationFailed(f"Routing strategy must be one of: {', '.join(ROUTING_STRATEGIES)}")
-    for flag in ("active", "recording", "routing_strategy"):
-        if flag in fields and fields[flag] is None:
-            raise ValidationFailed(f"{flag} can't be null")
     changes = {k: (v.strip() or None) if k == "name" and isinstance(v, str) else v for k, v in fields.items()}
 
     def apply(draft: VirtualNumber) -> None:
@@ -67,17 +60,9 @@ async def update_number(ctx: Context, principal: Principal, number_id: int, fiel
     return await change_spec(ctx, number, apply)
 
 
-def _number_type(value: str | None) -> str:
-    if value not in NUMBER_TYPES:
-        raise ValidationFailed(f"number_type must be one of: {', '.join(NUMBER_TYPES)}")
-    return value
-
-
-async def search_available(ctx: Context, country: str | None, number_type: str | None) -> list[NumberCandidate]:
-    country = (country or "US").strip().upper()
-    if len(country) != 2 or not country.isalpha():
-        raise ValidationFailed("country must be an ISO 3166-1 alpha-2 code")
-    return await ctx.provider.search(country, _number_type(number_type or "mobile"))
+async def search_available(ctx: Context, country: str, number_type: str) -> list[NumberCandidate]:
+    """Numbers on sale (country and number_type were checked at the API's edge)."""
+    return await ctx.provider.search(country, number_type)
 
 
 async def purchase_number(ctx: Context, principal: Principal, fields: dict[str, Any]) -> VirtualNumber:
@@ -90,7 +75,7 @@ async def purchase_number(ctx: Context, principal: Principal, fields: dict[str, 
     if phone is None:
         raise ValidationFailed(PHONE_INVALID)
     country = (fields.get("country_code") or region_of(phone) or "").upper()
-    number_type = _number_type(fields.get("number_type") or "mobile")
+    number_type = fields.get("number_type") or "mobile"
     project = scope.own_project(ctx, principal) if principal.scoped else None
     async with ctx.account_locks[principal.account]:
         if holders(ctx.store, VirtualNumber, PHONE, (principal.account, phone)):

@@ -39,8 +39,6 @@ def _clean(ctx: Context, account: str, fields: dict[str, Any], *, creating: bool
     for key in ("external_id", "email"):
         if key in fields and isinstance(fields[key], str):
             out[key] = fields[key].strip() or None
-    if out.get("email") and "@" not in out["email"]:
-        errors.append("Email is invalid")
     if "phone_number" in fields:
         raw = (fields.get("phone_number") or "").strip()
         out["phone_number"] = None

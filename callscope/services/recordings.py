@@ -39,8 +39,6 @@ async def get_recording(ctx: Context, principal: Principal, ref: str) -> Found:
 # ----- listing -----------------------------------------------------------------------------------
 
 async def list_recordings(ctx: Context, principal: Principal, f: Filters, offset: int, limit: int):
-    if f.status is not None and f.status not in STATUSES:
-        raise ValidationFailed(f"status must be one of: {', '.join(STATUSES)}")
     if f.project_id is not None and principal.scoped and f.project_id != principal.project_id:
         raise Forbidden(scope.PROJECT_MISMATCH)
     return await ctx.catalog.read(recording_rows.page, principal.scope, f, offset, limit)
@@ -97,8 +95,6 @@ async def update_recording(ctx: Context, principal: Principal, ref: str, fields:
     project = scope.by_id(ctx, Project, principal.account, current.recording.project_id)
     moved = False
     if "project_id" in fields and fields["project_id"] != current.recording.project_id:
-        if fields["project_id"] is None:
-            raise ValidationFailed("project_id can't be null")
         if principal.scoped:
             raise Forbidden(scope.PROJECT_MISMATCH)
         project = scope.by_id(ctx, Project, principal.account, fields["project_id"])
@@ -115,8 +111,6 @@ async def update_recording(ctx: Context, principal: Principal, ref: str, fields:
     if "called_at" in fields:
         changes["called_at"] = fields["called_at"]
     if "processing_restricted" in fields:
-        if fields["processing_restricted"] is None:
-            raise ValidationFailed("processing_restricted must be a boolean")
         changes["processing_restricted"] = fields["processing_restricted"]
     tag_ids = None
     if "tag_ids" in fields:

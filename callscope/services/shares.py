@@ -101,4 +101,4 @@ async def delete_share(ctx: Context, principal: Principal, ref: str, share_id: i
 
 
 def recording_page_url(ctx: Context, public_id: str) -> str:
-    return f"{ctx.settings.public_base_url.rstrip('/')}/recordings/{public_id}"
+    return f"{ctx.settings.base_url}/recordings/{public_id}"

@@ -6,12 +6,16 @@ Payload (the exact body, stored once and sent unchanged on every retry)::
     {"type": "recording.analyzed", "timestamp": "<ISO 8601>",
      "data": {"recording_id": 12, "public_id": "...", "project_id": 1, "external_id": "...",
               "status": "completed" | "failed", "status_reason": null | "...",
-              "metadata": {...}, "summary": "...", "transcription": {...}, "goals": [...],
+              "metadata": {...}, "summary": {...}, "transcription": {...}, "goals": [...],
               "categories": [...], "extracted_data": [...]}}
 
 ``recording_id``, ``public_id``, ``project_id``, ``external_id``, ``status`` and ``status_reason`` are always
-there; the other keys only for the sections the project's ``spec.webhook.sections`` lists. Delivery (signing,
-retries, address checks) is operator/webhooks.py.
+there; the other keys only for the sections the project's ``spec.webhook.sections`` lists. The analysis sections
+are the recording's REST read-outs, made by the analysis layer (callscope/analysis/readouts.py) and handed over
+with the completion: ``summary`` and ``transcription`` are the bodies of GET /recordings/{id}/summary and
+/transcription, ``goals``, ``categories`` and ``extracted_data`` those lists of GET /recordings/{id}/results. A
+failed recording has no analysis: its analysis sections are null. Delivery (signing, retries, address checks) is
+operator/webhooks.py.
 """
 
 from __future__ import annotations
@@ -39,33 +43,26 @@ def metadata(recording: Recording) -> dict[str, Any]:
     }
 
 
-def payload(recording: Recording, sections: list[str], results: dict | None, transcript: dict | None,
+def payload(recording: Recording, sections: list[str], readouts: dict[str, Any] | None,
             now: datetime) -> dict[str, Any]:
-    """The event body for ``recording`` (completed with ``results``/``transcript``, or failed with neither)."""
+    """The event body for ``recording`` with the chosen ``sections``: completed, with its analysis sections
+    (``readouts``), or failed, with None."""
     data: dict[str, Any] = {
         "recording_id": recording.id, "public_id": recording.public_id, "project_id": recording.project_id,
         "external_id": recording.external_id, "status": recording.status, "status_reason": recording.status_reason,
     }
-    results = results or {}
     for section in sections:
-        if section == "metadata":
-            data["metadata"] = metadata(recording)
-        elif section == "summary":
-            data["summary"] = results.get("summary")
-        elif section == "transcription":
-            data["transcription"] = ({key: transcript.get(key) for key in ("language", "speakers", "dialogue")}
-                                     if transcript else None)
-        else:  # goals, categories, extracted_data: lists in the results document
-            data[section] = results.get(section) or []
+        data[section] = metadata(recording) if section == "metadata" else (readouts or {}).get(section)
     return {"type": EVENT_TYPE, "timestamp": _iso(now), "data": data}
 
 
-def enqueue_recording_analyzed(session, *, recording: Recording, project: Any, results: dict | None,
-                               transcript: dict | None, now: datetime) -> WebhookEvent | None:
-    """Write the event into the outbox in the caller's transaction; None when the project has no webhook."""
+def enqueue_recording_analyzed(session, *, recording: Recording, project: Any, readouts: dict[str, Any] | None,
+                               now: datetime) -> WebhookEvent | None:
+    """Write the event into the outbox in the caller's transaction; None when the project has no webhook.
+    ``readouts``: the analysis sections of a completed recording, None for a failed one."""
     webhook = getattr(project, "webhook", None)
     if webhook is None:
         return None
-    body = payload(recording, list(webhook.sections), results, transcript, now)
+    body = payload(recording, list(webhook.sections), readouts, now)
     return outbox.add(session, recording.account, recording.project_id, recording.id, EVENT_TYPE, webhook.url,
                       body, now)

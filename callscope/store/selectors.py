@@ -149,88 +149,100 @@ def parse_selector(text: str | None) -> Selector:
     """Parse a Kubernetes label selector; ValidationFailed on bad syntax."""
     if text is None or not text.strip():
         return Selector()
-    tokens = _tokenize(text)
-    pos = 0
+    return _Parser(text).selector()
 
-    def peek() -> str | None:
-        return tokens[pos] if pos < len(tokens) else None
 
-    def take() -> str | None:
-        nonlocal pos
-        tok = peek()
-        pos += 1
+class _Parser:
+    """A recursive-descent parser over the tokens of one selector: requirements separated by commas."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = _tokenize(text)
+        self.pos = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def take(self) -> str | None:
+        tok = self.peek()
+        self.pos += 1
         return tok
 
-    requirements: list[Requirement] = []
-    while True:
-        tok = take()
-        if tok == "!":
-            key = take()
-            if not _is_ident(key) or key in ("in", "notin"):
-                raise _bad(text, "expected a key after '!'")
-            assert key is not None
-            _check_key(text, key)
-            requirements.append(Requirement(key, "!"))
-        elif _is_ident(tok) and tok not in ("in", "notin"):
-            assert tok is not None
-            key = tok
-            _check_key(text, key)
-            op = peek()
-            if op is None or op == ",":
-                requirements.append(Requirement(key, "exists"))
-            elif op in ("=", "==", "!="):
-                take()
-                nxt = peek()
-                if nxt is None or nxt == ",":
-                    value = ""
-                elif _is_ident(nxt):
-                    value = take() or ""
-                else:
-                    raise _bad(text, f"expected a value after {key}{op}, found {nxt!r}")
-                _check_value(text, value)
-                requirements.append(Requirement(key, "!=" if op == "!=" else "=", (value,)))
-            elif op in ("in", "notin"):
-                take()
-                if take() != "(":
-                    raise _bad(text, f"expected '(' after '{key} {op}'")
-                values: list[str] = []
-                expect_value = True
-                while True:
-                    t = take()
-                    if t is None:
-                        raise _bad(text, f"missing ')' in '{key} {op} (...'")
-                    if t == ")":
-                        if expect_value:
-                            values.append("")
-                        break
-                    if t == ",":
-                        if expect_value:
-                            values.append("")
-                        expect_value = True
-                    elif _is_ident(t) and expect_value:
-                        values.append(t)
-                        expect_value = False
-                    else:
-                        raise _bad(text, f"unexpected {t!r} in the value list of '{key} {op}'")
-                for v in values:
-                    _check_value(text, v)
-                requirements.append(Requirement(key, op, tuple(dict.fromkeys(values))))  # type: ignore[arg-type]
-            elif op in (">", "<"):
-                take()
-                value = take()
-                if value is None or not _INT_RE.match(value):
-                    raise _bad(text, f"'{key}{op}' needs an integer value")
-                requirements.append(Requirement(key, op, (value,)))  # type: ignore[arg-type]
-            else:
-                raise _bad(text, f"unexpected {op!r} after key {key!r}")
-        elif tok is None:
-            raise _bad(text, "expected a requirement (empty requirement or trailing comma)")
-        else:
-            raise _bad(text, f"unexpected {tok!r} where a key was expected")
+    def bad(self, reason: str) -> ValidationFailed:
+        return _bad(self.text, reason)
 
-        sep = take()
-        if sep is None:
-            break
-        if sep != ",":
-            raise _bad(text, f"expected ',' between requirements, found {sep!r}")
-    return Selector(tuple(requirements))
+    def selector(self) -> Selector:
+        requirements = [self.requirement()]
+        while (sep := self.take()) is not None:
+            if sep != ",":
+                raise self.bad(f"expected ',' between requirements, found {sep!r}")
+            requirements.append(self.requirement())
+        return Selector(tuple(requirements))
+
+    def requirement(self) -> Requirement:
+        tok = self.take()
+        if tok == "!":
+            key = self.take()
+            if not _is_ident(key) or key in ("in", "notin"):
+                raise self.bad("expected a key after '!'")
+            assert key is not None
+            _check_key(self.text, key)
+            return Requirement(key, "!")
+        if tok is None:
+            raise self.bad("expected a requirement (empty requirement or trailing comma)")
+        if not _is_ident(tok) or tok in ("in", "notin"):
+            raise self.bad(f"unexpected {tok!r} where a key was expected")
+        _check_key(self.text, tok)
+        op = self.peek()
+        if op is None or op == ",":
+            return Requirement(tok, "exists")
+        if op in ("=", "==", "!="):
+            return self.equality(tok, op)
+        if op in ("in", "notin"):
+            return self.membership(tok, op)
+        if op in (">", "<"):
+            return self.comparison(tok, op)
+        raise self.bad(f"unexpected {op!r} after key {tok!r}")
+
+    def equality(self, key: str, op: str) -> Requirement:
+        self.take()
+        nxt = self.peek()
+        if nxt is None or nxt == ",":
+            value = ""
+        elif _is_ident(nxt):
+            value = self.take() or ""
+        else:
+            raise self.bad(f"expected a value after {key}{op}, found {nxt!r}")
+        _check_value(self.text, value)
+        return Requirement(key, "!=" if op == "!=" else "=", (value,))
+
+    def membership(self, key: str, op: str) -> Requirement:
+        self.take()
+        if self.take() != "(":
+            raise self.bad(f"expected '(' after '{key} {op}'")
+        values: list[str] = []
+        expect_value = True
+        while (t := self.take()) != ")":
+            if t is None:
+                raise self.bad(f"missing ')' in '{key} {op} (...'")
+            if t == ",":
+                if expect_value:
+                    values.append("")
+                expect_value = True
+            elif _is_ident(t) and expect_value:
+                values.append(t)
+                expect_value = False
+            else:
+                raise self.bad(f"unexpected {t!r} in the value list of '{key} {op}'")
+        if expect_value:  # an empty value before ')': "key in ()", "key in (a,)"
+            values.append("")
+        for v in values:
+            _check_value(self.text, v)
+        return Requirement(key, op, tuple(dict.fromkeys(values)))  # type: ignore[arg-type]
+
+    def comparison(self, key: str, op: str) -> Requirement:
+        self.take()
+        value = self.take()
+        if value is None or not _INT_RE.match(value):
+            raise self.bad(f"'{key}{op}' needs an integer value")
+        return Requirement(key, op, (value,))  # type: ignore[arg-type]

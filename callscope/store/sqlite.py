@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 import structlog
 
 from callscope.errors import ServiceUnavailable, ValidationFailed
+from callscope.private_files import private_sqlite_file
 from callscope.resources.meta import Resource
 from callscope.store.interface import AlreadyExists, Gone, ObjectNotFound, StaleResourceVersion, WatchEvent
 from callscope.store.selectors import parse_selector
@@ -177,7 +178,7 @@ class SQLiteStore:
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_sqlite_file(self.path)  # key hashes: owner-only, before SQLite creates it 0644
             conn = sqlite3.connect(self.path, isolation_level=None, timeout=self.busy_timeout_ms / 1000)
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
             conn.execute("PRAGMA journal_mode = WAL")

@@ -1,4 +1,4 @@
-# The API and the operator: one image, `callscope serve ...` or `callscope operator`.
+# The API and the controller: one image, `callscope serve ...` or `callscope controller`.
 #   docker build -f manifests/images/api.Dockerfile -t callscope:dev .
 # Runs as a non-root user with a read-only root filesystem: it writes only to
 # /var/lib/callscope (CALLSCOPE_DATA_DIR, spool) and /tmp, both volumes in the manifests.

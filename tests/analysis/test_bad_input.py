@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from callscope.analysis.pipeline import AnalysisError, AnalysisResult, Pipeline
-from callscope.analysis.types import EMOTIONS
 
+from callscope.analysis.pipeline import AnalysisError, Pipeline
+from callscope.analysis.result import EMOTIONS, AnalysisResult
 from callscope.config import Settings
 from callscope.resources.kinds import Goal, ProjectSpec
 from tests.analysis import speech
@@ -30,11 +30,11 @@ def pipeline() -> Pipeline:
 def valid(result: AnalysisResult) -> None:
     """What every result must hold whatever the audio was."""
     assert result.duration_ms >= 0 and result.channels >= 1
-    assert [s.id for s in result.dialogue] == list(range(len(result.dialogue)))
-    for segment in result.dialogue:
+    assert [s.id for s in result.segments] == list(range(len(result.segments)))
+    for segment in result.segments:
         assert list(segment.emotions) == list(EMOTIONS) and abs(sum(segment.emotions.values()) - 1) < 1e-3
     for goal in result.goals:
-        assert 0 <= goal["score"] <= 1 and isinstance(goal["met"], bool) and goal["explanation"]
+        assert 0 <= goal.score <= 1 and isinstance(goal.met, bool) and goal.explanation
     assert result.characteristics.talk_time_ms + result.characteristics.non_talk_time_ms <= result.duration_ms + 50
     AnalysisResult.model_validate(result.model_dump(mode="json"))  # it round-trips as stored
 
@@ -43,23 +43,23 @@ def test_silence_only_completes_with_no_speech(pipeline, tmp_path: Path) -> None
     path = speech.write(tmp_path / "silence.wav", [speech.silence(5.0)])
     result = pipeline.run(path, PROJECT)
     valid(result)
-    assert result.dialogue == [] and result.characteristics.talk_time_ms == 0
-    assert all(not goal["met"] for goal in result.goals)
+    assert result.segments == [] and result.characteristics.talk_time_ms == 0
+    assert all(not goal.met for goal in result.goals)
 
 
 def test_noise_only_completes_without_inventing_words(pipeline, tmp_path: Path) -> None:
     noise = (np.random.default_rng(3).standard_normal(5 * speech.RATE) * 0.05).astype(np.float32)
     result = pipeline.run(speech.write(tmp_path / "noise.wav", [noise]), PROJECT)
     valid(result)
-    assert sum(len(s.text.split()) for s in result.dialogue) <= 3  # Whisper may hallucinate a word or two on noise
+    assert sum(len(s.text.split()) for s in result.segments) <= 3  # Whisper may hallucinate a word or two on noise
 
 
 def test_one_speaker_is_one_speaker(pipeline, tmp_path: Path) -> None:
     call = speech.make_call([0.3, speech.SENTENCES[0], 0.8, speech.SENTENCES[1], 0.8, speech.SENTENCES[4], 0.3])
     result = pipeline.run(speech.write(tmp_path / "one.wav", [call.samples]), PROJECT)
     valid(result)
-    assert {s.speaker for s in result.dialogue} == {"speaker-1"} and len(result.speakers) == 1
-    assert speech.wer(call.text, " ".join(s.text for s in result.dialogue)) < 0.3
+    assert {s.speaker for s in result.segments} == {"speaker-1"} and len(result.speakers) == 1
+    assert speech.wer(call.text, " ".join(s.text for s in result.segments)) < 0.3
 
 
 def test_a_half_second_file_completes(pipeline, tmp_path: Path) -> None:

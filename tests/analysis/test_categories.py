@@ -4,24 +4,22 @@ threshold re-measured on labelled utterances)."""
 from __future__ import annotations
 
 import numpy as np
+
 from callscope.analysis.categories import CATEGORY_THRESHOLD, classify
 from callscope.analysis.evidence import query_text
-from callscope.analysis.types import Segment
-
 from callscope.resources.kinds import Category
-from tests.analysis.transcripts import BILLING_CALL, segments
+from tests.analysis.transcripts import BILLING_CALL, segment, segments
 
 CALL = [
-    Segment(id=0, channel=0, speaker="speaker-1", start_ms=0, end_ms=3_000, text="ACME support, how can I help?"),
-    Segment(id=1, channel=1, speaker="speaker-2", start_ms=3_500, end_ms=9_000,
-            text="Hi. My last Invoice was wrong, I was charged twice!"),
-    Segment(id=2, channel=0, speaker="speaker-1", start_ms=9_500, end_ms=12_000, text="Let me look at the bill."),
+    segment(0, 0, "speaker-1", 0, 3_000, "ACME support, how can I help?"),
+    segment(1, 1, "speaker-2", 3_500, 9_000, "Hi. My last Invoice was wrong, I was charged twice!"),
+    segment(2, 0, "speaker-1", 9_500, 12_000, "Let me look at the bill."),
 ]
 
 
 def test_keyword_said_matches_with_evidence():
     [billing] = classify([Category(name="billing", keywords=["invoice", "charged twice", "bill"])], CALL, None)
-    assert billing == {"name": "billing", "matched": True, "score": 1.0, "evidence": [
+    assert billing.model_dump() == {"name": "billing", "matched": True, "score": 1.0, "evidence": [
         {"dialogue_id": 1, "start_ms": 3_500, "quote": "My last Invoice was wrong, I was charged twice!"},
         {"dialogue_id": 2, "start_ms": 9_500, "quote": "Let me look at the bill."},
     ]}
@@ -29,14 +27,14 @@ def test_keyword_said_matches_with_evidence():
 
 def test_keyword_not_said_does_not_match():
     [outage] = classify([Category(name="outage", keywords=["outage", "no signal", "bil"])], CALL, None)
-    assert outage == {"name": "outage", "matched": False, "score": 0.0, "evidence": []}
+    assert outage.model_dump() == {"name": "outage", "matched": False, "score": 0.0, "evidence": []}
 
 
 def test_results_follow_the_order_of_the_categories():
     cats = [Category(name="b", keywords=["bill"]), Category(name="a", keywords=["router"])]
-    assert [(r["name"], r["matched"]) for r in classify(cats, CALL, None)] == [("b", True), ("a", False)]
+    assert [(r.name, r.matched) for r in classify(cats, CALL, None)] == [("b", True), ("a", False)]
     assert classify([], CALL, None) == []
-    assert classify(cats, [], None)[0]["matched"] is False
+    assert classify(cats, [], None)[0].matched is False
 
 
 def test_category_found_by_meaning(embedder):
@@ -44,13 +42,13 @@ def test_category_found_by_meaning(embedder):
     billing = Category(name="billing", description="Questions about invoices and payments.")
     outage = Category(name="outage", description="The internet or phone line does not work.")
     matched, not_matched = classify([billing, outage], call, embedder)
-    assert matched["matched"] and 0.5 <= matched["score"] <= 1.0
-    assert matched["evidence"][0] == {"dialogue_id": 4, "start_ms": call[4].start_ms,
+    assert matched.matched and 0.5 <= matched.score <= 1.0
+    assert matched.evidence[0].model_dump() == {"dialogue_id": 4, "start_ms": call[4].start_ms,
                                       "quote": "The second one was a mistake in our billing system."}
-    assert all(e["quote"] in call[e["dialogue_id"]].text for e in matched["evidence"])
-    assert not not_matched["matched"] and not_matched["score"] < 0.5 and not_matched["evidence"] == []
+    assert all(e.quote in call[e.dialogue_id].text for e in matched.evidence)
+    assert not not_matched.matched and not_matched.score < 0.5 and not_matched.evidence == []
     off = billing.model_copy(update={"min_similarity": 1.0})
-    assert classify([off], call, embedder)[0] == {"name": "billing", "matched": False, "score": 0.0, "evidence": []}
+    assert classify([off], call, embedder)[0].model_dump() == {"name": "billing", "matched": False, "score": 0.0, "evidence": []}
 
 
 # Labelled utterances: (category, description, utterances in it); two sets written apart. Each category's

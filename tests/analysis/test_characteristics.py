@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from callscope.analysis.characteristics import characteristics, count_interruptions, talk_spans
-from callscope.analysis.types import Segment, Word
+from callscope.analysis.result import TranscriptSegment
+from tests.analysis.transcripts import segment, word
 
 
-def seg(id: int, start: int, end: int, words: int, channel: int = 0) -> Segment:
+def seg(id: int, start: int, end: int, words: int, channel: int = 0) -> TranscriptSegment:
     step = (end - start) // words
-    return Segment(id=id, channel=channel, speaker=f"speaker-{channel + 1}", start_ms=start, end_ms=end,
-                   text=" ".join(["word"] * words),
-                   words=[Word(start + i * step, end if i == words - 1 else start + (i + 1) * step, "word", 0.9)
-                          for i in range(words)])
+    return TranscriptSegment(id=id, channel=channel, speaker=f"speaker-{channel + 1}", start_ms=start, end_ms=end,
+                             text=" ".join(["word"] * words),
+                             words=[word(start + i * step, end if i == words - 1 else start + (i + 1) * step, "word")
+                                    for i in range(words)])
 
 
 def test_talk_time_per_speaker_and_words_per_minute():
@@ -34,16 +35,16 @@ def test_non_talk_time_is_duration_minus_the_union_of_speech():
 
 
 def test_a_silence_of_a_second_or_more_inside_a_segment_is_not_talk():
-    words = [Word(0, 400, "a", 1.0), Word(700, 1000, "b", 1.0), Word(5000, 5500, "c", 1.0)]
-    segment = Segment(0, 0, "speaker-1", 0, 5500, "a b c", words)
-    assert talk_spans(segment) == [(0, 1000), (5000, 5500)]
-    c = characteristics([segment], 6000)
+    words = [word(0, 400, "a", 1.0), word(700, 1000, "b", 1.0), word(5000, 5500, "c", 1.0)]
+    said = segment(0, 0, "speaker-1", 0, 5500, "a b c", words)
+    assert talk_spans(said) == [(0, 1000), (5000, 5500)]
+    c = characteristics([said], 6000)
     assert c.speaker("speaker-1").talk_time_ms == 1500 and c.non_talk_time_ms == 4500
     assert c.speaker("speaker-1").words_per_minute == 120.0
 
 
 def test_segments_without_words_count_whole_with_the_words_of_their_text():
-    c = characteristics([Segment(0, 0, "speaker-1", 0, 30_000, "one two three four")], 30_000)
+    c = characteristics([segment(0, 0, "speaker-1", 0, 30_000, "one two three four")], 30_000)
     assert c.speaker("speaker-1").talk_time_ms == 30_000 and c.speaker("speaker-1").words_per_minute == 8.0
 
 

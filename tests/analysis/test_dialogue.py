@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from callscope.analysis.dialogue import merge_channels
-from callscope.analysis.types import Segment, Word
+from callscope.analysis.result import TranscriptSegment
+from tests.analysis.transcripts import word
 
 
-def seg(start: int, end: int, text: str, channel: int = 0, id: int = 0) -> Segment:
-    return Segment(id=id, channel=channel, speaker="?", start_ms=start, end_ms=end, text=text,
-                   words=[Word(start, end, text, 0.9)])
+def seg(start: int, end: int, text: str, channel: int = 0, id: int = 0) -> TranscriptSegment:
+    return TranscriptSegment(id=id, channel=channel, speaker="?", start_ms=start, end_ms=end, text=text,
+                             words=[word(start, end, text, 0.9)])
 
 
 def test_stereo_segments_are_ordered_by_start_and_renumbered():
@@ -42,16 +43,15 @@ def test_empty():
 
 def test_a_segment_is_cut_where_its_words_are_a_pause_apart():
     from callscope.analysis.dialogue import split_at_gaps
-    from callscope.analysis.types import Segment, Word
 
-    words = [Word(0, 400, "Please", 0.9), Word(450, 800, "hold.", 0.9),  # 5 s of silence, then
-             Word(5800, 6200, "Thank", 0.9), Word(6250, 6600, "you.", 0.9), Word(7500, 7900, "Right.", 0.9)]
-    segment = Segment(id=3, channel=1, speaker="channel-1", start_ms=0, end_ms=8000, text="Please hold. Thank you. Right.",
-                      words=words)
+    words = [word(0, 400, "Please", 0.9), word(450, 800, "hold.", 0.9),  # 5 s of silence, then
+             word(5800, 6200, "Thank", 0.9), word(6250, 6600, "you.", 0.9), word(7500, 7900, "Right.", 0.9)]
+    segment = TranscriptSegment(id=3, channel=1, speaker="channel-1", start_ms=0, end_ms=8000,
+                                text="Please hold. Thank you. Right.", words=words)
     pieces = split_at_gaps([segment], gap_ms=1000)
     assert [(p.start_ms, p.end_ms, p.text) for p in pieces] == [(0, 800, "Please hold."), (5800, 8000,
                                                                                            "Thank you. Right.")]
     assert [len(p.words) for p in pieces] == [2, 3] and all(p.channel == 1 for p in pieces)
     assert split_at_gaps([segment], gap_ms=6000) == [segment]  # no gap that long: unchanged
-    empty = Segment(id=0, channel=0, speaker="channel-0", start_ms=0, end_ms=500, text="Hm.")
+    empty = TranscriptSegment(id=0, channel=0, speaker="channel-0", start_ms=0, end_ms=500, text="Hm.")
     assert split_at_gaps([empty], gap_ms=1000) == [empty]

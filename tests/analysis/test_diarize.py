@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from callscope.analysis import diarize, vad
-from callscope.analysis.speaker_encoder import load_speaker_encoder
-from callscope.analysis.types import Audio, Segment, SpeechRegion, Word
 
+from callscope.analysis import diarize, vad
+from callscope.analysis.campplus import load_campplus
+from callscope.analysis.result import TranscriptSegment
+from callscope.analysis.speaker_encoder import load_speaker_encoder
+from callscope.analysis.types import Audio, SpeechRegion
 from callscope.config import Settings
 from tests.analysis.speech import ESPEAK, SKIP_REASON
+from tests.analysis.transcripts import word
 from tests.analysis.voices import AGENT, CUSTOMER, VOICE_PAIRS, conversation, der, dialogue_lines
 
 needs_speech = pytest.mark.skipif(ESPEAK is None, reason=SKIP_REASON)
@@ -17,8 +20,19 @@ MAX_DER = 0.15  # the issue's target for synthetic two-voice calls
 
 
 @pytest.fixture(scope="module")
-def encoder():
+def ge2e():
     return load_speaker_encoder(Settings())
+
+
+@pytest.fixture(scope="module")
+def campplus():
+    return load_campplus()
+
+
+@pytest.fixture(scope="module", params=["campplus", "ge2e"])
+def encoder(request):
+    """Each diarization model (CALLSCOPE_DIARIZATION_MODEL): the synthetic calls must pass with both."""
+    return request.getfixturevalue(request.param)
 
 
 def labelled_speech(call, encoder) -> tuple[int, list[tuple[int, int, int]]]:
@@ -51,9 +65,9 @@ def test_der_scores_perfect_swapped_and_missed_speech():
     assert der(reference, []) == 1.0
 
 
-def seg(id: int, start: int, end: int, words: list[tuple[int, int, str]]) -> Segment:
-    return Segment(id=id, channel=0, speaker="speaker-1", start_ms=start, end_ms=end,
-                   text=" ".join(w for _, _, w in words), words=[Word(s, e, w, 0.9) for s, e, w in words])
+def seg(id: int, start: int, end: int, words: list[tuple[int, int, str]]) -> TranscriptSegment:
+    return TranscriptSegment(id=id, channel=0, speaker="speaker-1", start_ms=start, end_ms=end,
+                             text=" ".join(w for _, _, w in words), words=[word(s, e, w) for s, e, w in words])
 
 
 def test_relabel_splits_segments_where_the_speaker_changes():
@@ -125,7 +139,33 @@ def test_mono_call_with_whisper_segments(encoder):
     assert agent and all(s.speaker == "speaker-2" for s in agent)
 
 
-def test_short_speech_is_not_embedded(encoder):
+def test_short_speech_is_not_embedded(ge2e):
     audio = Audio(channels=(np.zeros(32000, np.float32),))
-    windows, embeddings = diarize.embed_windows(audio, [SpeechRegion(0, 100, 350)], encoder)
+    windows, embeddings = diarize.embed_windows(audio, [SpeechRegion(0, 100, 350)], ge2e)
     assert windows == [] and embeddings.shape == (0, 256)
+
+
+def test_campplus_windows_cover_each_region():
+    regions = [SpeechRegion(0, 5000, 5300), SpeechRegion(0, 0, 4000), SpeechRegion(0, 6000, 7000)]
+    windows = diarize.campplus_windows(regions)
+    assert [(w.start_ms, w.end_ms) for w in windows] == [(0, 1500), (750, 2250), (1500, 3000), (2250, 3750),
+                                                         (2500, 4000), (6000, 7000)]  # 300 ms: none
+
+
+def test_spectral_clustering_finds_the_clusters_and_keeps_few_windows_one_speaker():
+    rng = np.random.default_rng(0)
+    centres = rng.standard_normal((3, 192))
+    points = np.concatenate([c + 0.35 * rng.standard_normal((20, 192)) for c in centres])
+    points /= np.linalg.norm(points, axis=1, keepdims=True)
+    labels = diarize.spectral_cluster(points)
+    assert len(set(labels.tolist())) == 3
+    assert all(len(set(labels[i * 20:(i + 1) * 20].tolist())) == 1 for i in range(3))
+    assert diarize.spectral_cluster(points[:diarize.CAMPP_MIN_WINDOWS - 1]).tolist() == [0] * 9
+
+
+def test_small_clusters_fold_and_similar_clusters_merge():
+    e = np.array([[1, 0], [1, 0], [0.99, 0.14], [0, 1], [0, 1], [0.1, 0.99]], dtype=float)
+    e /= np.linalg.norm(e, axis=1, keepdims=True)
+    assert diarize.fold_small_clusters(e, np.array([0, 0, 0, 1, 1, 2]), min_size=2).tolist() == [0, 0, 0, 1, 1, 1]
+    assert diarize.merge_similar_clusters(e, np.array([0, 0, 1, 2, 2, 2]), cosine=0.9).tolist() == [0, 0, 0, 1, 1, 1]
+    assert diarize.merge_similar_clusters(e, np.array([0, 0, 0, 1, 1, 1]), cosine=0.9).tolist() == [0, 0, 0, 1, 1, 1]

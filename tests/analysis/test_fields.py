@@ -1,5 +1,5 @@
-"""analysis.fields: spoken forms (digits, e-mail, numbers, dates) converted, each type validated, values that
-cannot be shown dropped, the model's proposals checked against the transcript, the enum rule of the resource,
+"""analysis.spoken and .fields: spoken forms (digits, e-mail, numbers, dates) converted, each type validated,
+values that cannot be shown dropped, the model's proposals checked against the transcript, the enum rule of the resource,
 and (slow) the embedded language model proposing values."""
 
 from __future__ import annotations
@@ -7,29 +7,28 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from pydantic import ValidationError
+
 from callscope.analysis.evidence import quote_in_transcript
-from callscope.analysis.fields import (
+from callscope.analysis.fields import extract_fields, supported
+from callscope.analysis.result import Evidence, ExtractedValue, ModelUsed, TranscriptSegment
+from callscope.analysis.spoken import (
     EMAIL,
     date_mentions,
     digit_runs,
     email_mentions,
-    extract_fields,
     number_mentions,
     phone_mentions,
     spoken_digits,
     spoken_number,
-    supported,
 )
-from callscope.analysis.types import ModelInfo, Segment
-from pydantic import ValidationError
-
 from callscope.resources.kinds import ExtractedField, ProjectSpec
 from tests.analysis.transcripts import BILLING_CALL, segments
 
 
-def seg(text: str, id: int = 0, speaker: str = "speaker-2", start_ms: int = 0) -> Segment:
-    return Segment(id=id, channel=int(speaker[-1]) - 1, speaker=speaker, start_ms=start_ms, end_ms=start_ms + 5000,
-                   text=text)
+def seg(text: str, id: int = 0, speaker: str = "speaker-2", start_ms: int = 0) -> TranscriptSegment:
+    return TranscriptSegment(id=id, channel=int(speaker[-1]) - 1, speaker=speaker, start_ms=start_ms,
+                             end_ms=start_ms + 5000, text=text)
 
 
 def field(name: str, type: str, description: str = "", **kwargs) -> ExtractedField:
@@ -194,20 +193,19 @@ def test_extract_fields_typed_values_with_evidence():
         field("plan", "enum", "The plan the customer is on.", values=["Basic", "Fiber", "Gigabit"]),
     ]
     results = extract_fields(fields, CALL, reference_date=date(2024, 3, 6))
-    assert [(r["name"], r["type"], r["value"]) for r in results] == [
+    assert [(r.name, r.type, r.value) for r in results] == [
         ("callback_number", "phone", "+16502530000"),
         ("contact_email", "email", "john.smith@example.com"),
         ("contract_number", "number", 4567.0),
         ("refund_date", "date", "2024-03-12"),
         ("plan", "enum", "Fiber"),  # as declared
     ]
-    assert results[0]["evidence"] == [{"dialogue_id": 3, "start_ms": 16_000,
-                                       "quote": "Six five zero, two five three, oh oh oh oh."}]
-    assert results[2]["evidence"][0]["quote"] == "My contract number is four five six seven."
+    assert results[0].evidence == [Evidence(dialogue_id=3, start_ms=16_000,
+                                            quote="Six five zero, two five three, oh oh oh oh.")]
+    assert results[2].evidence[0].quote == "My contract number is four five six seven."
     for result in results:
-        assert set(result) == {"name", "type", "value", "evidence"}
-        for e in result["evidence"]:
-            assert e["quote"] in CALL[e["dialogue_id"]].text
+        for e in result.evidence:
+            assert e.quote in CALL[e.dialogue_id].text
 
 
 def test_values_that_cannot_be_shown_are_null():
@@ -218,21 +216,19 @@ def test_values_that_cannot_be_shown_are_null():
         field("tier", "enum", values=["gold", "silver"]),  # neither said
     ]
     for result in extract_fields(fields, CALL):
-        assert result["value"] is None and result["evidence"] == [], result
+        assert result.value is None and result.evidence == [], result
     invalid = [seg("My number is one two three four five six seven.", 0)]
-    assert extract_fields([field("phone", "phone")], invalid)[0]["value"] is None
+    assert extract_fields([field("phone", "phone")], invalid)[0].value is None
 
 
 def test_an_ambiguous_number_is_not_guessed():
+    devices = field("device_count", "number", "How many devices the customer has.")
     call = [seg("It was forty nine dollars, and the other one was twelve.")]
-    assert extract_fields([field("device_count", "number", "How many devices the customer has.")], call)[0][
-        "value"] is None
+    assert extract_fields([devices], call)[0].value is None
     call = [seg("I have three devices at home, it cost forty nine dollars.")]
-    assert extract_fields([field("device_count", "number", "How many devices the customer has.")], call)[0][
-        "value"] is None  # both in one sentence with "devices": still two candidates
+    assert extract_fields([devices], call)[0].value is None  # both in one sentence with "devices": still two candidates
     call = [seg("How many devices do you have?", 0, "speaker-1"), seg("Three.", 1), seg("It cost forty nine.", 2)]
-    assert extract_fields([field("device_count", "number", "How many devices the customer has.")], call)[0][
-        "value"] == 3.0  # the answer right after the question
+    assert extract_fields([devices], call)[0].value == 3.0  # the answer right after the question
 
 
 def test_two_phone_numbers_need_the_field_words_to_choose():
@@ -241,14 +237,14 @@ def test_two_phone_numbers_need_the_field_words_to_choose():
     office = field("office_phone", "phone", "The customer's office phone.")
     fax = field("fax", "phone", "The fax number.")
     home = field("home_phone", "phone", "The home phone.")
-    assert [r["value"] for r in extract_fields([office, fax, home], call)] == ["+14155552671", None, None]
+    assert [r.value for r in extract_fields([office, fax, home], call)] == ["+14155552671", None, None]
     # one number in the call: a phone field takes it (a number and a date also need the field's words)
-    assert extract_fields([fax], call[:1])[0]["value"] == "+16502530000"
+    assert extract_fields([fax], call[:1])[0].value == "+16502530000"
 
 
 def test_enum_said_twice_differently_is_ambiguous_without_a_model():
     call = [seg("Is it basic or gigabit?")]
-    assert extract_fields([field("plan", "enum", values=["basic", "gigabit"])], call)[0]["value"] is None
+    assert extract_fields([field("plan", "enum", values=["basic", "gigabit"])], call)[0].value is None
 
 
 # --- the model's proposals --------------------------------------------------------------------------------
@@ -271,7 +267,7 @@ class ScriptedModel:
     """A LanguageModel answering from a list (to test what extract_fields keeps of the answers)."""
 
     def __init__(self, *answers: dict):
-        self.info = ModelInfo(stage="language-model", name="scripted", version="0")
+        self.info = ModelUsed(stage="language-model", name="scripted", version="0")
         self.context_tokens = 8192
         self.answers = list(answers)
         self.prompts: list[tuple[str, dict]] = []
@@ -289,19 +285,19 @@ def test_a_proposal_is_kept_only_when_the_transcript_shows_it():
     call = segments(BILLING_CALL)
     kept = ScriptedModel({"found": True, "value": "Maria", "quote": "this is Maria speaking"})
     [result] = extract_fields([name], call, kept)
-    assert result["value"] == "Maria" and result["evidence"][0]["dialogue_id"] == 0
+    assert result.value == "Maria" and result.evidence[0].dialogue_id == 0
     assert kept.prompts[0][0].startswith("Transcript of a phone call")
     invented = ScriptedModel({"found": True, "value": "Mary", "quote": "this is Maria speaking"})
-    assert extract_fields([name], call, invented)[0]["value"] is None  # the value is not said
+    assert extract_fields([name], call, invented)[0].value is None  # the value is not said
     # the small model often quotes the wrong line: the evidence is where the value is said
     reference = field("refund_reference", "string", "The refund reference the agent gave.")
     misquoted = ScriptedModel({"found": True, "value": "R7741", "quote": "I will send you an email confirmation."})
     [result] = extract_fields([reference], call, misquoted)
-    assert result["value"] == "R7741"
-    assert result["evidence"] == [{"dialogue_id": 6, "start_ms": call[6].start_ms,
-                                   "quote": "Your refund reference is R7741."}]
+    assert result.value == "R7741"
+    assert result.evidence == [Evidence(dialogue_id=6, start_ms=call[6].start_ms,
+                                        quote="Your refund reference is R7741.")]
     absent = ScriptedModel({"found": False, "value": "", "quote": ""})
-    assert extract_fields([name], call, absent)[0]["value"] is None
+    assert extract_fields([name], call, absent)[0].value is None
 
 
 def test_a_boolean_needs_a_quote_and_an_enum_a_declared_value_that_is_said():
@@ -309,13 +305,13 @@ def test_a_boolean_needs_a_quote_and_an_enum_a_declared_value_that_is_said():
     refund = field("refund_promised", "boolean", "Whether the agent promised a refund.")
     model = ScriptedModel({"found": True, "value": True, "quote": "I will refund the duplicate payment"})
     [result] = extract_fields([refund], call, model)
-    assert result["value"] is True and result["evidence"][0]["dialogue_id"] == 4
+    assert result.value is True and result.evidence[0].dialogue_id == 4
     model = ScriptedModel({"found": True, "value": True, "quote": "I will refund your money"})  # not said so
-    assert extract_fields([refund], call, model)[0] == {"name": "refund_promised", "type": "boolean", "value": None,
-                                                        "evidence": []}
+    assert extract_fields([refund], call, model)[0] == ExtractedValue(name="refund_promised", type="boolean",
+                                                                      value=None)
     plan = field("topic", "enum", values=["Billing", "Outage"])
     model = ScriptedModel({"found": True, "value": "Outage", "quote": "I was charged twice"})
-    assert extract_fields([plan], call, model)[0]["value"] is None  # "outage" is never said
+    assert extract_fields([plan], call, model)[0].value is None  # "outage" is never said
     assert model.prompts[0][1]["properties"]["value"]["enum"] == ["Billing", "Outage"]
 
 
@@ -324,9 +320,9 @@ def test_the_model_chooses_among_candidates_but_cannot_add_one():
     count = field("device_count", "number", "How many devices the customer has.")
     model = ScriptedModel({"value": "12"})
     [result] = extract_fields([count], call, model)
-    assert result["value"] == 12.0 and result["evidence"][0]["quote"].endswith("the other one was twelve.")
+    assert result.value == 12.0 and result.evidence[0].quote.endswith("the other one was twelve.")
     assert model.prompts[0][1]["properties"]["value"]["enum"] == ["49", "12", "none"]
-    assert extract_fields([count], call, ScriptedModel({"value": "none"}))[0]["value"] is None
+    assert extract_fields([count], call, ScriptedModel({"value": "none"}))[0].value is None
 
 
 # --- the resource -------------------------------------------------------------------------------------------
@@ -370,13 +366,13 @@ def test_language_model_proposes_values_the_transcript_shows(language_model):
         field("topic", "enum", "What the call is about.", values=["billing", "outage", "sales"]),
         field("refund_reference", "string", "The refund reference the agent gave."),
     ]
-    results = {r["name"]: r for r in extract_fields(fields, call, language_model)}
-    print({name: r["value"] for name, r in results.items()})
-    assert results["agent_name"]["value"] == "Maria"
-    assert results["refund_promised"]["value"] is True
-    assert results["refund_reference"]["value"] == "R7741"  # the model quotes the wrong line; the value is said
+    results = {r.name: r for r in extract_fields(fields, call, language_model)}
+    print({name: r.value for name, r in results.items()})
+    assert results["agent_name"].value == "Maria"
+    assert results["refund_promised"].value is True
+    assert results["refund_reference"].value == "R7741"  # the model quotes the wrong line; the value is said
     for result in results.values():
-        for e in result["evidence"]:
-            assert quote_in_transcript(e["quote"], call) is not None
-        if result["type"] == "string" and result["value"] is not None:
-            assert supported(result["value"], call)
+        for e in result.evidence:
+            assert quote_in_transcript(e.quote, call) is not None
+        if result.type == "string" and result.value is not None:
+            assert supported(result.value, call)

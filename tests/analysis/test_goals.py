@@ -8,22 +8,22 @@ import re
 
 import numpy as np
 import pytest
-from callscope.analysis.evidence import Evidence, query_text, quote_in_transcript, quoted_strings, similarity_score
-from callscope.analysis.goals import SIMILARITY_THRESHOLD, Finding, GoalVerdict, evaluate_goals, verified_explanation
-from callscope.analysis.types import ModelInfo, Segment, Word
 
+from callscope.analysis.evidence import query_text, quote_in_transcript, quoted_strings, similarity_score
+from callscope.analysis.goals import SIMILARITY_THRESHOLD, Finding, evaluate_goals, verified_explanation
+from callscope.analysis.result import Evidence, GoalResult, ModelUsed, TranscriptSegment
 from callscope.resources.kinds import Goal
-from tests.analysis.transcripts import BILLING_CALL, segments
+from tests.analysis.transcripts import BILLING_CALL, segments, word
 
 ROLES = {"speaker-1": "agent", "speaker-2": "customer"}
 
 
-def seg(id: int, speaker: str, start_ms: int, text: str, ms_per_word: int = 400) -> Segment:
+def seg(id: int, speaker: str, start_ms: int, text: str, ms_per_word: int = 400) -> TranscriptSegment:
     """A segment with one timed word per word of text, ms_per_word apart."""
-    words = [Word(start_ms + i * ms_per_word, start_ms + (i + 1) * ms_per_word, w, 0.9)
+    words = [word(start_ms + i * ms_per_word, start_ms + (i + 1) * ms_per_word, w, 0.9)
              for i, w in enumerate(text.split())]
-    return Segment(id=id, channel=int(speaker[-1]) - 1, speaker=speaker, start_ms=start_ms,
-                   end_ms=start_ms + len(words) * ms_per_word, text=text, words=words)
+    return TranscriptSegment(id=id, channel=int(speaker[-1]) - 1, speaker=speaker, start_ms=start_ms,
+                             end_ms=start_ms + len(words) * ms_per_word, text=text, words=words)
 
 
 def goal(**kwargs) -> Goal:
@@ -38,7 +38,7 @@ CALL = [
 ]
 
 
-def only(goal_: Goal, segments_=CALL, roles=ROLES, embedder=None, **kwargs) -> GoalVerdict:
+def only(goal_: Goal, segments_=CALL, roles=ROLES, embedder=None, **kwargs) -> GoalResult:
     [verdict] = evaluate_goals([goal_], segments_, roles, embedder, **kwargs)
     return verdict
 
@@ -103,8 +103,8 @@ def test_outside_the_time_window_is_not_counted():
 
 
 def test_segment_start_is_the_time_without_word_timings():
-    untimed = [Segment(id=5, channel=0, speaker="speaker-1", start_ms=20_000, end_ms=25_000,
-                       text="Sorry, one more thing: thank you for calling.")]
+    untimed = [TranscriptSegment(id=5, channel=0, speaker="speaker-1", start_ms=20_000, end_ms=25_000,
+                                 text="Sorry, one more thing: thank you for calling.")]
     verdict = only(goal(phrases=["thank you for calling"], within_seconds=20), segments_=untimed)
     assert verdict.met and verdict.evidence[0].start_ms == 20_000
 
@@ -154,7 +154,7 @@ def test_quote_verifier_finds_only_what_a_segment_says():
     assert quoted_strings("Jane's greeting was polite.") == []
 
 
-def _finding(segment: Segment, quote: str) -> Finding:
+def _finding(segment: TranscriptSegment, quote: str) -> Finding:
     return Finding(Evidence(dialogue_id=segment.id, start_ms=segment.start_ms, quote=quote), segment, "x", None,
                    1.0, True, None)
 
@@ -177,7 +177,7 @@ class ScriptedModel:
     """A LanguageModel answering from a list (to test how evaluate_goals uses the answers)."""
 
     def __init__(self, *answers: dict):
-        self.info = ModelInfo(stage="language-model", name="scripted", version="0")
+        self.info = ModelUsed(stage="language-model", name="scripted", version="0")
         self.context_tokens = 8192
         self.answers = list(answers)
         self.prompts: list[str] = []

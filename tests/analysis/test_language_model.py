@@ -10,6 +10,8 @@ import time
 from importlib.util import find_spec
 
 import pytest
+from werkzeug import Response
+
 from callscope.analysis import language_model, llm_model
 from callscope.analysis.language_model import (
     LanguageModelError,
@@ -17,8 +19,6 @@ from callscope.analysis.language_model import (
     OpenAICompatibleModel,
     language_model_from_settings,
 )
-from werkzeug import Response
-
 from callscope.config import Settings
 
 SCHEMA = {

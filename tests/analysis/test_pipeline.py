@@ -13,10 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from callscope.analysis import pipeline as pipeline_module
-from callscope.analysis.pipeline import AnalysisError, AnalysisResult, Pipeline
 from click.testing import CliRunner
 
+from callscope import cli as cli_module
+from callscope.analysis.pipeline import AnalysisError, Pipeline
+from callscope.analysis.result import EMOTIONS, AnalysisResult
 from callscope.cli import main
 from callscope.config import Settings
 from tests.analysis import speech
@@ -77,7 +78,7 @@ def result(pipeline, call) -> AnalysisResult:
 @pytest.fixture
 def cli(monkeypatch, pipeline):
     """Run `callscope ...` in-process with the module's pipeline (the model is not loaded again)."""
-    monkeypatch.setattr(pipeline_module, "Pipeline", lambda settings: pipeline)
+    monkeypatch.setattr(cli_module, "Pipeline", lambda settings: pipeline)
     return lambda *args: CliRunner().invoke(main, list(args))
 
 
@@ -87,11 +88,11 @@ def labels(result: AnalysisResult) -> list[str]:
 
 def test_stereo_call_is_split_by_channel(result):
     assert result.channels == 2 and labels(result) == ["speaker-1", "speaker-2"]
-    assert [s.id for s in result.dialogue] == list(range(len(result.dialogue)))
-    texts = {s.speaker: " ".join(x.text for x in result.dialogue if x.speaker == s.speaker) for s in result.dialogue}
+    assert [s.id for s in result.segments] == list(range(len(result.segments)))
+    texts = {s.speaker: " ".join(x.text for x in result.segments if x.speaker == s.speaker) for s in result.segments}
     assert speech.wer(" ".join(AGENT), texts["speaker-1"]) < 0.35
     assert speech.wer(CUSTOMER, texts["speaker-2"]) < 0.35
-    assert all(seg.words for seg in result.dialogue)
+    assert all(seg.words for seg in result.segments)
     stages = {s.name: s.ran for s in result.stages}
     assert stages["decode"] and stages["vad"] and stages["asr"] and stages["diarization"] and stages["pauses"]
     assert stages["speakers"] and stages["emotions"]
@@ -102,12 +103,11 @@ def test_stereo_call_is_split_by_channel(result):
 def test_roles_come_from_what_each_speaker_says(result):
     roles = {s.label: s.role for s in result.speakers}
     assert roles == {"speaker-1": "agent", "speaker-2": "customer"}  # "thank you for calling" / "I would like to"
+    assert {s.speaker: s.role for s in result.segments} == roles  # each segment carries its speaker's role
 
 
 def test_every_segment_has_emotion_probabilities(result):
-    from callscope.analysis.types import EMOTIONS
-
-    for segment in result.dialogue:
+    for segment in result.segments:
         assert list(segment.emotions) == list(EMOTIONS)
         assert abs(sum(segment.emotions.values()) - 1) < 1e-3 and all(0 <= p <= 1 for p in segment.emotions.values())
 
@@ -117,7 +117,7 @@ def test_the_hold_silence_is_a_long_compliant_pause_after_the_hold_segment(resul
     [pause] = result.pauses  # the 0.6 s turn gaps are under the 1 s minimum
     assert pause.long and pause.compliant
     assert abs(pause.start_ms - hold_start) < 600 and abs(pause.end_ms - hold_end) < 600
-    before = result.dialogue[pause.after_dialogue_id]
+    before = result.segments[pause.after_dialogue_id]
     assert before.speaker == "speaker-1" and "hold" in before.text.lower()
 
 
@@ -142,7 +142,7 @@ def test_analyze_json_prints_the_result(cli, call):
     run = cli("analyze", str(call[0]), "--json")
     assert run.exit_code == 0, run.output
     data = json.loads(run.stdout)
-    assert data["channels"] == 2 and data["dialogue"] and data["dialogue"][0]["words"]
+    assert data["channels"] == 2 and data["segments"] and data["segments"][0]["words"]
     assert any(p["long"] and p["compliant"] for p in data["pauses"])
     assert labels(AnalysisResult.model_validate(data)) == ["speaker-1", "speaker-2"]
 
@@ -190,5 +190,56 @@ def test_a_mono_call_of_two_voices_is_split_into_two_speakers(pipeline, tmp_path
     path = speech.write(tmp_path / "mono.wav", [call.samples])
     result = pipeline.run(path)
     assert result.channels == 1
-    assert len({s.speaker for s in result.dialogue}) == 2 and len(result.speakers) == 2
+    assert len({s.speaker for s in result.segments}) == 2 and len(result.speakers) == 2
     assert {s.name: s.ran for s in result.stages}["diarization"]
+
+
+def test_a_language_the_english_only_model_cannot_transcribe_fails_with_the_reason(pipeline, tmp_path):
+    from callscope.resources.kinds import ProjectSpec
+
+    czech = speech.speak("Dobrý den, chtěl bych změnit adresu na svém účtu.", voice="cs")
+    path = speech.write(tmp_path / "cs.wav", [czech])
+    with pytest.raises(AnalysisError) as raised:
+        pipeline.run(path, ProjectSpec(name="p", language="cs-CZ"))
+    assert str(raised.value).startswith("the configured transcription model (tiny.en) transcribes English only; "
+                                        "this recording's language is cs")
+
+
+def test_english_and_no_language_on_an_english_only_model_is_english(pipeline, result, call):
+    from callscope.resources.kinds import ProjectSpec
+
+    assert result.language == "en"  # no language given: the English-only model assumes English
+    assert not any("built for English" in s.detail for s in result.stages)
+    assert pipeline.run(call[0], ProjectSpec(name="p", language="en-GB")).language == "en"
+
+
+class _Multilingual:
+    """A multilingual transcriber's interface: it detects Spanish; records the language it is asked for."""
+
+    multilingual = True
+    name = "large-v3"
+
+    def __init__(self, transcriber):
+        self.info, self.asked = transcriber.info, []
+
+    def detect_language(self, audio):
+        return "es"
+
+    def transcribe(self, audio, channel, language, hints):
+        self.asked.append(language)
+        return []
+
+
+def test_a_multilingual_model_detects_the_language_when_none_is_given(pipeline, call):
+    from callscope.resources.kinds import ProjectSpec
+
+    fake = _Multilingual(pipeline.transcriber)
+    multilingual = Pipeline(Settings(llm_enabled=False), transcriber=fake, speakers=None, embedder=None, llm=None)
+    result = multilingual.run(call[0])
+    assert result.language == "es" and fake.asked == ["es", "es"]  # detected once, both channels in it
+    assert multilingual.run(call[0], ProjectSpec(name="p", language="it-IT")).language == "it"
+    assert fake.asked[-1] == "it"
+    # the English-built text stages say they ran on another language; the others do not
+    details = {s.name: s.detail for s in result.stages if s.ran}
+    assert "built for English, the transcript is in es" in details["emotions"]
+    assert "built for English" in details["speakers"] and "built for English" not in details["pauses"]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import shutil
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from callscope.analysis import speaker_encoder as se
 
+from callscope.analysis import speaker_encoder as se
+from callscope.config import Settings
 from tests.analysis.speech import ESPEAK, SKIP_REASON, speak
 
 # resemblyzer 0.1.4's own VoiceEncoder("cpu").embed_utterance(normalize_volume(_signal(), -30, increase_only=True))
@@ -31,7 +31,7 @@ def _signal() -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def encoder() -> se.SpeakerEncoder:
-    return se.load_speaker_encoder(SimpleNamespace(analysis_threads=2, speaker_encoder_model=None))
+    return se.load_speaker_encoder(Settings(analysis_threads=2))
 
 
 def test_matches_resemblyzer(encoder):
@@ -87,9 +87,9 @@ def test_damaged_or_missing_model_is_refused(tmp_path, monkeypatch):
         f.write(bytes([byte[0] ^ 0xFF]))
     monkeypatch.setattr(se, "EMBEDDED_MODEL", damaged)
     with pytest.raises(ValueError, match="damaged"):
-        se.load_speaker_encoder(SimpleNamespace(analysis_threads=1, speaker_encoder_model=None))
+        se.load_speaker_encoder(Settings(analysis_threads=1))
     with pytest.raises(FileNotFoundError, match="CALLSCOPE_SPEAKER_ENCODER_MODEL"):
-        se.load_speaker_encoder(SimpleNamespace(analysis_threads=1, speaker_encoder_model=str(tmp_path / "no.onnx")))
+        se.load_speaker_encoder(Settings(analysis_threads=1, speaker_encoder_model=str(tmp_path / "no.onnx")))
 
 
 def test_info_names_model_and_version(encoder):

@@ -6,9 +6,10 @@ from datetime import datetime, timezone
 
 import numpy as np
 import pytest
-from callscope.analysis import speakers, vad
-from callscope.analysis.types import Audio, Segment
 
+from callscope.analysis import speakers, vad
+from callscope.analysis.result import TranscriptSegment
+from callscope.analysis.types import Audio
 from callscope.catalog import voiceprints
 from callscope.catalog.db import Catalog
 from callscope.config import Settings
@@ -18,8 +19,8 @@ from tests.analysis.voices import AGENT, CUSTOMER
 needs_speech = pytest.mark.skipif(ESPEAK is None, reason=SKIP_REASON)
 
 
-def seg(id: int, speaker: str, start: int, end: int, text: str, channel: int = 0) -> Segment:
-    return Segment(id=id, channel=channel, speaker=speaker, start_ms=start, end_ms=end, text=text)
+def seg(id: int, speaker: str, start: int, end: int, text: str, channel: int = 0) -> TranscriptSegment:
+    return TranscriptSegment(id=id, channel=channel, speaker=speaker, start_ms=start, end_ms=end, text=text)
 
 
 # --- roles -------------------------------------------------------------------------------------

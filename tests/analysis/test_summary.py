@@ -7,8 +7,10 @@ import re
 from importlib.util import find_spec
 
 import pytest
+
 from callscope.analysis import llm_model
 from callscope.analysis.language_model import LlamaCppModel
+from callscope.analysis.result import ModelUsed, TranscriptSegment
 from callscope.analysis.summary import (
     language_name,
     summarize,
@@ -17,8 +19,6 @@ from callscope.analysis.summary import (
     transcript_prompt,
     unsupported_details,
 )
-from callscope.analysis.types import ModelInfo, Segment
-
 from tests.analysis.transcripts import BILLING_CALL, BILLING_KEY_WORDS, DENTAL_CALL, DENTAL_KEY_WORDS, segments
 
 
@@ -26,7 +26,7 @@ class ScriptedModel:
     """A LanguageModel that answers from a list and records the prompts it was given (to test the prompting)."""
 
     def __init__(self, answers: list[str], context_tokens: int = 8192):
-        self.info = ModelInfo(stage="language-model", name="scripted", version="0")
+        self.info = ModelUsed(stage="language-model", name="scripted", version="0")
         self.context_tokens = context_tokens
         self.answers = list(answers)
         self.prompts: list[tuple[str, dict, int]] = []
@@ -44,8 +44,8 @@ TRANSCRIPT = transcript_prompt(CALL)
 
 
 def test_transcript_prompt_is_one_line_per_turn_with_the_speaker():
-    turns = [*CALL[:2], Segment(id=9, channel=0, speaker="speaker-1", start_ms=0, end_ms=1, text="  "),
-             Segment(id=10, channel=1, speaker="speaker-2", start_ms=0, end_ms=1, text="two\n  lines")]
+    turns = [*CALL[:2], TranscriptSegment(id=9, channel=0, speaker="speaker-1", start_ms=0, end_ms=1, text="  "),
+             TranscriptSegment(id=10, channel=1, speaker="speaker-2", start_ms=0, end_ms=1, text="two\n  lines")]
     lines = transcript_prompt(turns).splitlines()
     assert lines[1] == f"speaker-1: {BILLING_CALL[0][1]}"
     assert lines[2] == f"speaker-2: {BILLING_CALL[1][1]}"
@@ -135,7 +135,7 @@ def test_summarize_cuts_the_transcript_to_the_context():
 
 def test_summarize_without_words_does_not_ask():
     model = ScriptedModel([])
-    result = summarize([Segment(id=0, channel=0, speaker="speaker-1", start_ms=0, end_ms=900, text=" ")], "en", model)
+    result = summarize([TranscriptSegment(id=0, channel=0, speaker="speaker-1", start_ms=0, end_ms=900, text=" ")], "en", model)
     assert result.text == "" and model.prompts == []
 
 

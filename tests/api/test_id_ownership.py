@@ -4,11 +4,11 @@ collided before claims existed are separated, and every catalog query that takes
 from __future__ import annotations
 
 import pytest
-from callscope.operator.handlers import reconcile
 from sqlalchemy import delete, select
 
 from callscope.catalog.ids import Owner, claim_of
 from callscope.catalog.tables import IdClaim, Recording, RecordingTag
+from callscope.operator.handlers import reconcile
 from callscope.resources import Project, Tag
 from callscope.resources.meta import ID_LABEL
 from callscope.services.apply import apply_documents

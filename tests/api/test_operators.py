@@ -205,8 +205,8 @@ async def test_two_api_processes_cannot_both_create_one_external_id(runtime, set
     import asyncio
 
     import httpx
-    from callscope.api.app import create_app
 
+    from callscope.api.app import create_app
     from callscope.runtime import Runtime
     from tests.api.conftest import BASE
 

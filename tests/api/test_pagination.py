@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import falcon.testing
 import pytest
-from callscope.api.pagination import PageRequest, page_request
 
+from callscope.api.pagination import PageRequest, page_request
 from callscope.errors import ValidationFailed
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import email
 import os
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -18,11 +19,13 @@ import boto3
 import httpx
 import pytest
 from botocore.config import Config
-from callscope.operator import loops
-from sqlalchemy import event
+from sqlalchemy import delete, event, select
 
+from callscope.catalog import recordings as recording_rows
+from callscope.catalog.recordings import Scope
 from callscope.catalog.tables import Recording, RecordingTag
 from callscope.identifiers import uuid7
+from callscope.operator import loops
 from callscope.services import accounts
 from callscope.services.recordings import audio_key
 from tests.api.conftest import blob_files, count_rows
@@ -158,6 +161,31 @@ class TestPostgresCatalog:
         winner = responses[[r.status_code for r in responses].index(201)].json()["data"]
         assert [p.relative_to(settings.data_dir / "blobs").as_posix() for p in blob_files(settings)] == [
             audio_key(ACCOUNT, winner["public_id"])]
+
+
+    def test_a_change_that_races_a_delete_finds_nothing(self, runtime, project):
+        # Found by schemathesis (PATCH /recordings/{id} while another request deleted the recording): the
+        # change read the row, the delete committed, the UPDATE matched nothing and the request answered 500.
+        seed_recordings(runtime, project["id"], [], 1)
+        with runtime.catalog.session() as session:
+            public_id = session.scalar(select(Recording.public_id))
+        outcome: list = []
+
+        def change() -> None:
+            try:
+                with runtime.catalog.session(write=True) as session:
+                    outcome.append(recording_rows.change(session, Scope(ACCOUNT), public_id, {"name": "x"}, None,
+                                                         False, datetime.now(UTC)))
+            except Exception as exc:  # noqa: BLE001 - the failure this test is about
+                outcome.append(exc)
+
+        with runtime.catalog.session(write=True) as deleting:
+            deleting.execute(delete(Recording).where(Recording.public_id == public_id))
+            changer = threading.Thread(target=change)
+            changer.start()
+            time.sleep(0.5)  # the change now waits on the deleted row
+        changer.join(10)
+        assert outcome == [None]
 
 
 # ----- list: no N+1 -----------------------------------------------------------------------------------
@@ -309,7 +337,7 @@ class TestShareEmailOverSmtp:
         sender, recipients, msg = handler.messages[0]
         assert (sender, recipients) == ("noreply@callscope.example.com", [member])
         assert member in msg["To"]
-        url = f"{settings.public_base_url}/recordings/{rec['public_id']}"
+        url = f"{settings.base_url}/recordings/{rec['public_id']}"
         assert resp.json()["data"]["url"] == url
         assert url in text_of(msg) and "2:10" in text_of(msg)
         assert not (settings.data_dir / "outbox").exists()  # sent, not written to the outbox or failed/

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from callscope.api.app import create_app
 
+from callscope.api.app import create_app
 from callscope.ratelimit import build_rate_limiter
 from tests.api.conftest import BASE
 

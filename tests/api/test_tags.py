@@ -127,8 +127,8 @@ async def test_two_api_processes_creating_one_tag_make_one_tag(runtime, settings
     import asyncio
 
     import httpx
-    from callscope.api.app import create_app
 
+    from callscope.api.app import create_app
     from callscope.runtime import Runtime
     from tests.api.conftest import BASE
 

@@ -268,7 +268,18 @@ INVALID = {
                                    "webhook sections must not repeat", False),
     "duplicate project links": (_broken("Operator", "spec", "projects", ["support", "support"]),
                                 "projects must not contain the same project twice", False),
-    "blank tag name": (_broken("Tag", "spec", "name", "   "), "name must not be blank", False),
+    # the limits of callscope/validation.py, shared with the API (nothing stored that breaks an upload)
+    "blank tag name": (_broken("Tag", "spec", "name", "   "), "spec.name", True),
+    "language not BCP 47": (_broken("Project", "spec", "language", "zz-notalang-verylong"), "spec.language", True),
+    "language with NUL": (_broken("Project", "spec", "summaryLanguage", "en\x00"), "spec.summaryLanguage", True),
+    "NUL in project name": (_broken("Project", "spec", "name", "Sales\x00"), "spec.name", True),
+    "100,000-character project name": (_broken("Project", "spec", "name", "x" * 100_000), "spec.name", True),
+    "500,000-character hints": (_broken("Project", "spec", "transcriptionHints", "x" * 500_000),
+                                "spec.transcriptionHints", True),
+    "control character in operator name": (_broken("Operator", "spec", "name", "Jane\x1bDoe"), "spec.name", True),
+    "NUL in tag name": (_broken("Tag", "spec", "name", "vip\x00"), "spec.name", True),
+    "webhook URL longer than its column": (_broken("Project", "spec", "webhook", {"url": "https://x/" + "a" * 2048}),
+                                           "url", True),
 }
 
 

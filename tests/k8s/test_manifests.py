@@ -150,7 +150,10 @@ def test_deployments_probe_healthz(target):
     api = deployments["callscope-api"]["spec"]["template"]
     assert api["spec"]["containers"][0]["args"] == ["serve", "--host", "0.0.0.0", "--port", "8080"]
     assert api["metadata"]["annotations"]["prometheus.io/path"] == "/metrics"
-    assert deployments["callscope-operator"]["spec"]["template"]["spec"]["containers"][0]["args"] == ["operator"]
+    controller = deployments["callscope-operator"]["spec"]["template"]["spec"]["containers"][0]
+    assert controller["args"] == ["controller", "--liveness", "http://0.0.0.0:8081/healthz"]
+    port = next(p for p in controller["ports"] if p["name"] == controller["livenessProbe"]["httpGet"]["port"])
+    assert port["containerPort"] == 8081  # where --liveness serves /healthz
     pdb = named(objects, "PodDisruptionBudget", "callscope-api")
     assert pdb["spec"]["selector"]["matchLabels"] == deployments["callscope-api"]["spec"]["selector"]["matchLabels"]
     service = named(objects, "Service", "callscope-api")

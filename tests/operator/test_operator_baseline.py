@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from callscope.operator.baseline import percentile, update_baselines
 from operator_support import ACCOUNT
 
 from callscope.config import Settings
+from callscope.operator.baseline import percentile, update_baselines
 from callscope.resources import Project, ProjectSpec
 from callscope.runtime import Runtime
 from callscope.services.objects import change_spec, create_with_id

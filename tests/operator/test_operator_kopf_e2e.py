@@ -1,4 +1,4 @@
-"""End to end: the Kopf operator (operator/kopf_handlers.py), run in-process against the emulated
+"""End to end: the Kopf controller (operator/main.py), run in-process against the emulated
 Kubernetes API server (tests/kube), with the kubernetes store; objects are written through the API
 server as kubectl would."""
 
@@ -13,8 +13,9 @@ from typing import Any
 import httpx
 import kopf
 import pytest
-from callscope.operator.kopf_handlers import FINALIZER, register
 
+from callscope.operator.main import FINALIZER, controller_memo, registry
+from callscope.runtime import opened
 from callscope.services.tags import PALETTE
 
 NS = "acme"
@@ -55,7 +56,7 @@ async def kube(kube_api):
 
 @pytest.fixture
 async def operator(kube_api, kube, tmp_path, monkeypatch):
-    """The operator as `callscope operator --standalone` runs it, with the registry of this module."""
+    """The controller as `callscope controller --standalone` runs it."""
     monkeypatch.setenv("CALLSCOPE_STORE", "kubernetes")
     monkeypatch.setenv("CALLSCOPE_KUBECONFIG", str(kube_api.kubeconfig))
     monkeypatch.setenv("CALLSCOPE_DATA_DIR", str(tmp_path / "operator-data"))
@@ -64,10 +65,9 @@ async def operator(kube_api, kube, tmp_path, monkeypatch):
     # tests/webhooks); a Ray started inside the pytest process would outlive the operator here.
     monkeypatch.setenv("CALLSCOPE_DISPATCHER_ENABLED", "false")
     monkeypatch.setenv("CALLSCOPE_WEBHOOK_DELIVERY_ENABLED", "false")
-    registry = register(kopf.OperatorRegistry())
     stop, ready = asyncio.Event(), asyncio.Event()
     task = asyncio.create_task(kopf.operator(registry=registry, standalone=True, clusterwide=True,
-                                             stop_flag=stop, ready_flag=ready, memo=kopf.Memo()))
+                                             stop_flag=stop, ready_flag=ready, memo=controller_memo(opened)))
     done, _ = await asyncio.wait([task, asyncio.ensure_future(ready.wait())], timeout=TIMEOUT,
                                  return_when=asyncio.FIRST_COMPLETED)
     if task in done:

@@ -6,11 +6,11 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from callscope.operator import retention
-from callscope.operator.retention import purge_expired
 from operator_support import ACCOUNT, NOW
 
 from callscope.config import Settings
+from callscope.operator import retention
+from callscope.operator.retention import purge_expired
 from callscope.resources import Project
 from callscope.runtime import Runtime
 from callscope.services.recordings import blob_prefix

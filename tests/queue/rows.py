@@ -11,11 +11,11 @@ T0 = datetime(2030, 1, 1, tzinfo=UTC)
 
 
 def add_recording(catalog, *, status: str = "pending", job: bool = True, account: str = "acme",
-                  project_id: int = 1, now: datetime = T0) -> int:
+                  project_id: int = 1, now: datetime = T0, language: str = "en") -> int:
     """A recording row (and, like an upload, its queued analyze job); its id."""
     public_id = str(uuid.uuid4())
     with catalog.session() as session:
-        row = Recording(public_id=public_id, account=account, project_id=project_id, name="call", language="en",
+        row = Recording(public_id=public_id, account=account, project_id=project_id, name="call", language=language,
                         status=status, progress=0, duration_ms=1000, audio_format="wav", size_bytes=10,
                         blob_key=f"accounts/{account}/recordings/{public_id}/audio", dialogues_count=0,
                         goals_evaluated=False, pauses_detected=0, processing_restricted=False,

@@ -4,9 +4,9 @@ as well as the sequential one; on a GPU it is the fast path, here it runs on the
 from __future__ import annotations
 
 import pytest
+
 from callscope.analysis.asr import transcriber_from_settings
 from callscope.analysis.types import Audio
-
 from callscope.config import Settings
 from tests.analysis import speech
 

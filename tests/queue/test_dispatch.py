@@ -10,12 +10,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+
 from callscope.analysis.asr import transcriber_from_settings
 from callscope.analysis.pipeline import Pipeline
-from callscope.operator.dispatch import Dispatcher, InlineExecutor
-
+from callscope.analysis.stored import completion
 from callscope.catalog import jobs
 from callscope.config import Settings
+from callscope.operator.dispatch import Dispatcher, InlineExecutor
 from callscope.runtime import Runtime
 from callscope.services import analyses
 from tests.analysis import speech
@@ -88,8 +89,8 @@ async def test_a_recording_is_analysed_and_stored(ctx, wav_bytes, transcriber) -
     assert row.dialogues_count >= 1
     analysis, transcript = await analyses.load_analysis(ctx, row)
     assert analysis.version == 1 and analysis.transcript_key.endswith("transcript-v1.json")
-    assert speech.wer(SENTENCE, " ".join(s["text"] for s in transcript["dialogue"])) < 0.3
-    assert "dialogue" not in json.loads(analysis.results) and json.loads(analysis.results)["duration_ms"] > 0
+    assert speech.wer(SENTENCE, " ".join(s["text"] for s in transcript["segments"])) < 0.3
+    assert "segments" not in json.loads(analysis.results) and json.loads(analysis.results)["duration_ms"] > 0
     assert (job_of(ctx.catalog, rid).state, job_of(ctx.catalog, rid).attempts) == ("done", 1)
 
 
@@ -103,6 +104,21 @@ async def test_a_corrupt_upload_fails_at_once_with_a_readable_reason(ctx, transc
     assert row.status == "failed" and "cannot decode audio" in row.status_reason
     job = job_of(ctx.catalog, rid)
     assert (job.state, job.attempts) == ("failed", 1)  # bad input is not retried
+    assert await analyses.load_analysis(ctx, row) == (None, None)
+
+
+async def test_a_language_the_model_cannot_transcribe_fails_with_the_reason(ctx, transcriber, tmp_path) -> None:
+    czech = speech.speak("Dobrý den, chtěl bych změnit adresu na svém účtu.", voice="cs")
+    audio = speech.write(tmp_path / "cs.wav", [czech]).read_bytes()
+    rid = await put_recording(ctx, audio, language="cs-CZ")
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+
+    await drain(dispatcher, rid)
+
+    row = recording(ctx.catalog, rid)
+    assert row.status == "failed"
+    assert "(tiny.en) transcribes English only" in row.status_reason and "language is cs" in row.status_reason
+    assert (job_of(ctx.catalog, rid).state, job_of(ctx.catalog, rid).attempts) == ("failed", 1)  # not retried
     assert await analyses.load_analysis(ctx, row) == (None, None)
 
 
@@ -139,11 +155,12 @@ async def test_a_lost_lease_cannot_complete_and_leaves_no_blob(ctx, wav_bytes, t
     from callscope.analysis.work import Work, analyze
 
     result = await asyncio.to_thread(analyze, pipeline, ctx.settings, Work(first.id, row.blob_key, None))
+    done = completion(result, row)
 
-    assert not await analyses.complete(ctx, first, result)
+    assert not await analyses.complete(ctx, first, done)
     assert recording(ctx.catalog, rid).status == "processing"
     assert await ctx.blobs.list_keys(row.blob_key.rsplit("/", 1)[0]) == [row.blob_key]  # a's transcript went
-    assert await analyses.complete(ctx, second, result)
+    assert await analyses.complete(ctx, second, done)
     assert recording(ctx.catalog, rid).status == "completed"
 
 
@@ -159,13 +176,13 @@ async def test_reanalysis_replaces_the_results_atomically(ctx, wav_bytes, transc
     during = recording(ctx.catalog, rid)
     assert (during.status, during.stage) == ("completed", "reanalyzing")
     kept, transcript = await analyses.load_analysis(ctx, during)  # the old results stay readable meanwhile
-    assert kept.version == 1 and transcript["dialogue"]
+    assert kept.version == 1 and transcript["segments"]
     await drain(dispatcher, rid)
 
     row = recording(ctx.catalog, rid)
     second, transcript = await analyses.load_analysis(ctx, row)
     assert (row.status, row.stage, second.version) == ("completed", "done", 2)
-    assert transcript["dialogue"]
+    assert transcript["segments"]
     keys = await ctx.blobs.list_keys(row.blob_key.rsplit("/", 1)[0])
     assert second.transcript_key in keys and first.transcript_key not in keys  # the old transcript is gone
     assert await analyses.reanalyze(ctx, [rid, 999999]) == [rid]  # unknown ids are skipped

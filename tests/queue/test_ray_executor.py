@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from callscope.operator.dispatch import Dispatcher
 
 from callscope.config import Settings
+from callscope.operator.dispatch import Dispatcher
 from callscope.runtime import Runtime
 from callscope.services import analyses
 from tests.analysis import speech
@@ -47,7 +47,7 @@ async def test_recordings_are_analysed_on_ray(tmp_path, wav_bytes) -> None:  # n
             row = recording(ctx.catalog, r)
             assert row.status == "completed", row.status_reason
             _, transcript = await analyses.load_analysis(ctx, row)
-            assert speech.wer(SENTENCE, " ".join(s["text"] for s in transcript["dialogue"])) < 0.3
+            assert speech.wer(SENTENCE, " ".join(s["text"] for s in transcript["segments"])) < 0.3
         assert any(0 < progress < 100 for _, progress in stages)  # progress came back from the Ray task
         failed = recording(ctx.catalog, bad)
         assert failed.status == "failed" and "cannot decode audio" in failed.status_reason

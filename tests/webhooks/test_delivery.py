@@ -10,7 +10,6 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from callscope.operator.webhooks import WebhookDeliverer, address_allowed, resolve_checked, retry_after
 from sqlalchemy import select
 from werkzeug import Response
 
@@ -18,6 +17,7 @@ from callscope import webhook_signing
 from callscope.catalog import outbox
 from callscope.catalog.tables import Recording, WebhookAttempt, WebhookEvent
 from callscope.config import Settings
+from callscope.operator.webhooks import WebhookDeliverer, address_allowed, resolve_checked, retry_after
 from callscope.resources import Project, ProjectSpec
 from callscope.resources.kinds import SecretKeyRef, Webhook
 from callscope.runtime import Runtime
@@ -49,12 +49,11 @@ async def make_project(ctx, url: str, sections=("metadata", "summary", "goals"),
                                 ProjectSpec(name="Support", language="en", webhook=webhook))
 
 
-def add_event(ctx, project: Project, results: dict | None = None) -> int:
+def add_event(ctx, project: Project, readouts: dict | None = None) -> int:
     rid = add_recording(ctx.catalog, account=ACCOUNT, project_id=project.status.id, status="completed", job=False)
     with ctx.catalog.session(write=True) as session:
         event = webhooks.enqueue_recording_analyzed(session, recording=session.get(Recording, rid),
-                                                    project=project.spec, results=results, transcript=None,
-                                                    now=ctx.clock())
+                                                    project=project.spec, readouts=readouts, now=ctx.clock())
         session.flush()
         return event.id
 
@@ -90,7 +89,8 @@ async def test_delivery_is_signed_and_the_receiver_verifies_it(ctx, deliverer, h
         return Response("ok", 200)
     httpserver.expect_request("/hook", method="POST").respond_with_handler(handler)
     project = await make_project(ctx, httpserver.url_for("/hook"))
-    event_id = add_event(ctx, project, {"summary": "They agreed.", "goals": [{"goal_id": 1, "met": True}]})
+    event_id = add_event(ctx, project, {"summary": {"summary": "They agreed."},
+                                        "goals": [{"goal_id": 1, "met": True}]})
 
     [outcome] = await deliver_due(deliverer)
 
@@ -103,7 +103,7 @@ async def test_delivery_is_signed_and_the_receiver_verifies_it(ctx, deliverer, h
         webhook_signing.verify(webhook_signing.new_secret(), headers, body, now=time.time())
     doc = json.loads(body)
     assert doc["type"] == "recording.analyzed"
-    assert doc["data"]["status"] == "completed" and doc["data"]["summary"] == "They agreed."
+    assert doc["data"]["status"] == "completed" and doc["data"]["summary"] == {"summary": "They agreed."}
     assert doc["data"]["goals"] == [{"goal_id": 1, "met": True}]
     assert "transcription" not in doc["data"] and "categories" not in doc["data"]  # sections not chosen
     assert doc["data"]["metadata"]["name"] == "call"
@@ -305,9 +305,10 @@ def test_failed_recording_payload_carries_status_and_reason(ctx) -> None:
         recording = session.get(Recording, rid)
         recording.status_reason = "cannot decode audio"
         body = webhooks.payload(recording, ["metadata", "summary", "transcription", "goals", "categories",
-                                            "extracted_data"], None, None, datetime(2030, 1, 1, tzinfo=UTC))
+                                            "extracted_data"], None, datetime(2030, 1, 1, tzinfo=UTC))
     assert body["timestamp"] == "2030-01-01T00:00:00Z"
     data = body["data"]
     assert (data["status"], data["status_reason"]) == ("failed", "cannot decode audio")
-    assert data["summary"] is None and data["transcription"] is None
-    assert data["goals"] == data["categories"] == data["extracted_data"] == []
+    # a failed recording has no analysis: its analysis sections are null
+    assert data["summary"] is data["transcription"] is data["goals"] is data["categories"] is None
+    assert data["extracted_data"] is None and data["metadata"]["name"] == "call"

@@ -1,0 +1,110 @@
+"""The public read-outs of an analysis, derived from its AnalysisResult here and nowhere else: the bodies of
+GET /recordings/{id}/results, /transcription and /summary (api/schemas.py re-exports them for the OpenAPI
+document), and the analysis sections of the ``recording.analyzed`` webhook, which are those same bodies, so that
+a webhook consumer and a REST client read one shape.
+
+A read-out is of a recording (``Subject``) and its current analysis: None before the first one completes, which
+reads as empty lists and a null summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from callscope.analysis.result import (
+    AnalysisResult,
+    CallCharacteristics,
+    CategoryResult,
+    ExtractedValue,
+    GoalResult,
+    ModelUsed,
+    Part,
+    Pause,
+    SpeakerResult,
+    TranscriptSegment,
+)
+
+RecordingStatus = Literal["pending", "processing", "completed", "failed"]
+
+# The webhook sections taken from the results read-out (the others are the summary and transcription read-outs).
+_RESULT_SECTIONS = ("goals", "categories", "extracted_data")
+
+
+@dataclass(frozen=True)
+class Subject:
+    """The recording a read-out is of."""
+
+    recording_id: int
+    public_id: str
+    status: RecordingStatus
+    language: str
+
+    @classmethod
+    def of(cls, recording: Any, status: RecordingStatus | None = None) -> Subject:
+        """A catalog Recording row's; with ``status`` instead of the row's (the status a completion moves it to)."""
+        return cls(recording.id, recording.public_id, status or recording.status, recording.language)
+
+
+class Results(Part):
+    recording_id: int
+    status: RecordingStatus
+    goals: list[GoalResult] = Field(default_factory=list, description="Empty until the analysis has completed.")
+    pauses: list[Pause] = Field(default_factory=list, description="Empty until the analysis has completed.")
+    categories: list[CategoryResult] = Field(default_factory=list)
+    extracted_data: list[ExtractedValue] = Field(default_factory=list)
+    speakers: list[SpeakerResult] = Field(default_factory=list)
+    characteristics: CallCharacteristics | None = None
+    models: list[ModelUsed] = Field(default_factory=list, description="The model each analysis stage used.")
+    analyzed_at: datetime | None = None
+
+
+class Transcription(Part):
+    recording_id: int
+    public_id: str
+    status: RecordingStatus
+    language: str
+    speakers: list[SpeakerResult] = Field(description="Empty until the analysis has completed.")
+    segments: list[TranscriptSegment] = Field(description="Empty until the analysis has completed.")
+
+
+class Summary(Part):
+    recording_id: int
+    public_id: str
+    status: RecordingStatus
+    language: str | None = Field(description="Language of the summary.")
+    summary: str | None = Field(description="null until the analysis has completed.")
+
+
+# The results read-out shows the parts of the result of the same names.
+_RESULT_PARTS = tuple(name for name in Results.model_fields if name in AnalysisResult.model_fields)
+
+
+def results(subject: Subject, analysis: AnalysisResult | None, analyzed_at: datetime | None = None) -> Results:
+    parts = {name: getattr(analysis, name) for name in _RESULT_PARTS} if analysis is not None else {}
+    return Results(recording_id=subject.recording_id, status=subject.status, analyzed_at=analyzed_at, **parts)
+
+
+def transcription(subject: Subject, analysis: AnalysisResult | None) -> Transcription:
+    return Transcription(
+        recording_id=subject.recording_id, public_id=subject.public_id, status=subject.status,
+        language=(analysis.language if analysis else None) or subject.language,  # None: the model detected it
+        speakers=analysis.speakers if analysis else [], segments=analysis.segments if analysis else [])
+
+
+def summary(subject: Subject, analysis: AnalysisResult | None) -> Summary:
+    return Summary(recording_id=subject.recording_id, public_id=subject.public_id, status=subject.status,
+                   language=analysis.summary_language if analysis else None,
+                   summary=analysis.summary if analysis else None)
+
+
+def sections(subject: Subject, analysis: AnalysisResult | None) -> dict[str, Any]:
+    """The webhook's analysis sections, JSON: ``summary`` and ``transcription`` are those read-outs, ``goals``,
+    ``categories`` and ``extracted_data`` the lists of the results read-out."""
+    found = results(subject, analysis).model_dump(mode="json")
+    return {"summary": summary(subject, analysis).model_dump(mode="json"),
+            "transcription": transcription(subject, analysis).model_dump(mode="json"),
+            **{name: found[name] for name in _RESULT_SECTIONS}}

@@ -1,0 +1,183 @@
+"""The analysis result: one typed model, declared here once. Each stage returns its parts (segments and their words,
+speakers, emotions, pauses, characteristics, goals, categories, fields, summary), the pipeline assembles them into an
+``AnalysisResult``, and everything that shows a result derives from it: the stored documents (stored.py), the REST
+read-outs and the webhook sections (readouts.py, re-exported by api/schemas.py for the OpenAPI document) and
+`callscope analyze` (its JSON, and report.py).
+
+The parts carry the names of the public API's schemas (``TranscriptSegment``, ``GoalResult``...): the OpenAPI
+document names its components after these classes. This module imports nothing of the analysis, so every stage can
+import it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Emotion = Literal["happy", "neutral", "calm", "sad", "angry", "fearful", "surprised", "disgust"]
+EMOTIONS: tuple[Emotion, ...] = get_args(Emotion)  # the spec's eight classes, in the order results list them
+Role = Literal["agent", "customer", "unknown"]
+
+
+def _without_defaults(schema: dict[str, Any]) -> None:
+    for field in schema.get("properties", {}).values():
+        field.pop("default", None)
+
+
+class Part(BaseModel):
+    # Every field is in every dump, defaults included: the published schema requires them all, and shows no
+    # default, which a reader never sees.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True, json_schema_extra=_without_defaults)
+
+
+class TranscriptWord(Part):
+    start_ms: int
+    end_ms: int
+    text: str
+    probability: float = Field(description="Recogniser confidence, 0 to 1.")
+
+
+class TranscriptSegment(Part):
+    """One dialogue segment: a speaker's turn with its words."""
+
+    id: int = Field(description="Dialogue id; pauses and evidence refer to it (after_dialogue_id, dialogue_id).")
+    speaker: str = Field(description='Speaker label: "speaker-1" speaks first (or is channel 1 of a stereo call).')
+    role: Role = "unknown"  # the speaker's, once the speakers are identified
+    channel: int
+    start_ms: int
+    end_ms: int
+    text: str
+    words: list[TranscriptWord] = Field(default_factory=list)
+    emotions: dict[Emotion, float] = Field(
+        default_factory=dict,
+        description="Probability of each of the eight emotions, 0 to 1, summing to about 1 (empty when not analysed).",
+    )
+
+
+class SpeakerResult(Part):
+    label: str
+    role: Role
+    role_confidence: float = Field(description="0 to 1.")
+    operator_id: int | None = Field(None, description="The operator whose enrolled voice matched, or null.")
+    operator_similarity: float | None = Field(None, description="Voice similarity to that operator, or null.")
+    talk_ms: int
+
+
+class IdentifiedSpeaker(SpeakerResult):
+    """A speaker with what its role rests on. The public read-outs declare ``SpeakerResult``, so they show a speaker
+    without these two fields (pydantic serialises a field as its declared class)."""
+
+    role_evidence: list[str]
+    decided_by: Literal["operator-voice", "content", "first-speaker", "channel", "none"]
+
+
+class Evidence(Part):
+    dialogue_id: int = Field(description="Id of the dialogue segment the quote is from.")
+    start_ms: int = Field(description="When the quoted words start.")
+    quote: str = Field(description="Words of the segment, verbatim.")
+
+
+class GoalResult(Part):
+    goal_id: int
+    goal_name: str
+    met: bool
+    score: float = Field(ge=0, le=1, description="Confidence score, 0 to 1.")
+    explanation: str
+    evidence: list[Evidence] = Field(default_factory=list, description="The transcript lines the verdict rests on.")
+
+
+class CategoryResult(Part):
+    name: str
+    matched: bool
+    score: float = Field(description="0 to 1.")
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class ExtractedValue(Part):
+    name: str
+    type: str
+    value: str | float | bool | None = Field(description="Validated value; null when none was found.")
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class Pause(Part):
+    start_ms: int
+    end_ms: int
+    duration_ms: int
+    compliant: bool
+    after_dialogue_id: int
+    long: bool = Field(description="At least the project's long_pause_threshold_seconds.")
+
+
+class PauseRules(Part):
+    """The pause rules a result was found with (analysis/pauses.py applies them; the defaults are documented
+    there)."""
+
+    long_pause_threshold_ms: int = Field(5_000, ge=0)
+    max_hold_ms: int = Field(120_000, ge=0)
+    min_pause_ms: int = Field(1_000, ge=1)
+    hold_phrases: list[str] = Field(default_factory=lambda: [
+        "please hold", "hold on", "hold the line", "on hold", "one moment", "one second", "just a moment",
+        "just a second", "give me a moment", "give me a second", "let me check", "let me look", "let me see",
+        "bear with me"])
+
+
+class SpeakerTraits(Part):
+    speaker: str
+    channel: int
+    talk_time_ms: int = Field(description="Time the speaker was talking.")
+    words: int = Field(description="Words spoken.")
+    words_per_minute: float = Field(description="Words per minute of talk time.")
+    interruptions: int = Field(description="Times the speaker started talking over another speaker.")
+
+
+class CallCharacteristics(Part):
+    duration_ms: int
+    talk_time_ms: int = Field(description="Time at least one speaker was talking.")
+    non_talk_time_ms: int = Field(description="Duration minus the time anyone was talking.")
+    speakers: list[SpeakerTraits] = Field(description="One entry per speaker, in channel order.")
+
+    def speaker(self, name: str) -> SpeakerTraits:
+        return next(s for s in self.speakers if s.speaker == name)
+
+
+class ModelUsed(Part):
+    """Which model a stage used, reported with its results."""
+
+    model_config = ConfigDict(frozen=True)  # hashable: the pipeline lists each model once
+
+    stage: str
+    name: str
+    version: str
+
+
+class StageRun(Part):
+    """Whether a stage ran, and what it found or why it did not run."""
+
+    name: str
+    ran: bool
+    detail: str = ""
+
+
+class AnalysisResult(Part):
+    duration_ms: int
+    channels: int
+    language: str | None = Field(description="Transcription language: the project's, or None (detected by ASR).")
+    speakers: list[IdentifiedSpeaker]
+    segments: list[TranscriptSegment]
+    pauses: list[Pause]
+    pause_rules: PauseRules
+    characteristics: CallCharacteristics
+    goals: list[GoalResult] = Field(default_factory=list)
+    categories: list[CategoryResult] = Field(default_factory=list)
+    extracted_data: list[ExtractedValue] = Field(default_factory=list)
+    summary: str | None = None
+    summary_language: str | None = None
+    models: list[ModelUsed]
+    stages: list[StageRun]
+
+    @property
+    def quality_score(self) -> float | None:
+        """The mean goal score (0..1), None when no goal was evaluated."""
+        return sum(g.score for g in self.goals) / len(self.goals) if self.goals else None

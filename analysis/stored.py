@@ -1,0 +1,52 @@
+"""An AnalysisResult as the catalog keeps it, and read back from any format written so far.
+
+Two documents per analysis (callscope/services/analyses.py stores them in one step): the results document (the
+``analyses`` row: the result without its segments) and the transcript document (a blob: the segments, most of a
+result's size). Each says its ``format``:
+
+* 1 (no ``format`` key): the transcript document holds ``dialogue``, segments without their speaker's role,
+  beside copies of the result's ``language``, ``speakers``, ``duration_ms`` and ``channels``;
+* 2: the transcript document holds ``segments``, each with its speaker's role.
+
+The results document has the same keys in both (``summary`` and ``language`` among them, which the row also
+keeps in columns).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from callscope.analysis.readouts import Subject, sections
+from callscope.analysis.result import AnalysisResult
+from callscope.services.analyses import Completion
+
+FORMAT = 2
+
+
+def documents(result: AnalysisResult) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The (results, transcript) documents of a result, in the current format."""
+    return ({"format": FORMAT, **result.model_dump(mode="json", exclude={"segments"})},
+            {"format": FORMAT, "segments": [segment.model_dump(mode="json") for segment in result.segments]})
+
+
+def read(results: dict[str, Any], transcript: dict[str, Any] | None = None) -> AnalysisResult:
+    """The result stored as these documents. Without the transcript document (a read-out that shows no segment
+    need not fetch the blob) its segments are empty."""
+    segments = _segments(transcript, results["speakers"]) if transcript is not None else []
+    return AnalysisResult.model_validate({**results, "segments": segments})
+
+
+def _segments(transcript: dict[str, Any], speakers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if transcript.get("format", 1) >= 2:
+        return transcript["segments"]
+    roles = {speaker["label"]: speaker["role"] for speaker in speakers}  # format 1: a segment's role is its speaker's
+    return [{**segment, "role": roles.get(segment["speaker"], "unknown")} for segment in transcript["dialogue"]]
+
+
+def completion(result: AnalysisResult, recording: Any) -> Completion:
+    """What the analysis of ``recording`` (its catalog row) hands to the catalog: the documents, the recording's
+    counters and the webhook's analysis sections, as they read once the recording is completed."""
+    results, transcript = documents(result)
+    return Completion(results=results, transcript=transcript, dialogues_count=len(result.segments),
+                      pauses_detected=len(result.pauses), goals_evaluated=bool(result.goals),
+                      quality_score=result.quality_score, readouts=sections(Subject.of(recording, "completed"), result))

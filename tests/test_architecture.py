@@ -1,0 +1,225 @@
+"""The shape of the source tree (api/, analysis/, operator/ and callscope/, as the callscope.* modules they
+become), read with ast, never imported:
+
+- no import cycles, counting imports inside functions and modules named in strings (importlib, Ray);
+- shared code (callscope.*) never imports callscope.api, .operator or .analysis, and those never import the
+  composition root (callscope.runtime, callscope.cli*), which is the one place that wires them all;
+- an import inside a function says why it is there in a comment (an optional or heavy dependency, start-up
+  time), on its line or just above its group of imports; no `__import__`;
+- ruff sorts callscope.* as first-party.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tokenize
+import tomllib
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+FOLDERS = {"callscope": "callscope", "api": "callscope.api", "operator": "callscope.operator",
+           "analysis": "callscope.analysis"}
+LAYERS = ("callscope.api", "callscope.operator", "callscope.analysis")
+NAMED = re.compile(r"^(callscope(?:\.\w+)+)(?::\w+)?$")  # "callscope.analysis.asr:transcriber_from_settings"
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+@cache
+def modules() -> dict[str, Path]:
+    found = {}
+    for folder, package in FOLDERS.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join((package, *parts))] = path
+    return found
+
+
+@cache
+def tree(module: str) -> ast.Module:
+    return ast.parse(modules()[module].read_text(), filename=str(modules()[module]))
+
+
+def in_composition_root(module: str) -> bool:
+    return module == "callscope.runtime" or re.fullmatch(r"callscope\.cli(_\w+)?", module) is not None
+
+
+def layer(module: str) -> str | None:
+    return next((name for name in LAYERS if module == name or module.startswith(name + ".")), None)
+
+
+def known(name: str) -> str | None:
+    """The source module `name` is, or is inside of (`callscope.resources.KINDS` -> callscope.resources)."""
+    while name and name not in modules():
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def targets(module: str, node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:  # relative: from the importing package up
+        package = module.split(".") if modules()[module].name == "__init__.py" else module.split(".")[:-1]
+        base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+    return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules() else base for alias in node.names]
+
+
+def walk(node: ast.AST, in_function: bool = False) -> Iterator[tuple[ast.AST, bool]]:
+    """Every node below `node`, and whether it runs inside a function."""
+    for child in ast.iter_child_nodes(node):
+        yield child, in_function
+        yield from walk(child, in_function or isinstance(child, FUNCTIONS))
+
+
+@cache
+def imports() -> list[tuple[str, str, int, bool]]:
+    """(importer, imported source module, line, inside a function) for every import in the source tree."""
+    found = []
+    for module in modules():
+        for node, in_function in walk(tree(module)):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = targets(module, node)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and NAMED.match(node.value):
+                names = [NAMED.match(node.value).group(1)]
+            else:
+                continue
+            found += [(module, target, node.lineno, in_function) for target in map(known, names)
+                      if target is not None and target != module]
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, edges = work[-1]
+            step = next(edges, None)
+            if step is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = stack[stack.index(node):]
+                    del stack[stack.index(node):]
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif step not in index:
+                index[step] = low[step] = len(index)
+                stack.append(step)
+                work.append((step, iter(sorted(graph.get(step, ())))))
+            elif step in stack:
+                low[node] = min(low[node], index[step])
+    return found
+
+
+def shortest_cycle(graph: dict[str, set[str]], component: list[str]) -> str:
+    """One cycle through the component's first module, as `a -> b -> a`, found breadth first."""
+    start, members = component[0], set(component)
+    paths = {start: [start]}
+    queue = [start]
+    for node in queue:
+        for step in sorted(graph.get(node, set()) & members):
+            if step == start:
+                return " -> ".join([*paths[node], start])
+            if step not in paths:
+                paths[step] = [*paths[node], step]
+                queue.append(step)
+    raise AssertionError(f"{component} is not a cycle")
+
+
+def test_there_are_no_import_cycles():
+    graph: dict[str, set[str]] = {}
+    for importer, imported, _, _ in imports():
+        graph.setdefault(importer, set()).add(imported)
+    assert [shortest_cycle(graph, component) for component in cycles(graph)] == []
+
+
+def test_shared_code_never_imports_the_layers_and_the_layers_never_import_the_composition_root():
+    wrong = []
+    for importer, imported, line, _ in imports():
+        if in_composition_root(importer):
+            continue
+        if layer(importer) is None and layer(imported) is not None:
+            wrong.append(f"{importer}:{line} (shared) imports {imported}")
+        if layer(importer) is not None and in_composition_root(imported):
+            wrong.append(f"{importer}:{line} imports the composition root {imported}")
+    assert wrong == []
+
+
+def justified_lines(module: str) -> set[int]:
+    """Lines of the module that carry a comment, and the lines just below a line that is only a comment."""
+    path = modules()[module]
+    with path.open("rb") as handle:
+        comments = [token for token in tokenize.tokenize(handle.readline) if token.type == tokenize.COMMENT]
+    lines = path.read_text().splitlines()
+    alone = {t.start[0] + 1 for t in comments if not lines[t.start[0] - 1][: t.start[1]].strip()}
+    return {t.start[0] for t in comments} | alone
+
+
+def import_groups(module: str) -> Iterator[list[ast.stmt]]:
+    """Runs of consecutive import statements inside functions."""
+    for node, in_function in walk(tree(module)):
+        if not (in_function or isinstance(node, FUNCTIONS)):
+            continue
+        for body in (getattr(node, field, None) for field in ("body", "orelse", "finalbody")):
+            group: list[ast.stmt] = []
+            for statement in body if isinstance(body, list) else ():
+                if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                    group.append(statement)
+                    continue
+                if group:
+                    yield group
+                group = []
+            if group:
+                yield group
+
+
+def test_every_import_inside_a_function_says_why():
+    unjustified = []
+    for module in modules():
+        commented = justified_lines(module)
+        for group in import_groups(module):
+            lines = range(group[0].lineno, group[-1].end_lineno + 1)
+            if not commented.intersection(lines):
+                unjustified += [f"{module}:{statement.lineno}" for statement in group]
+    assert unjustified == [], "imports inside functions need a comment saying why (optional or heavy dependency?)"
+
+
+def test_no_dynamic_imports_the_graph_cannot_see():
+    hidden = [f"{module}:{node.lineno}" for module in modules() for node, _ in walk(tree(module))
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__"]
+    assert hidden == []
+
+
+def test_ruff_sorts_callscope_as_first_party():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "callscope" in config["tool"]["ruff"]["lint"]["isort"]["known-first-party"]
+
+
+# --- the checks check what they should ------------------------------------------------------------------------
+
+
+def test_cycles_are_found_through_any_path():
+    graph = {"a": {"b", "d"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"f"}}
+    assert cycles(graph) == [["a", "b", "c", "d"]]
+    assert shortest_cycle(graph, ["a", "b", "c", "d"]) == "a -> d -> a"
+
+
+def test_imports_inside_functions_and_named_modules_are_edges():
+    found = {(importer, imported, in_function) for importer, imported, _, in_function in imports()}
+    assert ("callscope.analysis.pipeline", "callscope.analysis.asr", False) in found  # named in MODELS
+    assert any(in_function for *_, in_function in found)

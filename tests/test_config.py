@@ -1,0 +1,24 @@
+"""Settings derived from others: the public base URL follows the address served unless it is set."""
+
+from __future__ import annotations
+
+import pytest
+
+from callscope.config import Settings
+
+
+@pytest.mark.parametrize(("host", "port", "expected"), [
+    ("127.0.0.1", 9123, "http://127.0.0.1:9123"),
+    ("0.0.0.0", 8081, "http://127.0.0.1:8081"),
+    ("::", 8082, "http://[::1]:8082"),
+    ("::1", 8083, "http://[::1]:8083"),
+    ("calls.internal", 80, "http://calls.internal:80"),
+])
+def test_unset_public_base_url_is_the_address_served(monkeypatch, host, port, expected):
+    monkeypatch.delenv("CALLSCOPE_PUBLIC_BASE_URL", raising=False)
+    assert Settings(host=host, port=port).base_url == expected
+
+
+def test_a_set_public_base_url_wins_without_its_trailing_slash():
+    settings = Settings(host="0.0.0.0", port=9000, public_base_url="https://calls.example.com/scope/")
+    assert settings.base_url == "https://calls.example.com/scope"
