@@ -8,6 +8,7 @@ reproduce it by hand against a server of your own."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -75,4 +76,6 @@ def test_every_operation_conforms_to_the_document(live, tmp_path, phases):
     summary = result.stdout[result.stdout.rfind("SUMMARY"):]
     assert result.returncode == 0, f"{' '.join(command)}\n\n{result.stdout[-30_000:]}{result.stderr[-5000:]}"
     assert "generated" in summary and " failed" not in summary, summary
+    tested = re.search(r"Selected: (\d+)/(\d+)\s+Tested: (\d+)", summary)
+    assert tested and len(set(tested.groups())) == 1 and int(tested[1]) >= 30, summary  # every operation
     print(result.stdout[result.stdout.rfind("WARNINGS"):])  # the counts and warnings, with -s
