@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+import structlog
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 GROUP = "callscope.io"
@@ -94,3 +95,16 @@ class Resource(CamelModel, Generic[SpecT, StatusT]):
         data.setdefault("kind", cls.KIND)
         data.setdefault("status", {})
         return cls.model_validate(data)
+
+    @classmethod
+    def from_stored(cls, data: dict[str, Any]):
+        """An object as a store holds it; None (with an error in the log naming it) for one the current rules
+        refuse, e.g. written by an older version before a limit existed: readers skip it instead of failing
+        for every object, and nothing is deleted. `callscope apply` with corrected YAML brings it back."""
+        try:
+            return cls.from_dict(data)
+        except ValidationError as exc:
+            meta = data.get("metadata") or {}
+            structlog.get_logger().error("stored_object_invalid", kind=cls.KIND, account=meta.get("namespace"),
+                                         name=meta.get("name"), problems=[e["msg"] for e in exc.errors()][:5])
+            return None

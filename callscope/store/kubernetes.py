@@ -121,7 +121,9 @@ class KubernetesWatch:
             if type_ not in ("ADDED", "MODIFIED", "DELETED"):
                 continue
             self._pending = _int(rv)
-            return WatchEvent(type_, self.kind.from_dict(obj))
+            if (parsed := self.kind.from_stored(obj)) is None:
+                continue
+            return WatchEvent(type_, parsed)
 
     async def _connect(self) -> None:
         store = self._store
@@ -278,7 +280,8 @@ class KubernetesStore:
 
         async def run() -> tuple[list[R], str]:
             listing = gc.list(br)
-            items = [self._parse(kind, o) async for o in listing]
+            items = [parsed async for o in listing
+                     if (parsed := kind.from_stored(o.to_dict() if hasattr(o, "to_dict") else dict(o))) is not None]
             return items, listing.resourceVersion
 
         items, rv = await self._call(kind.KIND, "", run())

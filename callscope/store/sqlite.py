@@ -271,9 +271,10 @@ class SQLiteStore:
             return row[0] if row else None
 
         body = await self._read(fn)
-        if body is None:
+        obj = kind.from_stored(json.loads(body)) if body is not None else None
+        if obj is None:
             raise ObjectNotFound(kind.KIND, name)
-        return kind.from_dict(json.loads(body))
+        return obj
 
     def _select(self, conn: sqlite3.Connection, kind: type[R], namespace: str | None, selector_text: str | None) -> list[R]:
         selector = parse_selector(selector_text)
@@ -289,7 +290,8 @@ class SQLiteStore:
         for (body,) in rows:
             data = json.loads(body)
             if selector.empty or selector.matches(data.get("metadata", {}).get("labels") or {}):
-                out.append(kind.from_dict(data))
+                if (obj := kind.from_stored(data)) is not None:
+                    out.append(obj)
         return out
 
     async def list(
@@ -443,7 +445,8 @@ class SQLiteStore:
             sql += " AND namespace = ?"
             params.append(namespace)
         rows = conn.execute(sql + " ORDER BY revision", params).fetchall()
-        events = [(rev, t, k, ns, kinds[k].from_dict(json.loads(body))) for rev, t, k, ns, body in rows]
+        events = [(rev, t, k, ns, obj) for rev, t, k, ns, body in rows
+                  if (obj := kinds[k].from_stored(json.loads(body))) is not None]
         return events, revision, compacted
 
     def _ensure_poller(self) -> None:

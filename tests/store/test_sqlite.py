@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -12,7 +14,7 @@ import pytest
 from store_helpers import next_event, project
 
 from callscope.resources import Project
-from callscope.store.interface import Gone
+from callscope.store.interface import Gone, ObjectNotFound
 from callscope.store.sqlite import SQLiteStore
 
 
@@ -163,3 +165,20 @@ async def test_writes_from_another_process(make, tmp_path):
         await pending
     finally:
         await it.aclose()
+
+
+async def test_an_object_the_current_rules_refuse_is_skipped_not_fatal(make, tmp_path):
+    """An older version stored a project whose language no upload can use: readers skip it (with an error in
+    the log) and still see every other object; the row itself stays."""
+    store = make()
+    await store.create(project("good", "default"))
+    await store.create(project("bad", "default"))
+    with sqlite3.connect(tmp_path / "store.db") as conn:
+        body = json.loads(conn.execute("SELECT body FROM objects WHERE name = 'bad'").fetchone()[0])
+        body["spec"]["language"] = "zz-notalang-verylong"
+        conn.execute("UPDATE objects SET body = ? WHERE name = 'bad'", (json.dumps(body),))
+    assert [p.name for p in await store.list(Project)] == ["good"]
+    with pytest.raises(ObjectNotFound):
+        await store.get(Project, "default", "bad")
+    with sqlite3.connect(tmp_path / "store.db") as conn:
+        assert conn.execute("SELECT count(*) FROM objects WHERE name = 'bad'").fetchone()[0] == 1
