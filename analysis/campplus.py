@@ -37,6 +37,7 @@ LOW_HZ = 20.0
 HIGH_HZ = SAMPLE_RATE / 2
 PREEMPHASIS = 0.97
 EMBEDDING_DIM = 192
+UTTERANCE_CHUNK_S = 30.0  # a voiceprint's speech is embedded in chunks of at most this
 _EPSILON = float(np.finfo(np.float32).eps)  # Kaldi's floor before the log
 
 
@@ -111,6 +112,19 @@ class CamPlusPlus:
     def embed(self, wav: np.ndarray) -> np.ndarray:
         """The L2-normalised embedding (192,) of one segment of 16 kHz mono float32 audio (at least 25 ms)."""
         return self.embed_segments(wav, [(0, len(wav))])[0]
+
+    def embed_utterance(self, wav: np.ndarray) -> np.ndarray:
+        """The L2-normalised embedding (192,) of a whole utterance (a voiceprint's speech): the normalised mean of
+        its chunks of at most UTTERANCE_CHUNK_S (a tail under half a chunk joins the one before), so that memory
+        stays bounded on a long enrolment."""
+        step = int(UTTERANCE_CHUNK_S * SAMPLE_RATE)
+        starts = list(range(0, len(wav), step))
+        if len(starts) > 1 and len(wav) - starts[-1] < step // 2:
+            starts.pop()
+        ends = [*starts[1:], len(wav)]
+        embeddings = self.embed_segments(wav, list(zip(starts, ends, strict=True)))
+        mean = embeddings.mean(axis=0)
+        return mean / max(float(np.linalg.norm(mean)), 1e-12)
 
     def embed_segments(self, wav: np.ndarray, spans: list[tuple[int, int]], batch: int = 32) -> np.ndarray:
         """L2-normalised embeddings (len(spans), 192) of the segments `wav[start:end]` (sample indices).

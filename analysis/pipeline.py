@@ -26,6 +26,7 @@ from callscope.analysis.categories import classify
 from callscope.analysis.characteristics import characteristics
 from callscope.analysis.decode import decode
 from callscope.analysis.dialogue import merge_channels, split_at_gaps
+from callscope.analysis.faithfulness import extractive_summary
 from callscope.analysis.fields import extract_fields
 from callscope.analysis.goals import evaluate_goals
 from callscope.analysis.language_model import LanguageModelError
@@ -43,6 +44,7 @@ from callscope.analysis.result import (
 )
 from callscope.analysis.speakers import identify_speakers
 from callscope.analysis.summary import summarize
+from callscope.analysis.timing import to_speech
 from callscope.analysis.types import Audio, SpeechRegion, language_code
 from callscope.config import Settings
 from callscope.errors import one_line
@@ -124,11 +126,14 @@ class Pipeline:
         return self._model("transcriber")
 
     def run(self, path: Path, project: ProjectSpec | None = None, progress: Progress | None = None,
-            voices: list | None = None, called_on: date | None = None) -> AnalysisResult:
+            voices: list | None = None, called_on: date | None = None,
+            agent_channel: int | None = None) -> AnalysisResult:
         """Analyse the recording at ``path`` with the rules of ``project`` (a ProjectSpec, or None: defaults).
 
         ``voices`` are the account's enrolled operator voiceprints (KnownVoice); ``called_on`` the call's date,
         which anchors dates said without a year or relative ones ("next Friday") in extracted fields.
+        ``agent_channel``: the stereo channel the agent is known to speak on (a phone call's operator leg);
+        None: the configured convention (CALLSCOPE_AGENT_CHANNEL).
         ``progress(stage, fraction)`` is called as the run goes. Raises AnalysisError when the file is missing or
         cannot be decoded.
         """
@@ -136,9 +141,10 @@ class Pipeline:
         audio = self._decode(Path(path), run)
         speech = self._speech(audio, run)
         rules = rules_for(project)
-        segments, language = self._transcribe(audio, project, rules, run)
+        segments, language = self._transcribe(audio, speech, project, rules, run)
         segments = self._diarize(audio, speech, segments, run)
-        speakers = self._speakers(audio, segments, voices, run)
+        speakers = self._speakers(audio, segments, voices,
+                                  self.settings.agent_channel if agent_channel is None else agent_channel, run)
         roles = {s.label: s.role for s in speakers}
         segments = [s.model_copy(update={"role": roles[s.speaker]}) for s in segments]
         segments = self._emotions(audio, segments, run)
@@ -152,9 +158,11 @@ class Pipeline:
         run.models += [model.info for model in (llm, embedder) if model is not None]
         goals = self._goals(project, segments, roles, embedder, llm, run)
         categories = self._categories(project, segments, embedder, run)
-        fields = self._fields(project, segments, llm, called_on, run)
+        fields = self._fields(project, segments, roles, llm, called_on, run)
         summary_language = (project.summary_language if project else None) or language or "en"
-        summary = self._summary(segments, summary_language, roles, llm, run)
+        # the text model that checks the summary's sentences reads English only
+        checker = embedder if summary_language == language == "en" else None
+        summary = self._summary(segments, summary_language, roles, llm, checker, run)
         run.at("done")
         _note_language(run, language)
         return AnalysisResult(
@@ -187,9 +195,10 @@ class Pipeline:
         run.models.append(vad.MODEL)
         return speech
 
-    def _transcribe(self, audio: Audio, project: ProjectSpec | None, rules: PauseRules,
+    def _transcribe(self, audio: Audio, speech: list[SpeechRegion], project: ProjectSpec | None, rules: PauseRules,
                     run: _Run) -> tuple[list[TranscriptSegment], str | None]:
-        """The dialogue, one speaker per channel, and its language (None: the model detects it)."""
+        """The dialogue, one speaker per channel, and its language (None: the model detects it); word and segment
+        times follow each channel's speech (timing.to_speech)."""
         transcriber = self.transcriber
         language = self._language(audio, project, run)
         hints = (project.transcription_hints if project else None) or None
@@ -198,16 +207,16 @@ class Pipeline:
         for channel in range(channels):
             run.progress("asr", _STARTS["asr"] + (_STARTS["diarization"] - _STARTS["asr"]) * channel / channels)
             # one segment per utterance: a pause inside a Whisper segment cuts it (dialogue.split_at_gaps)
-            per_channel.append(split_at_gaps(transcriber.transcribe(audio, channel, language, hints),
-                                             rules.min_pause_ms))
+            segments = split_at_gaps(transcriber.transcribe(audio, channel, language, hints), rules.min_pause_ms)
+            per_channel.append(to_speech(segments, [r for r in speech if r.channel == channel]))
         segments = merge_channels(per_channel)
         run.ran("asr", f"{len(segments)} segment(s)")
         run.models.append(transcriber.info)
         return segments, language
 
     def _language(self, audio: Audio, project: ProjectSpec | None, run: _Run) -> str | None:
-        """The language the recording is transcribed in: the recording's (the project's) language, else what a
-        multilingual Whisper model detects, else (an English-only model, nothing given) English. A language the
+        """The language the recording is transcribed in: the recording's (the project's) language, else (none, or
+        "auto") what a multilingual Whisper model detects, else (an English-only model, nothing given) English. A language the
         configured model cannot transcribe is an AnalysisError (the recording fails with that reason) rather than
         a transcript of English words."""
         transcriber = self.transcriber
@@ -242,18 +251,21 @@ class Pipeline:
         return segments
 
     def _speakers(self, audio: Audio, segments: list[TranscriptSegment], voices: list | None,
-                  run: _Run) -> list[IdentifiedSpeaker]:
+                  agent_channel: int | None, run: _Run) -> list[IdentifiedSpeaker]:
         run.at("speakers")
         analyzer = self._model("speakers")
         if analyzer is None:
             run.ran("speakers", "roles from content and channel only")
-            return identify_speakers(segments, stereo=len(audio.channels) > 1,
-                                     agent_channel=self.settings.agent_channel)
-        speakers = analyzer.speakers(audio, segments, voices or None)
+            return identify_speakers(segments, stereo=len(audio.channels) > 1, agent_channel=agent_channel)
+        speakers = analyzer.speakers(audio, segments, voices or None, agent_channel)
         run.models.append(analyzer.info)
         known = sum(1 for s in speakers if s.operator_id is not None)
+        # voiceprints of another embedding model cannot be compared (speakers.identify skips them): say so
+        other = sum(1 for v in voices or [] if v.model != analyzer.model)
         run.ran("speakers", ", ".join(f"{s.label}: {s.role}" for s in speakers)
-                + (f"; {known} enrolled operator(s) recognised" if voices else "; no enrolled voices"))
+                + (f"; {known} enrolled operator(s) recognised" if voices else "; no enrolled voices")
+                + (f"; {other} voiceprint(s) enrolled with another speaker model were not compared: re-enrol "
+                   "them (callscope operators enroll)" if other else ""))
         return speakers
 
     def _emotions(self, audio: Audio, segments: list[TranscriptSegment], run: _Run) -> list[TranscriptSegment]:
@@ -290,22 +302,24 @@ class Pipeline:
                 + ("" if embedder is not None else "; keywords only (no text embedding model)"))
         return found
 
-    def _fields(self, project: ProjectSpec | None, segments: list[TranscriptSegment], llm, called_on: date | None,
-                run: _Run) -> list[ExtractedValue]:
+    def _fields(self, project: ProjectSpec | None, segments: list[TranscriptSegment], roles: dict[str, str], llm,
+                called_on: date | None, run: _Run) -> list[ExtractedValue]:
         run.at("fields")
         if not (project and project.fields):
             run.skipped("fields", "the project defines no fields")
             return []
         # a language model that fails leaves the value it was asked for null (fields.extract_field)
         found = extract_fields(project.fields, segments, llm, region=self.settings.default_phone_region,
-                               reference_date=called_on)
+                               reference_date=called_on, roles=roles)
         run.ran("fields", f"{sum(1 for f in found if f.value is not None)} of {len(found)} found"
                 + ("" if llm is not None else "; typed extractors only (no language model)"))
         return found
 
     @staticmethod
-    def _summary(segments: list[TranscriptSegment], language: str, roles: dict[str, str], llm,
+    def _summary(segments: list[TranscriptSegment], language: str, roles: dict[str, str], llm, embedder,
                  run: _Run) -> str | None:
+        """The model's summary, its unsupported sentences removed (summary.py); when the model fails, the call's
+        key sentences. `embedder` checks the sentences' meaning (None: names and numbers only)."""
         run.at("summary")
         if llm is None:
             run.skipped("summary", "no language model installed or configured")
@@ -314,12 +328,12 @@ class Pipeline:
             run.skipped("summary", "no speech to summarise")
             return None
         try:
-            result = summarize(segments, language, llm, roles=roles)  # roles keep a small model from swapping them
+            result = summarize(segments, language, llm, roles=roles, embedder=embedder)  # roles: who is who
         except LanguageModelError as exc:
-            run.skipped("summary", f"language model failed: {one_line(exc)}")
-            return None
-        run.ran("summary", f"in {language}" + (f"; not found in the transcript: {', '.join(result.unsupported)}"
-                                               if result.unsupported else ""))
+            run.ran("summary", f"language model failed ({one_line(exc)}): the call's key sentences instead")
+            return extractive_summary(segments, embedder, roles)
+        checked = "" if embedder is not None else "; meaning not checked (English calls with the text model only)"
+        run.ran("summary", f"in {language}" + (f"; {result.note}" if result.note else "") + checked)
         return result.text
 
 

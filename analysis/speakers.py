@@ -8,14 +8,24 @@ Role evidence, strongest first:
   * weak priors: the first to speak (calls are mostly answered by the agent) and, on stereo calls, the channel
     convention (`agent_channel`, channel 0 by default).
 The scores of the speakers are compared: the agent is the highest, and `role_confidence` is a logistic of the
-margin (0.5: no evidence either way; roles stay "unknown" below `MIN_CONFIDENCE`).
+margin (0.5: no evidence either way; roles stay "unknown" below `MIN_CONFIDENCE`). Every other voice is a
+customer (the other side of the call: the caller, someone with them, a third party on the line), with two
+exceptions that make more than one agent: a voice that matches an enrolled operator is an agent, and on a call of
+more than two voices (a mono call diarized into three or more) a voice whose own phrases score at least
+`SECOND_AGENT_CONTENT` (one clear agent phrase such as "how can I help") is one too: a transfer, a supervisor,
+or one agent the diarization split in two. So a call of several voices with no such evidence has one agent, the
+voice with the strongest evidence (at worst the first to speak, with a low confidence), and customers.
 
-Voiceprints: `enroll` turns >= 10 s of one operator's speech into an L2-normalised mean embedding; `identify`
-compares a speaker's embedding with the account's voiceprints of the same encoder model. The threshold was
-measured on synthetic voices (`benchmarks/speakers.py`: 12 s enrolments, 7-8 s probes of other sentences):
-same voice 0.924-0.969 (median 0.956), different espeak variants 0.543-0.943 (99th percentile 0.930). At 0.945
-no different voice is accepted and 5 of 26 same-voice probes are not recognised: a wrong operator is worse than
-an unknown one, so unknown voices stay unknown.
+Voiceprints: `enroll` turns >= 10 s of one operator's speech into an L2-normalised embedding (CAM++ by default,
+`voiceprint_model`); `identify` compares a speaker's embedding with the account's voiceprints of the same model
+(the model is stored with each voiceprint; another model's are not compared, and the speakers stage says how
+many were skipped). The CAM++ threshold 0.72 was fitted on real voices (`benchmarks/voiceprints.py`: eight
+Asterisk prompt voices of seven people, 20 s enrolments, 7 s probes clean and at 8 kHz mu-law; fitted on the
+"fit" half of the prompts as the highest impostor score, 0.673, plus 0.05): on the "report" half, with the two
+speakers of the pyannote sample call as unseen impostors, no impostor trial of 598 passes (highest 0.668), and
+21 % of clean and 34 % of phone-band same-voice probes are not recognised (GE2E at its fitted 0.90: 26 % and
+72 %; at 0.945: 64 % and 89 %); a wrong operator is worse than an unknown one, so unknown voices stay unknown.
+The GE2E threshold 0.945 was measured on synthetic voices (`benchmarks/speakers.py`).
 """
 
 from __future__ import annotations
@@ -28,7 +38,7 @@ import numpy as np
 from callscope.config import Settings
 
 from . import diarize
-from .campplus import load_campplus
+from .campplus import CamPlusPlus, load_campplus
 from .evidence import says, tokens
 from .result import IdentifiedSpeaker, ModelUsed, Role, TranscriptSegment
 from .speaker_encoder import SpeakerEncoder, l2_normalize, load_speaker_encoder, normalize_volume
@@ -36,7 +46,9 @@ from .types import SAMPLE_RATE, Audio, SpeechRegion
 
 ENROLL_MIN_MS = 10_000  # spec Limits: at least 10 s of speech to enrol
 IDENTIFY_MIN_MS = 5_000  # spec Limits: at least 5 s of a speaker's speech to identify them
-DEFAULT_VOICEPRINT_THRESHOLD = 0.945
+# Cosine similarity from which a voice is an enrolled operator's, per voiceprint model (see the module's docstring)
+VOICEPRINT_THRESHOLDS = {"campplus": 0.72, "ge2e": 0.945}
+DEFAULT_VOICEPRINT_THRESHOLD = VOICEPRINT_THRESHOLDS["campplus"]
 MIN_CONFIDENCE = 0.6
 _SLOPE = 1.5  # confidence = logistic(_SLOPE * score margin): one clear phrase ~0.82, two ~0.95
 
@@ -57,6 +69,7 @@ CUSTOMER_PHRASES: dict[str, float] = {
     "my bill": 1.0, "my order": 1.0, "my invoice": 1.0, "i have a problem": 1.0, "i have a question": 1.0,
     "i was charged": 1.0, "can you help me": 1.0, "could you help me": 1.0, "send me": 0.5,
 }
+SECOND_AGENT_CONTENT = 1.5  # with more than two voices, a voice whose own phrases score this is an agent too
 FIRST_SPEAKER_WEIGHT = 0.5
 CHANNEL_WEIGHT = 0.5
 OPERATOR_WEIGHT = 3.0
@@ -82,7 +95,7 @@ class KnownVoice:
     model: str
 
 
-def model_id(encoder: SpeakerEncoder) -> str:
+def model_id(encoder: SpeakerEncoder | CamPlusPlus) -> str:
     """The key stored with a voiceprint: voiceprints of another encoder are not comparable."""
     return f"{encoder.info.name}@{encoder.info.version}"[:128]
 
@@ -98,16 +111,18 @@ def speech_audio(samples: np.ndarray, spans: list[tuple[int, int]]) -> tuple[np.
     return wav, len(wav) * 1000 // SAMPLE_RATE
 
 
-def voice_embedding(encoder: SpeakerEncoder, samples: np.ndarray, spans: list[tuple[int, int]]) -> tuple[
+def voice_embedding(encoder: SpeakerEncoder | CamPlusPlus, samples: np.ndarray, spans: list[tuple[int, int]]) -> tuple[
         np.ndarray | None, int]:
     """The utterance embedding of the speech in `spans`, with its length in ms (None when under 1 s)."""
     wav, speech_ms = speech_audio(samples, spans)
     if speech_ms < 1000:
         return None, speech_ms
-    return encoder.embed_utterance(normalize_volume(wav)), speech_ms
+    # GE2E was trained on volume-normalised utterances; CAM++ normalises its own features per segment
+    return encoder.embed_utterance(wav if isinstance(encoder, CamPlusPlus) else normalize_volume(wav)), speech_ms
 
 
-def enroll(encoder: SpeakerEncoder, audio: Audio, regions: list[SpeechRegion], channel: int = 0) -> VoiceprintData:
+def enroll(encoder: SpeakerEncoder | CamPlusPlus, audio: Audio, regions: list[SpeechRegion],
+           channel: int = 0) -> VoiceprintData:
     """A voiceprint from one speaker's recording: its VAD speech regions on `channel` must add up to >= 10 s."""
     spans = [(r.start_ms, r.end_ms) for r in regions if r.channel == channel]
     embedding, speech_ms = voice_embedding(encoder, audio.channels[channel], spans)
@@ -162,6 +177,7 @@ class _Evidence:
     items: list[str] = field(default_factory=list)
     strongest: str = "none"  # the kind of evidence that weighed most
     strongest_weight: float = 0.0
+    content: float = 0.0  # what they said alone: agent phrases minus customer phrases
 
     def add(self, weight: float, kind: str, *what: str) -> None:
         self.score += weight
@@ -202,6 +218,7 @@ def identify_speakers(
                    f"voice matches operator {matches[label][0]} (similarity {matches[label][1]:.3f})")
         score, found = phrase_score(" ".join(s.text for s in own))
         ev.add(score, "content", *found)
+        ev.content = score
         if label == first and len(labels) > 1:
             ev.add(FIRST_SPEAKER_WEIGHT, "first-speaker", "spoke first")
         if stereo and agent_channel is not None and own and own[0].channel == agent_channel:
@@ -225,6 +242,9 @@ def _decide(labels: list[str], evidence: dict[str, _Evidence], matches: dict,
         if len(labels) == 1:
             role: Role = "agent" if ev.score > 0 else "customer" if ev.score < 0 else "unknown"
             conf = 1 / (1 + math.exp(-_SLOPE * abs(ev.score)))
+        elif label != agent and len(labels) > 2 and ev.content >= SECOND_AGENT_CONTENT:
+            # more than two voices: one that speaks like an agent itself is one (a transfer, a supervisor)
+            role, conf = "agent", 1 / (1 + math.exp(-_SLOPE * ev.content))
         else:
             role = "agent" if label == agent else "customer"
             conf = confidence
@@ -259,7 +279,7 @@ def speaker_spans(dialogue: list[TranscriptSegment]) -> dict[str, list[tuple[int
     return spans
 
 
-def speaker_embeddings(encoder: SpeakerEncoder, audio: Audio, dialogue: list[TranscriptSegment]) -> dict[
+def speaker_embeddings(encoder: SpeakerEncoder | CamPlusPlus, audio: Audio, dialogue: list[TranscriptSegment]) -> dict[
         str, tuple[np.ndarray | None, int]]:
     """Each speaker's (embedding, speech_ms) from the audio of their segments on their channel."""
     out = {}
@@ -270,20 +290,23 @@ def speaker_embeddings(encoder: SpeakerEncoder, audio: Audio, dialogue: list[Tra
 
 
 class SpeakerAnalyzer:
-    """The speaker stages with one loaded encoder and the settings' thresholds: what a Ray actor owns.
+    """The speaker stages with their loaded models and the settings' thresholds: what a Ray actor owns.
 
-    Arguments and results are plain data (Audio, regions, segments, dataclasses, pydantic models).
+    Mono diarization and voiceprints each use CAM++ or the GE2E encoder (`diarization_model`, `voiceprint_model`);
+    only the models they need are loaded. Arguments and results are plain data (Audio, regions, segments,
+    dataclasses, pydantic models).
     """
 
     def __init__(self, settings: Settings) -> None:
-        self.encoder = load_speaker_encoder(settings)
-        # mono diarization: CAM++ (real voices) or the GE2E encoder; voiceprints are always GE2E (stored ones are)
+        chosen = {settings.diarization_model, settings.voiceprint_model}
+        loaded = {"ge2e": load_speaker_encoder(settings) if "ge2e" in chosen else None,
+                  "campplus": load_campplus(threads=settings.analysis_threads) if "campplus" in chosen else None}
         self.diarization_model = settings.diarization_model
-        self._diarizer = (load_campplus(threads=settings.analysis_threads)
-                          if settings.diarization_model == "campplus" else self.encoder)
+        self._diarizer = loaded[settings.diarization_model]
+        self.encoder = loaded[settings.voiceprint_model]  # embeds voiceprints and the speakers compared with them
         self.diarization_threshold = settings.diarization_threshold
-        self.voiceprint_threshold = settings.voiceprint_threshold
-        self.agent_channel = settings.agent_channel
+        self.voiceprint_threshold = (settings.voiceprint_threshold if settings.voiceprint_threshold is not None
+                                     else VOICEPRINT_THRESHOLDS[settings.voiceprint_model])
 
     @property
     def info(self) -> ModelUsed:
@@ -291,6 +314,7 @@ class SpeakerAnalyzer:
 
     @property
     def model(self) -> str:
+        """The model key of this analyzer's voiceprints (`model_id`); others' voiceprints are not compared."""
         return model_id(self.encoder)
 
     def diarize(self, audio: Audio, regions: list[SpeechRegion], segments: list[TranscriptSegment]) -> tuple[
@@ -298,13 +322,14 @@ class SpeakerAnalyzer:
         """A mono call's segments by speaker (see `diarize.diarize_mono`)."""
         return diarize.diarize_mono(audio, regions, segments, self._diarizer, self.diarization_threshold)
 
-    def speakers(self, audio: Audio, dialogue: list[TranscriptSegment], voices: list[KnownVoice] | None = None) -> list[
-            IdentifiedSpeaker]:
-        """Role and operator of each speaker of `dialogue` (`voices`: the account's voiceprints)."""
+    def speakers(self, audio: Audio, dialogue: list[TranscriptSegment], voices: list[KnownVoice] | None = None,
+                 agent_channel: int | None = 0) -> list[IdentifiedSpeaker]:
+        """Role and operator of each speaker of `dialogue` (`voices`: the account's voiceprints; `agent_channel`:
+        the stereo channel convention)."""
         embeddings = speaker_embeddings(self.encoder, audio, dialogue) if voices else None
         return identify_speakers(dialogue, stereo=len(audio.channels) > 1, embeddings=embeddings, voices=voices,
                                  model=self.model, threshold=self.voiceprint_threshold,
-                                 agent_channel=self.agent_channel)
+                                 agent_channel=agent_channel)
 
     def enroll(self, audio: Audio, regions: list[SpeechRegion], channel: int = 0) -> VoiceprintData:
         return enroll(self.encoder, audio, regions, channel)

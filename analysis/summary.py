@@ -1,28 +1,32 @@
 """The summary: a short factual summary of the call, written by the language model from the transcript.
 
 The prompt is the transcript first (`transcript_prompt`: one line per turn, "speaker: text"), then the
-instruction. Every stage that asks the model about the call starts its prompt with the same
-`transcript_prompt(segments, transcript_budget(llm))`, so llama.cpp evaluates the transcript once and
-the later prompts only their own instruction.
+instruction. Every stage that asks the model about the call (goals, fields, summary) starts its prompt with
+the same `transcript_prompt(segments, transcript_budget(llm), roles)`, so llama.cpp evaluates the transcript
+once and the later prompts only their own instruction (before the goals and fields also marked the roles, each
+stage evaluated the whole transcript again).
 
 Length: the transcript is cut to what the model's context holds (`transcript_budget`, a conservative
 3 characters per token with room kept for the instruction and the answer): the beginning and the end
 are kept (who called and why, what was agreed), the middle is replaced by a line saying how many turns
 were left out, and the instruction says so.
 
-Invention: the answer is constrained to JSON with a length cap; numbers and capitalised names in the
-summary that appear nowhere in the transcript are a sign of invention (`unsupported_details`). When
-there are some, the model is asked once more, told which; what is still unsupported after that is
-reported with the result (`SummaryResult.unsupported`) rather than hidden.
+Faithfulness (faithfulness.py): every sentence of the model's summary is checked against the transcript
+(its names and numbers are in it, and, with the text embedder, some stretch of the call is close enough in
+meaning). Unsupported sentences never reach the user: they are removed; when fewer than half of the sentences
+are left, the model is asked once more, told which sentences the transcript does not say; when that answer too
+keeps less than half, the summary is the call's own key sentences (`extractive_summary`). `SummaryResult.method`
+says which happened and `removed` holds what was taken out, for the pipeline's `stages` note.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from .faithfulness import Support, SupportChecker, extractive_summary, sentence_ends, unsupported_details
 from .language_model import DEFAULT_CONTEXT_TOKENS, LanguageModel
 from .result import ModelUsed, TranscriptSegment
 
@@ -60,8 +64,18 @@ class SummaryResult:
     text: str
     language: str | None
     model: ModelUsed
-    # Numbers or names in the text that the transcript does not contain (a sign of invention); normally empty.
-    unsupported: tuple[str, ...] = ()
+    # "model": as written; "trimmed": unsupported sentences removed; "regenerated": asked again, then trimmed;
+    # "extractive": the call's key sentences (the model's answers kept too little).
+    method: str = "model"
+    removed: tuple[Support, ...] = ()  # the model's sentences the transcript does not support
+
+    @property
+    def note(self) -> str:
+        """What happened, for `stages`."""
+        count = len(self.removed)
+        removed = f"{count} sentence(s) the transcript does not support removed"
+        return {"model": "", "trimmed": removed, "regenerated": f"asked again; {removed}",
+                "extractive": f"{removed}; too little was left: the call's key sentences instead"}[self.method]
 
 
 def language_name(code: str | None) -> str | None:
@@ -89,8 +103,16 @@ def transcript_prompt(
 
     `roles` (speaker label -> agent/customer/unknown) marks the known roles: "speaker-1 (agent): ...". Without
     them the 1.5B model often takes the agent who says her name for the caller; with them it did not.
+    Consecutive segments of one speaker (a turn cut at its pauses) are one line: fewer tokens to evaluate.
     """
-    lines = [f"{_label(s.speaker, roles)}: {' '.join(s.text.split())}" for s in segments if s.text.strip()]
+    turns: list[tuple[str, str]] = []
+    for s in segments:
+        text = " ".join(s.text.split())
+        if text and turns and turns[-1][0] == s.speaker:
+            turns[-1] = (s.speaker, f"{turns[-1][1]} {text}")
+        elif text:
+            turns.append((s.speaker, text))
+    lines = [f"{_label(speaker, roles)}: {text}" for speaker, text in turns]
     head = "Transcript of a phone call, one line per turn (speaker: words):\n"
     body = "\n".join(lines)
     if max_chars is not None and len(body) > max_chars:
@@ -126,79 +148,33 @@ def _instruction(language: str | None, cut: bool, unsupported: Sequence[str] = (
     if cut:
         parts.append("Part of the middle of the call is left out; summarise what is there.")
     if unsupported:
-        parts.append(
-            f"A previous summary mentioned {', '.join(unsupported)}, which the transcript does not contain: "
-            "leave out anything the transcript does not say."
-        )
+        said = " ".join(f'"{sentence}"' for sentence in unsupported)
+        parts.append(f"A previous summary said {said}, which the transcript does not say: write only what the "
+                     "transcript says.")
     return "\n".join(parts)
 
 
 # Languages that capitalise every noun: a capitalised word is no sign of a name there.
 _NOUNS_CAPITALISED = {"de", "lb"}
-_SENTENCE_END = re.compile(r"[.!?…][\"'”’)]*(?=\s|$)|[。！？]")
-# A full stop after these ends no sentence: titles, abbreviations, and 1-2 digit ordinals ("am 3. März").
-_NOT_AN_END = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|St|Nr|vs|etc|e\.g|i\.e|z\.B)|(?<![\d.,])\d{1,2})\.$")
 
 
 def _whole_sentences(text: str, limit: int = MAX_SENTENCES) -> str:
     """At most `limit` sentences, and no sentence cut off by the length cap (when a whole one is left)."""
-    ends = [m.end() for m in _SENTENCE_END.finditer(text)
-            if text[m.start()] != "." or not _NOT_AN_END.search(text[: m.start() + 1])]
+    ends = sentence_ends(text)
     if not ends:
         return text
     return text[: ends[min(limit, len(ends)) - 1]].strip()
 
 
-_NOT_NAMES = {"I", "AM", "PM", "OK"}  # capitalised, yet a paraphrase ("9 AM" for "9 in the morning")
-_NUMBER = re.compile(r"\d+(?:[.,:/]\d+)*")
-_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
-_UNITS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
-    "seventeen eighteen nineteen".split()
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
-
-
-def _english_number_words(n: int) -> set[str]:
-    if n < 20:
-        return {_UNITS[n]}
-    if n < 100:
-        tens, unit = _TENS[n // 10 - 2], n % 10
-        return {tens} if unit == 0 else {f"{tens}-{_UNITS[unit]}", f"{tens} {_UNITS[unit]}"}
-    return set()
-
-
-def unsupported_details(summary: str, transcript: str, names: bool = True) -> list[str]:
-    """Numbers and capitalised names in `summary` that `transcript` does not contain, in order of appearance.
-
-    A number is supported when the transcript has the same number (separators ignored) or, below 100, when
-    the transcript spells it out in English ("twenty-five"). With `names`, a capitalised word inside a
-    sentence is a name to check; it is supported when the transcript has the word in any case.
-    """
-    found: list[str] = []
-    transcript_lower = transcript.lower()
-    transcript_digits = {re.sub(r"\D", "", n) for n in _NUMBER.findall(transcript)}
-    transcript_words = {w.lower() for w in _WORD.findall(transcript)}
-    for number in _NUMBER.findall(summary):
-        digits = re.sub(r"\D", "", number)
-        if digits in transcript_digits:
-            continue
-        if len(digits) <= 2 and any(w in transcript_lower for w in _english_number_words(int(digits))):
-            continue
-        found.append(number)
-    for sentence in re.split(r"(?<=[.!?])\s+", summary) if names else ():
-        for match in list(_WORD.finditer(sentence))[1:]:  # the first word is capitalised anyway
-            word = match.group()
-            if word[0].isupper() and word not in _NOT_NAMES and word.lower() not in transcript_words:
-                found.append(word)
-    return list(dict.fromkeys(found))
-
-
 def summarize(
     segments: Sequence[TranscriptSegment], language: str | None, llm: LanguageModel,
-    roles: Mapping[str, str] | None = None,
+    roles: Mapping[str, str] | None = None, embedder: Any | None = None,
 ) -> SummaryResult:
     """A 2-4 sentence summary in `language` (ISO 639-1, a regional tag is cut; None: the transcript's).
 
     `roles`: speaker label -> agent/customer/unknown where the roles stage knows them (see transcript_prompt).
+    `embedder`: the text embedder that checks each sentence's meaning against the transcript (English only: give
+    it when the summary and the transcript are both English); None: names and numbers only.
 
     A call without words has nothing to summarise: the text is empty and the model is not asked.
     Raises LanguageModelError when the model gives no usable answer.
@@ -208,21 +184,30 @@ def summarize(
         return SummaryResult(text="", language=code, model=llm.info)
     budget = transcript_budget(llm)
     prefix = transcript_prompt(segments, budget, roles)
-    full = transcript_prompt(segments, roles=roles)
-    cut = len(prefix) < len(full)
+    cut = len(prefix) < len(transcript_prompt(segments, roles=roles))
     if cut:
-        log.info("transcript of %d characters cut to %d for the summary", len(full), budget)
+        log.info("transcript cut to %d characters for the summary", budget)
+    checker = SupportChecker(segments, embedder, names=code not in _NOUNS_CAPITALISED)
 
-    def ask(unsupported: Sequence[str] = ()) -> tuple[str, list[str]]:
+    def ask(unsupported: Sequence[str] = ()) -> tuple[list[str], list[Support]]:
         answer = llm.generate_json(prefix + "\n" + _instruction(code, cut, unsupported), summary_schema(code),
                                    max_tokens=SUMMARY_MAX_TOKENS)
-        text = _whole_sentences(" ".join(answer["summary"].split()))
-        return text, unsupported_details(text, full, names=code not in _NOUNS_CAPITALISED)
+        return checker.supported_text(_whole_sentences(" ".join(answer["summary"].split())))
 
-    text, unsupported = ask()
-    if unsupported:
-        log.warning("summary mentions %s, absent from the transcript; asking again", unsupported)
-        retry_text, retry_unsupported = ask(unsupported)
-        if len(retry_unsupported) <= len(unsupported):
-            text, unsupported = retry_text, retry_unsupported
-    return SummaryResult(text=text, language=code, model=llm.info, unsupported=tuple(unsupported))
+    def enough(kept: list[str], removed: list[Support]) -> bool:
+        return bool(kept) and len(kept) >= len(removed)
+
+    kept, removed = ask()
+    if not removed:
+        return SummaryResult(text=" ".join(kept), language=code, model=llm.info)
+    log.warning("summary sentences not supported by the transcript: %s", [r.sentence for r in removed])
+    if enough(kept, removed):
+        return SummaryResult(" ".join(kept), code, llm.info, "trimmed", tuple(removed))
+    kept, again = ask([r.sentence for r in removed])
+    removed += again
+    if enough(kept, again):
+        return SummaryResult(" ".join(kept), code, llm.info, "regenerated", tuple(removed))
+    return SummaryResult(extractive_summary(segments, embedder, roles), code, llm.info, "extractive", tuple(removed))
+
+
+__all__ = ["SummaryResult", "summarize", "transcript_prompt", "unsupported_details"]

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from callscope.validation import AUTO_LANGUAGE
+
 SAMPLE_RATE = 16_000
 
 
 def language_code(language: str | None) -> str | None:
-    """The language of a BCP 47 tag, lower case ("en-US" -> "en", "pt_BR" -> "pt"); None or "" -> None."""
-    if not language:
+    """The language of a BCP 47 tag, lower case ("en-US" -> "en", "pt_BR" -> "pt"); None, "" or "auto" (not fixed:
+    the model identifies it) -> None."""
+    if not language or language.lower() == AUTO_LANGUAGE:  # "auto": the model identifies the language
         return None
     return language.replace("_", "-").split("-")[0].lower() or None
 

@@ -23,6 +23,7 @@ class Work:
     project: Any  # ProjectSpec (with the recording's language) or None
     voices: tuple = ()  # the account's enrolled operator voiceprints (KnownVoice), for speaker identification
     called_on: date | None = None  # anchors relative dates in extracted fields
+    agent_channel: int | None = None  # the channel the source knows the agent on (a phone call); None: the setting
 
 
 async def _copy(settings, key: str, dest: Path) -> None:
@@ -48,4 +49,4 @@ def fetch_audio(settings, key: str | None, dest: Path) -> Path:
 def analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None = None) -> AnalysisResult:
     with tempfile.TemporaryDirectory(prefix="callscope-analysis-") as tmp:
         path = fetch_audio(settings, work.blob_key, Path(tmp) / "audio")
-        return pipeline.run(path, work.project, progress, list(work.voices), work.called_on)
+        return pipeline.run(path, work.project, progress, list(work.voices), work.called_on, work.agent_channel)

@@ -8,6 +8,7 @@ import falcon.asgi
 from callscope.api import errors
 from callscope.api.middleware import ApiMiddleware
 from callscope.api.openapi import build_document
+from callscope.api.pages import install as install_pages
 from callscope.api.resources.files import SignedFile
 from callscope.api.resources.operators import OperatorCollection, OperatorItem
 from callscope.api.resources.projects import ProjectCollection, ProjectItem
@@ -16,10 +17,11 @@ from callscope.api.resources.service import Health, Metrics, OpenApiDocument
 from callscope.api.resources.settings import AppSettingsResource
 from callscope.api.resources.shares import ShareCollection, ShareItem
 from callscope.api.resources.tags import TagCollection, TagItem
+from callscope.api.resources.telephony import WEBHOOKS, TwilioVoiceWebhooks
 from callscope.api.resources.virtual_numbers import AvailableNumbers, NumberCollection, NumberItem, NumberPurchase
 from callscope.api.routing import Router
 from callscope.catalog.usage import UsageRecorder
-from callscope.ratelimit import RateLimiter
+from callscope.ratelimit import DatabaseRateLimiter, RateLimiter
 from callscope.services.context import Context
 
 
@@ -76,5 +78,10 @@ def create_app(ctx: Context, usage: UsageRecorder, limiter: RateLimiter | None =
     router.add("/healthz", Health(ctx), tag="service", prefix="")
     router.add("/metrics", Metrics(), tag="service", prefix="")
     router.add("/files/{token}", SignedFile(ctx), tag="service", prefix="")
+    twilio_voice = TwilioVoiceWebhooks(ctx)  # the carrier's signed webhooks: no API key, not in the document
+    for webhook in WEBHOOKS:
+        router.add(f"/telephony/twilio/{webhook}", twilio_voice, tag="telephony", suffix=webhook, prefix="")
     router.add("/openapi.json", OpenApiDocument(build_document(router)), tag="service")
+    # The members' pages: cookie sessions, not API operations (api/pages/__init__.py); sign-in is always limited.
+    install_pages(app, ctx, limiter or DatabaseRateLimiter(ctx.catalog))
     return app

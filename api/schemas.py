@@ -145,7 +145,8 @@ class ProjectUpdate(Shape):
     """The fields of a project, all optional; only supplied fields change."""
 
     name: NameIn = Field(None, description="Display name.")
-    language: v.Language = Field(None, description="Default language of transcription: a BCP 47 tag (en, en-US).")
+    language: v.Language = Field(None, description="Default language of transcription: a BCP 47 tag (en, en-US), or "
+                                 "auto: the transcription model identifies each recording's language.")
     description: v.Text | None = None
     industry: v.Line | None = None
     goal_language: v.Language | None = Field(None, description="BCP 47; null: the project's language.")
@@ -419,7 +420,8 @@ class UploadForm(Shape):
     external_id: v.ExternalId = Field(None, description="Your id; a repeat in the project returns the first upload.")
     operator_id: TextInt = Field(None, description="Any operator of the account.")
     called_at: TextTime = Field(None, description="When the call took place (ISO 8601).")
-    language: v.Language = Field(None, description="BCP 47 language tag (default: the project's language).")
+    language: v.Language = Field(None, description="BCP 47 language tag, or auto (the transcription model identifies "
+                                 "it; the recording then shows the language found); default: the project's language.")
     recording_source: Source = Field(None, description="Where the recording comes from, e.g. crm, pbx.")
     tag_ids: list[TextInt] = Field(default_factory=list, alias="tag_ids[]",
                                    description="Tags of the project (repeatable; also accepted as tag_ids).")

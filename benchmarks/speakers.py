@@ -121,13 +121,13 @@ def voiceprints(encoder) -> None:
           f"{max(s for v in probes.values() for _, s in v) / 1000:.1f} s")
     print(f"  same voice ({len(same)}): percentiles {pct}: {np.percentile(same, pct).round(3).tolist()}")
     print(f"  different voices (other variant, SIMILAR_PAIRS left out) ({len(diff)}): percentiles {pct}: {np.percentile(diff, pct).round(3).tolist()}")
-    threshold = speakers.DEFAULT_VOICEPRINT_THRESHOLD
+    threshold = speakers.VOICEPRINT_THRESHOLDS["ge2e"]  # the encoder here is GE2E
     print(f"  similar pairs and same-variant accents ({len(close)}): {np.percentile(close, pct).round(3).tolist()}, "
           f"{sum(c >= threshold for c in close)} at or over {threshold}")
     print(f"  closest different voices: {sorted(hardest, reverse=True)[:3]}")
     print(f"  separating thresholds: ({max(diff):.3f}, {min(same):.3f}); "
-          f"at {speakers.DEFAULT_VOICEPRINT_THRESHOLD}: false accepts {sum(d >= speakers.DEFAULT_VOICEPRINT_THRESHOLD for d in diff)}, "
-          f"false rejects {sum(s < speakers.DEFAULT_VOICEPRINT_THRESHOLD for s in same)}")
+          f"at {threshold}: false accepts {sum(d >= threshold for d in diff)}, "
+          f"false rejects {sum(s < threshold for s in same)}")
 
 
 def main() -> None:

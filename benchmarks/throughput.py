@@ -58,7 +58,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--slots", type=int, default=2, help="CALLSCOPE_DISPATCHER_SLOTS")
     parser.add_argument("--asr-actors", type=int, default=1, help="CALLSCOPE_RAY_ASR_ACTORS")
     parser.add_argument("--batch-size", type=int, default=8, help="CALLSCOPE_WHISPER_BATCH_SIZE on a GPU")
-    parser.add_argument("--whisper-model", default=None, help="CALLSCOPE_WHISPER_MODEL (default: embedded tiny.en)")
+    parser.add_argument("--whisper-model", default=None, help="CALLSCOPE_WHISPER_MODEL (default: the embedded base)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds to wait for the batch")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     return parser.parse_args(argv)

@@ -17,7 +17,7 @@ import click
 import yaml
 from pydantic import ValidationError
 
-from callscope import __version__, cli_jobs, cli_voice, cli_webhooks
+from callscope import __version__, cli_calls, cli_jobs, cli_voice, cli_webhooks
 from callscope.analysis.pipeline import AnalysisError, Pipeline
 from callscope.analysis.report import render
 from callscope.catalog.usage import read_usage
@@ -359,8 +359,9 @@ def analyze(file: Path, project_config: Path | None, as_json: bool) -> None:
         click.echo(render(result, file.name))
 
 
-# Command groups kept in their own modules: jobs list and reanalyze; operators' voiceprints; the webhook outbox.
-for _module in (cli_jobs, cli_voice, cli_webhooks):
+# Command groups kept in their own modules: simulated phone calls; jobs list and reanalyze; operators' voiceprints;
+# the webhook outbox.
+for _module in (cli_calls, cli_jobs, cli_voice, cli_webhooks):
     _module.register(main)
 
 if __name__ == "__main__":

@@ -66,19 +66,25 @@ def enroll(operator_id: int, file: Path, account: str, channel: int) -> None:
 @ACCOUNT_OPTION
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def list_voiceprints(account: str, output: str) -> None:
-    """The account's enrolled operators: speech enrolled, model, when."""
+    """The account's enrolled operators: speech enrolled, model, when; voiceprints of a model other than the
+    configured one (CALLSCOPE_VOICEPRINT_MODEL) are marked: they are not compared until re-enrolled."""
 
     @run_async
     async def run() -> None:
-        async with opened(load_settings()) as rt:
+        settings = load_settings()
+        async with opened(settings) as rt:
             found = await rt.catalog.read(voiceprints.of_account, account)
+        current = load_speaker_analyzer(settings).model  # a voiceprint of another model is never compared
         if output == "json":
             click.echo(json.dumps([{"operator_id": r.operator_id, "speech_ms": r.speech_ms, "model": r.model,
-                                    "created_at": r.created_at.isoformat()} for r in found], indent=2))
+                                    "created_at": r.created_at.isoformat(), "current_model": r.model == current}
+                                   for r in found], indent=2))
             return
         click.echo(f"{'OPERATOR':>8}  {'SPEECH':>7}  {'ENROLLED':25}  MODEL")
         for r in found:
-            click.echo(f"{r.operator_id:>8}  {r.speech_ms / 1000:>6.1f}s  {r.created_at.isoformat():25}  {r.model}")
+            stale = "" if r.model == current else "  (another model: not compared, re-enrol)"
+            click.echo(f"{r.operator_id:>8}  {r.speech_ms / 1000:>6.1f}s  {r.created_at.isoformat():25}  {r.model}"
+                       + stale)
     run()
 
 

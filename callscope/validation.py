@@ -91,6 +91,9 @@ Name = line(pattern=NON_BLANK_LINE)
 Text = text()
 ExternalId = line(EXTERNAL_ID_MAX)
 Language = Annotated[str, Field(max_length=LANGUAGE_MAX, pattern=LANGUAGE_TAG), AfterValidator(canonical_language)]
+# A project's or recording's transcription language may also be "auto" (a tag's form already): not fixed, the
+# transcription model identifies it and the recording keeps what it found.
+AUTO_LANGUAGE = "auto"
 Email = line(EMAIL_MAX, EMAIL_OR_BLANK)
 MemberEmail = line(EMAIL_MAX, MEMBER_EMAIL)
 WebhookUrl = line(URL_MAX, WEBHOOK_URL)

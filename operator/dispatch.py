@@ -166,7 +166,7 @@ class Dispatcher:
             voices = [KnownVoice(operator_id=v.operator_id, embedding=voiceprints.embedding(v), model=v.model)
                       for v in await self.ctx.catalog.read(voiceprints.of_account, recording.account)]
             work = Work(job.id, recording.blob_key, self._project(recording), tuple(voices),
-                        (recording.called_at or recording.created_at).date())
+                        (recording.called_at or recording.created_at).date(), recording.agent_channel)
             result = await self._with_lease(job, work)
         except LeaseLost:
             log.warning("job_lease_lost", job_id=job.id, owner=self.owner)

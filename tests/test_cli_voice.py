@@ -37,7 +37,7 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.mark.skipif(ESPEAK is None, reason=SKIP_REASON)
-def test_enroll_list_and_forget(run, tmp_path):
+def test_enroll_list_and_forget(run, tmp_path, monkeypatch):
     manifest = tmp_path / "alice.yaml"
     manifest.write_text(OPERATOR)
     assert run(main, "apply", "-f", str(manifest)).exit_code == 0
@@ -57,6 +57,11 @@ def test_enroll_list_and_forget(run, tmp_path):
 
     rows = json.loads(run(operators_group, "voiceprints", "-o", "json").stdout)
     assert [r["operator_id"] for r in rows] == [operator_id] and rows[0]["speech_ms"] >= 10_000
+    assert rows[0]["model"].startswith("CAM++") and rows[0]["current_model"] is True
+    monkeypatch.setenv("CALLSCOPE_VOICEPRINT_MODEL", "ge2e")  # another model: the voiceprint is marked stale
+    assert json.loads(run(operators_group, "voiceprints", "-o", "json").stdout)[0]["current_model"] is False
+    assert "not compared, re-enrol" in run(operators_group, "voiceprints").stdout
+    monkeypatch.delenv("CALLSCOPE_VOICEPRINT_MODEL")
     assert run(operators_group, "voiceprints", "--account", "other", "-o", "json").stdout.strip() == "[]"
     assert run(operators_group, "forget-voice", str(operator_id)).exit_code == 0
     assert run(operators_group, "forget-voice", str(operator_id)).exit_code == 1

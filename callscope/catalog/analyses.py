@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from callscope.catalog.tables import Analysis, Recording
+from callscope.validation import AUTO_LANGUAGE
 
 
 @dataclass(frozen=True)
@@ -48,4 +49,7 @@ def store(session: Session, recording_id: int, expected_version: int, transcript
     analysis.summary = results.get("summary") if isinstance(results.get("summary"), str) else None
     analysis.language = results.get("language")
     analysis.completed_at = now
+    recording = session.get(Recording, recording_id)
+    if recording.language == AUTO_LANGUAGE and analysis.language:  # the language the model identified
+        recording.language = analysis.language
     return True

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
-from callscope.catalog.tables import Share
+from callscope.catalog.recordings import Scope, in_scope
+from callscope.catalog.tables import Recording, Share
 
 
 def of_conversation(session: Session, account: str, conversation_id: str) -> list[Share]:
@@ -33,3 +34,11 @@ def delete(session: Session, account: str, conversation_id: str, share_id: int) 
         return False
     session.delete(share)
     return True
+
+
+def recordings_shared_with(session: Session, scope: Scope, email: str, limit: int) -> list[Recording]:
+    """Recordings in the scope whose conversation is shared with `email` or with everyone, newest share first."""
+    query = in_scope(select(Recording), scope).join(Share, and_(
+        Share.account == Recording.account, Share.conversation_id == Recording.conversation_id))
+    query = query.where(Share.member_email.in_([email, "*"])).order_by(Share.created_at.desc(), Recording.id.desc())
+    return list(dict.fromkeys(session.scalars(query.limit(limit))))

@@ -118,10 +118,17 @@ class RateLimitWindow(Base):
 
 
 class Call(Base):
-    """A call to or from a virtual number (number stats and recent calls read these)."""
+    """A call to or from a virtual number (number stats and recent calls read these).
+
+    A call the carrier's webhooks bring (callscope/services/phone_calls.py) also keeps the carrier's call id, the
+    operators to dial in order and which attempt is ringing, the operator who answered and its recording."""
 
     __tablename__ = "calls"
-    __table_args__ = (Index("ix_calls_virtual_number_id_created_at", "virtual_number_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_calls_virtual_number_id_created_at", "virtual_number_id", "created_at"),
+        UniqueConstraint("account", "provider_call_id", name="uq_calls_account_provider_call_id"),
+        Index("ix_calls_provider_call_id", "provider_call_id"),  # callbacks name the call, not the account
+    )
 
     id: Mapped[int] = mapped_column(_serial(), primary_key=True, autoincrement=True)
     account: Mapped[str] = mapped_column(String(128), nullable=False)
@@ -134,6 +141,21 @@ class Call(Base):
     ai_handled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     transcript_summary: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    provider_call_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    dial_order: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON list of operator ids
+    dial_attempt: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
+    operator_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # who answered
+    recording_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # recordings.id; its summary
+
+
+class RoutingCursor(Base):
+    """Round robin: the operator a number's last call tried first, shared by every API replica."""
+
+    __tablename__ = "routing_cursors"
+
+    account: Mapped[str] = mapped_column(String(128), primary_key=True)
+    virtual_number_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    operator_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 
 class Recording(Base):
@@ -160,6 +182,9 @@ class Recording(Base):
     called_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     language: Mapped[str] = mapped_column(String(16), nullable=False)
     recording_source: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # the stereo channel the agent speaks on when the source knows it (a phone call's operator leg); None: the
+    # CALLSCOPE_AGENT_CHANNEL convention
+    agent_channel: Mapped[int | None] = mapped_column(Integer, nullable=True)
     status: Mapped[str] = mapped_column(String(16), nullable=False, default="pending")
     status_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     stage: Mapped[str | None] = mapped_column(String(32), nullable=True)
@@ -323,3 +348,30 @@ class Share(Base):
     shared_by_name: Mapped[str] = mapped_column(String(255), nullable=False)
     shared_by_ref: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+class SignInLink(Base):
+    """A one-time sign-in link emailed to a member: only its token's SHA-256 is kept, never the token."""
+
+    __tablename__ = "sign_in_links"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    email: Mapped[str] = mapped_column(String(320), nullable=False)
+    next_path: Mapped[str] = mapped_column(String(2048), nullable=False)  # the page the person asked for
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False, index=True)
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class MemberSession(Base):
+    """A signed-in browser of a person (an email: a member of one or more accounts); the cookie holds the token,
+    the catalog its SHA-256, so sign-out and expiry end it on every API replica at once."""
+
+    __tablename__ = "member_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    email: Mapped[str] = mapped_column(String(320), nullable=False, index=True)
+    account: Mapped[str | None] = mapped_column(String(128), nullable=True)  # the account the person chose
+    csrf_token: Mapped[str] = mapped_column(String(64), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False, index=True)

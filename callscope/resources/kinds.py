@@ -138,7 +138,8 @@ class Webhook(CamelModel):
 
 class ProjectSpec(CamelModel):
     name: Name = Field(description="Display name.")
-    language: Language = Field(description="Default language of transcription (BCP 47).")
+    language: Language = Field(description="Default language of transcription (BCP 47), or auto: the transcription "
+                               "model identifies each recording's language.")
     description: Text | None = Field(None, description="Free-form description.")
     industry: Line | None = Field(None, description="Industry tag.")
     goal_language: Language | None = Field(

@@ -13,6 +13,7 @@ R = TypeVar("R", bound=Resource)
 KEY_HASH = "keyHash"
 OPERATOR_EXTERNAL_ID = "externalId"
 PHONE = "phoneNumber"
+CALLED_NUMBER = "calledNumber"  # a number's E.164 alone: the carrier's webhooks name no account
 TAG_NAME = "projectTagName"
 
 
@@ -22,6 +23,7 @@ def register(store: CachedStore) -> None:
                     lambda o: (o.namespace, o.spec.external_id) if o.spec.external_id else None)
     store.add_index(Operator, PHONE, lambda o: (o.namespace, o.spec.phone_number) if o.spec.phone_number else None)
     store.add_index(VirtualNumber, PHONE, lambda n: (n.namespace, n.spec.phone_number))
+    store.add_index(VirtualNumber, CALLED_NUMBER, lambda n: n.spec.phone_number)
     store.add_index(Tag, TAG_NAME, lambda t: (t.namespace, t.spec.project, t.spec.name.casefold()))
 
 

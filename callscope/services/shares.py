@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy.exc import IntegrityError
 
 from callscope.catalog import shares as share_rows
-from callscope.catalog.tables import Share
+from callscope.catalog.tables import Recording, Share
 from callscope.errors import NotFound, ValidationFailed
 from callscope.mail import share_email
 from callscope.resources import ApiKey, Member
@@ -98,6 +98,13 @@ async def delete_share(ctx: Context, principal: Principal, ref: str, share_id: i
     if not await ctx.catalog.write(share_rows.delete, principal.account, found.recording.conversation_id,
                                  share_id):
         raise NotFound("Share not found")
+
+
+async def shared_with(ctx: Context, principal: Principal, email: str, limit: int = 100) -> list[Recording]:
+    """The recordings of the caller's scope shared with the person `email` (or with everyone): their
+    "shared with me" list. Shares of a locked member stop counting: the caller's own membership is checked by
+    whoever asks (callscope/services/member_auth.py)."""
+    return await ctx.catalog.read(share_rows.recordings_shared_with, principal.scope, email.strip().lower(), limit)
 
 
 def recording_page_url(ctx: Context, public_id: str) -> str:

@@ -1,8 +1,10 @@
 """The phone-number provider interface, its models, and the rules every provider shares.
 
-A provider searches, purchases and releases virtual numbers. Every upstream rejection is a
-`ProviderError` (422) with a message a user can read; an outage is `ProviderUnavailable`, a
-`ProviderError` subclass with the fixed message `Phone-number provider is unavailable`.
+A provider searches, purchases and releases virtual numbers, and carries their calls: it authenticates its voice
+webhooks and hands over (and deletes) call recordings (voice.py holds the provider-neutral call models).
+
+Every upstream rejection is a `ProviderError` (422) with a message a user can read; an outage is
+`ProviderUnavailable`, a `ProviderError` subclass with the fixed message `Phone-number provider is unavailable`.
 
 The regulatory rule (a country that needs documents may be bought in only with an approved
 requirement group) lives here, in `ProviderBase.purchase` / `ensure_requirement_group`, not in
@@ -12,6 +14,7 @@ the providers.
 from __future__ import annotations
 
 import abc
+from collections.abc import AsyncGenerator
 from typing import Literal, Protocol, runtime_checkable
 
 import phonenumbers
@@ -19,6 +22,8 @@ from phonenumbers import PhoneNumberType
 from pydantic import BaseModel, Field
 
 from callscope.errors import ProviderError
+
+from .voice import RecordingReady
 
 NumberType = Literal["mobile", "local", "toll-free", "national"]
 NUMBER_TYPES: tuple[str, ...] = ("mobile", "local", "toll-free", "national")
@@ -91,6 +96,22 @@ class NumberProvider(Protocol):
     async def release(self, provider_ref: str) -> None: ...
 
     def requires_documents(self, country: str) -> bool: ...
+
+    # Voice: the provider's webhooks are read by the API resources of its dialect (`twilio_voice.py` for "twilio").
+    voice_dialect: str
+    operator_channel: int  # the channel of a two-channel call recording that the answering operator speaks on
+
+    def valid_signature(self, url: str, params: list[tuple[str, str]], given: str | None) -> bool:
+        """Whether a webhook request to `url` (as the provider saw it) with these POST parameters is the provider's."""
+        ...
+
+    def recording_chunks(self, ready: RecordingReady) -> AsyncGenerator[bytes, None]:
+        """The call's recording, streamed from the provider (authenticated)."""
+        ...
+
+    async def delete_recording(self, ready: RecordingReady) -> None:
+        """Delete the provider's copy of a recording (gone already is fine)."""
+        ...
 
 
 # --- shared helpers ------------------------------------------------------------------------

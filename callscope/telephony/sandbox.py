@@ -11,7 +11,13 @@ lock on `<state>.lock`, so several processes can share it):
     {"version": 1,
      "numbers": {"+4930...": {PurchasedNumber fields}},
      "requirement_groups": [{"id": 1, "country": "DE", "status": "pending"}],
-     "next_group_id": 2}
+     "next_group_id": 2,
+     "voice": {"account_sid": "AC...", "auth_token": "..."}}
+
+Voice: the sandbox plays Twilio (twilio_voice.py). Its webhooks are signed with `voice.auth_token`, made once on
+first use; `callscope calls simulate` reads it from this file (the data directory is the trust boundary, as for
+every other embedded secret). A recording is fetched from the `RecordingUrl` the signed webhook names (the
+simulator serves it itself), so no carrier account is needed.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import phonenumbers
 from phonenumbers import PhoneNumberType, geocoder
 
@@ -45,6 +52,8 @@ from .base import (
     RequirementGroupStatus,
     normalize_country,
 )
+from .twilio_voice import TwilioVoice
+from .voice import RecordingReady
 
 MAX_CANDIDATES = 10
 _POOL_SIZE = 60  # candidates generated per (country, type) before purchased ones are removed
@@ -140,13 +149,15 @@ def _candidate_pool(country: str, number_type: str) -> list[phonenumbers.PhoneNu
     return []
 
 
-class SandboxProvider(ProviderBase):
+class SandboxProvider(TwilioVoice, ProviderBase):
     name = "sandbox"
 
     def __init__(self, state_path: Path):
         self.state_path = Path(state_path)
         self._lock_path = self.state_path.with_name(self.state_path.name + ".lock")
         self._pools: dict[tuple[str, str], list[phonenumbers.PhoneNumber]] = {}
+        self._credentials: tuple[str, str] | None = None
+        self._client = httpx.AsyncClient(timeout=30.0)
 
     # --- state file ---------------------------------------------------------------------
 
@@ -187,6 +198,29 @@ class SandboxProvider(ProviderBase):
     def _snapshot(self) -> dict[str, Any]:
         with self._locked(exclusive=False):
             return self._read()
+
+    # --- voice ---------------------------------------------------------------------------
+
+    def voice_credentials(self) -> tuple[str, str]:
+        """(account sid, auth token) of the sandbox's webhooks, made on first use and kept in the state file."""
+        if self._credentials is None:
+            with self._locked(exclusive=True):
+                data = self._read()
+                voice = data.get("voice")
+                if not voice:
+                    voice = data["voice"] = {"account_sid": "AC" + secrets.token_hex(16),
+                                             "auth_token": secrets.token_hex(16)}
+                    self._write(data)
+            self._credentials = (voice["account_sid"], voice["auth_token"])
+        return self._credentials
+
+    def _voice_credentials(self) -> tuple[str, str]:
+        return self.voice_credentials()
+
+    def _recording_resource(self, ready: RecordingReady) -> str:
+        if not ready.url.startswith(("http://", "https://")):
+            raise ProviderError("RecordingUrl must be an http(s) URL")
+        return ready.url
 
     # --- requirement groups (CLI) -------------------------------------------------------
 

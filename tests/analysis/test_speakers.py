@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 
 from callscope.analysis import speakers, vad
+from callscope.analysis.pipeline import Pipeline
 from callscope.analysis.result import TranscriptSegment
 from callscope.analysis.types import Audio
 from callscope.catalog import voiceprints
 from callscope.catalog.db import Catalog
 from callscope.config import Settings
-from tests.analysis.speech import ESPEAK, SKIP_REASON, speak
+from tests.analysis.speech import ESPEAK, SKIP_REASON, speak, write
 from tests.analysis.voices import AGENT, CUSTOMER
 
 needs_speech = pytest.mark.skipif(ESPEAK is None, reason=SKIP_REASON)
@@ -57,6 +58,32 @@ def test_one_speaker_alone():
     only = speakers.identify_speakers([seg(0, "speaker-1", 0, 900, "Please hold, let me check.")], stereo=False)
     assert only[0].role == "agent" and only[0].role_confidence > 0.9
     assert speakers.identify_speakers([], stereo=False) == []
+
+
+def test_four_voices_without_evidence_have_one_agent_and_customers():
+    dialogue = [seg(i, f"speaker-{i % 4 + 1}", i * 3000, i * 3000 + 2500, "The weather was lovely today.")
+                for i in range(8)]
+    out = speakers.identify_speakers(dialogue, stereo=False)
+    assert [s.role for s in out] == ["agent", "customer", "customer", "customer"]
+    assert all(s.role_confidence < 0.7 for s in out) and out[0].decided_by == "first-speaker"
+
+
+def test_with_more_than_two_voices_a_voice_that_speaks_like_an_agent_is_one():
+    dialogue = [
+        seg(0, "speaker-1", 0, 2000, "Thank you for calling Acme, how can I help you?"),
+        seg(1, "speaker-2", 2500, 5000, "I'm calling about my bill."),
+        seg(2, "speaker-1", 5500, 7000, "Let me transfer you to billing."),
+        seg(3, "speaker-3", 8000, 10000, "Billing, thanks for holding. How can I help?"),
+        seg(4, "speaker-2", 10500, 12000, "I was charged twice."),
+        seg(5, "speaker-4", 12500, 13000, "Yes, that's right."),
+    ]
+    out = {s.label: s for s in speakers.identify_speakers(dialogue, stereo=False)}
+    assert {label: s.role for label, s in out.items()} == {"speaker-1": "agent", "speaker-2": "customer",
+                                                          "speaker-3": "agent", "speaker-4": "customer"}
+    assert out["speaker-3"].role_confidence > 0.9 and out["speaker-3"].decided_by == "content"
+    # with two voices there is one agent, however agent-like the other sounds
+    two = [s for s in dialogue if s.speaker in ("speaker-1", "speaker-3")]
+    assert [s.role for s in speakers.identify_speakers(two, stereo=False)] == ["agent", "customer"]
 
 
 def test_phrases_match_whole_words_only():
@@ -123,8 +150,33 @@ def test_stereo_call_agent_found_by_voice(analyzer):
     out = {s.label: s for s in analyzer.speakers(audio, dialogue, [speakers.KnownVoice(3, enrolled.embedding,
                                                                                        enrolled.model)])}
     assert out["speaker-2"].operator_id == 3 and out["speaker-2"].role == "agent"
-    assert out["speaker-2"].decided_by == "operator-voice" and out["speaker-2"].operator_similarity >= 0.945
+    assert out["speaker-2"].decided_by == "operator-voice"
+    assert out["speaker-2"].operator_similarity >= analyzer.voiceprint_threshold
     assert out["speaker-1"].role == "customer" and out["speaker-1"].operator_id is None
+
+
+def test_voiceprints_of_another_model_are_not_compared(analyzer):
+    ge2e = speakers.load_speaker_analyzer(Settings(voiceprint_model="ge2e"))
+    assert analyzer.model.startswith("CAM++") and ge2e.model.startswith("GE2E") and ge2e.model != analyzer.model
+    assert (analyzer.voiceprint_threshold, ge2e.voiceprint_threshold) == (0.72, 0.945)
+    assert speakers.load_speaker_analyzer(Settings(voiceprint_threshold=0.8)).voiceprint_threshold == 0.8
+    rng = np.random.default_rng(0)
+    wav = rng.standard_normal(8 * 16000).astype(np.float32) * 0.1
+    embedding = speakers.voice_embedding(ge2e.encoder, wav, [(0, 8000)])
+    stored = speakers.KnownVoice(4, embedding[0], ge2e.model)
+    # the same vector, compared under the GE2E key, is that operator; under the CAM++ key it is never compared
+    assert speakers.identify(*embedding, [stored], ge2e.model, ge2e.voiceprint_threshold) == (4, 1.0)
+    assert speakers.identify(*embedding, [stored], analyzer.model) == (None, None)
+
+
+@needs_speech
+def test_the_speakers_stage_says_when_voiceprints_of_another_model_were_skipped(analyzer, tmp_path):
+    audio, _ = recording("en+f4", AGENT[:2])
+    path = write(tmp_path / "call.wav", [audio.channels[0]])
+    pipeline = Pipeline(Settings(llm_enabled=False, whisper_model="tiny.en"), speakers=analyzer, embedder=None)
+    old = speakers.KnownVoice(2, np.ones(256, np.float32) / 16, "GE2E voice encoder (voice_encoder.onnx)@x")
+    stages = {s.name: s.detail for s in pipeline.run(path, voices=[old]).stages}
+    assert "1 voiceprint(s) enrolled with another speaker model were not compared: re-enrol" in stages["speakers"]
 
 
 # --- the catalog service -----------------------------------------------------------------------

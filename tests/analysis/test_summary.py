@@ -48,9 +48,9 @@ def test_transcript_prompt_is_one_line_per_turn_with_the_speaker():
              TranscriptSegment(id=10, channel=1, speaker="speaker-2", start_ms=0, end_ms=1, text="two\n  lines")]
     lines = transcript_prompt(turns).splitlines()
     assert lines[1] == f"speaker-1: {BILLING_CALL[0][1]}"
-    assert lines[2] == f"speaker-2: {BILLING_CALL[1][1]}"
-    assert lines[3] == "speaker-2: two lines"  # the empty turn is left out, whitespace is one space
-    assert lines[-1] == "[end of transcript]" and len(lines) == 5
+    # the empty turn is left out, whitespace is one space, and one speaker's consecutive segments are one line
+    assert lines[2] == f"speaker-2: {BILLING_CALL[1][1]} two lines"
+    assert lines[-1] == "[end of transcript]" and len(lines) == 4
 
 
 def test_transcript_prompt_marks_known_roles():
@@ -99,18 +99,21 @@ def test_summarize_prompts_with_the_transcript_first_in_the_language_asked():
     assert schema == summary_schema("de") and schema["properties"]["summary"]["maxLength"] <= 1000
     assert schema["properties"]["summary"]["description"].endswith("written in German")
     assert result.text == "Der Kunde wurde doppelt belastet; Maria erstattet $49.99 zurück."
-    assert result.language == "de" and result.model.name == "scripted" and result.unsupported == ()
+    assert result.language == "de" and result.model.name == "scripted" and result.method == "model"
+    assert result.removed == ()
 
 
-def test_summarize_asks_again_when_the_summary_invents_and_reports_what_remains():
+def test_summarize_asks_again_when_the_summary_invents_and_never_shows_what_remains():
     model = ScriptedModel(["The caller was refunded $99 by Maria.", "The caller was refunded $49.99 by Maria."])
     result = summarize(CALL, "en", model)
-    assert len(model.prompts) == 2 and "mentioned 99" in model.prompts[1][0]
-    assert result.text == "The caller was refunded $49.99 by Maria." and result.unsupported == ()
+    assert len(model.prompts) == 2 and '"The caller was refunded $99 by Maria."' in model.prompts[1][0]
+    assert result.text == "The caller was refunded $49.99 by Maria." and result.method == "regenerated"
+    assert [r.details for r in result.removed] == [("99",)]
 
     stubborn = ScriptedModel(["Refund of $99 by Maria.", "Refund of $99 by Maria to John."])
     result = summarize(CALL, "en", stubborn)
-    assert result.text == "Refund of $99 by Maria." and result.unsupported == ("99",)  # the one with fewer
+    assert result.method == "extractive" and "$99" not in result.text and "John" not in result.text
+    assert result.text.startswith("Speaker-") and 'said: "' in result.text  # the call's own sentences
 
 
 def test_summarize_keeps_at_most_four_whole_sentences():
@@ -170,6 +173,6 @@ def test_real_summary_is_faithful(qwen, turns, key_words, roles):
     transcript_numbers = {re.sub(r"\D", "", n) for n in re.findall(r"\d[\d.,]*", transcript_prompt(call, roles=roles))}
     for number in re.findall(r"\d[\d.,]*\d|\d", result.text):  # no number the call does not contain
         assert re.sub(r"\D", "", number) in transcript_numbers, (number, result.text)
-    assert result.unsupported == ()
+    assert not any(r.sentence in result.text for r in result.removed)  # what is not supported is not shown
     assert 1 <= len(re.findall(r"[.!?](\s|$)", result.text)) <= 5  # 2-4 sentences (+1: "Dr. Lee")
     assert result.model == qwen.info and result.language == "en"

@@ -91,6 +91,7 @@ class Probe:
     params: Any = None
     json: Any = None
     form: dict | None = None  # an upload's form fields (the audio file is added)
+    data: dict | None = None  # a url-encoded form (the carrier's webhooks)
     allow_422: bool = False
     paused: bool = False  # purchase: the spec's 503 virtual_number_purchase_paused is an answer, not a failure
     echo: tuple[str, ...] = ()  # foreign strings the request itself sends (not a leak when they come back)
@@ -473,6 +474,16 @@ def service_reads(key: Key, w: World) -> Iterator[Probe]:
     yield Probe("own", "service document")
 
 
+@probes(*(f"POST /telephony/twilio/{webhook}" for webhook in ("voice", "dial", "answered", "recording", "status",
+                                                             "hangup")))
+def carrier_webhooks(key: Key, w: World) -> Iterator[Probe]:
+    """The carrier's webhooks take no key: a request without the carrier's signature reaches no number or call."""
+    for n in w.foreign(key, "number"):
+        yield pair(lambda v: Probe("refuse", f"a forged carrier webhook of a call to {n.label}",
+                                   data={"To": v, "From": "+15105550199", "CallSid": "CA" + "7" * 32},
+                                   echo=(v,)), n.tokens[0], "+14155550999")
+
+
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
@@ -528,6 +539,8 @@ class Runner:
             kwargs["files"] = {"file": ("call.wav", self.audio, "application/octet-stream")}
         elif probe.json is not None:
             kwargs["json"] = probe.json
+        elif probe.data is not None:
+            kwargs["data"] = probe.data
         return await self.http.request(op.method, ORIGIN + fill(op.path, probe.values), **kwargs)
 
     def foreign_strings(self, key: Key) -> re.Pattern | None:
@@ -547,7 +560,7 @@ class Runner:
 
     async def twin(self, key: Key, op: Operation, probe: Probe, phase: str) -> httpx.Response:
         cache = (id(key), phase, op.method, op.path, repr(probe.values), repr(probe.params), repr(probe.json),
-                 repr(probe.form))
+                 repr(probe.form), repr(probe.data))
         if cache not in self._twins:  # a future: concurrent probes with one twin send it once
             self._twins[cache] = asyncio.ensure_future(self.send(key, op, probe))
         return await self._twins[cache]

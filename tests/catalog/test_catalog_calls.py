@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import event
 
-from callscope.catalog.calls import delete_calls_of_numbers, number_stats, recent_calls
+from callscope.catalog.calls import (
+    delete_calls_of_numbers,
+    dial_order,
+    finish_call,
+    next_attempt,
+    number_stats,
+    recent_calls,
+    start_call,
+)
 from callscope.catalog.db import Catalog
 from callscope.catalog.tables import Call
 
@@ -87,3 +96,41 @@ def test_delete_calls_of_numbers(catalog: Catalog) -> None:
     assert catalog.query(number_stats, "acme", [1, 2])[1].total_calls == 0
     assert catalog.query(number_stats, "acme", [2])[2].total_calls == 1
     assert catalog.query(number_stats, "other", [1])[1].total_calls == 1
+
+
+def _ringing(account: str, number_id: int, call_id: str) -> Call:
+    return Call(account=account, virtual_number_id=number_id, phone_number="+14155550100", caller_name="",
+                call_status="ringing", call_duration=0, direction="inbound", ai_handled=False, created_at=T0,
+                provider_call_id=call_id)
+
+
+def test_round_robin_cursor_is_shared_by_concurrent_writers(catalog: Catalog) -> None:
+    """Several API replicas (threads with their own connections here) starting calls on one number at once: each
+    call starts with the next operator, so each operator comes first equally often, and a replayed call id moves
+    nothing."""
+    rounds = [[(1, "+14155550101")], [(2, "+14155550102")], [(3, "+14155550103")]]
+
+    def start(i: int) -> int:
+        call, created = catalog.change(start_call, _ringing("acme", 7, f"CA{i}"), rounds, True)
+        assert created
+        return dial_order(call)[0][0][0]
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        firsts = list(pool.map(start, range(12)))
+    assert sorted(firsts) == [1] * 4 + [2] * 4 + [3] * 4
+    again, created = catalog.change(start_call, _ringing("acme", 7, "CA0"), rounds, True)
+    assert not created and again.provider_call_id == "CA0"
+    other, _ = catalog.change(start_call, _ringing("other", 7, "CA0"), rounds, True)  # another account's cursor
+    assert dial_order(other)[0][0][0] == 1
+
+
+def test_a_call_moves_through_its_rounds_once(catalog: Catalog) -> None:
+    rounds = [[(1, "+14155550101")], [(2, "+14155550102")]]
+    call, _ = catalog.change(start_call, _ringing("acme", 8, "CA1"), rounds, False)
+    assert catalog.change(next_attempt, call.id, 0).dial_attempt == 1
+    assert catalog.change(next_attempt, call.id, 0) is None  # a replayed callback
+    assert catalog.change(finish_call, call.id, "completed", 30, 2)
+    assert not catalog.change(finish_call, call.id, "missed")  # ended already
+    assert catalog.change(next_attempt, call.id, 1) is None
+    [record] = catalog.query(recent_calls, "acme", 8)
+    assert (record.call_status, record.call_duration) == ("completed", 30)

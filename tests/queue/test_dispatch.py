@@ -1,4 +1,4 @@
-"""The dispatcher with the inline executor on real audio (espeak-ng speech, the tiny.en model), on SQLite and
+"""The dispatcher with the inline executor on real audio (espeak-ng speech, the embedded Whisper models), on SQLite and
 PostgreSQL: completion stores the analysis, bad audio fails at once with a readable reason, a dead worker is
 retried, a lost lease writes nothing, and a re-analysis replaces the results in one step."""
 
@@ -107,7 +107,8 @@ async def test_a_corrupt_upload_fails_at_once_with_a_readable_reason(ctx, transc
     assert await analyses.load_analysis(ctx, row) == (None, None)
 
 
-async def test_a_language_the_model_cannot_transcribe_fails_with_the_reason(ctx, transcriber, tmp_path) -> None:
+async def test_a_language_the_model_cannot_transcribe_fails_with_the_reason(ctx, tmp_path) -> None:
+    transcriber = transcriber_from_settings(Settings(whisper_model="tiny.en"))  # English only
     czech = speech.speak("Dobrý den, chtěl bych změnit adresu na svém účtu.", voice="cs")
     audio = speech.write(tmp_path / "cs.wav", [czech]).read_bytes()
     rid = await put_recording(ctx, audio, language="cs-CZ")
@@ -120,6 +121,20 @@ async def test_a_language_the_model_cannot_transcribe_fails_with_the_reason(ctx,
     assert "(tiny.en) transcribes English only" in row.status_reason and "language is cs" in row.status_reason
     assert (job_of(ctx.catalog, rid).state, job_of(ctx.catalog, rid).attempts) == ("failed", 1)  # not retried
     assert await analyses.load_analysis(ctx, row) == (None, None)
+
+
+async def test_a_recording_in_auto_language_keeps_the_language_the_model_found(ctx, transcriber, tmp_path) -> None:
+    spanish = speech.speak("Buenos días, quiero cambiar la dirección de mi cuenta, por favor.", voice="es")
+    audio = speech.write(tmp_path / "es.wav", [spanish]).read_bytes()
+    rid = await put_recording(ctx, audio, language="auto")
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+
+    await drain(dispatcher, rid, timeout=240)  # language identification and models loading
+
+    row = recording(ctx.catalog, rid)
+    assert (row.status, row.language) == ("completed", "es")
+    _, transcript = await analyses.load_analysis(ctx, row)
+    assert "cuenta" in " ".join(s["text"] for s in transcript["segments"]).lower()
 
 
 async def test_a_dead_worker_is_retried(ctx, wav_bytes, transcriber) -> None:

@@ -16,6 +16,7 @@ from callscope.telephony.base import REQUIREMENT_GROUP_NOT_APPROVED, NumberProvi
 from callscope.telephony.factory import ProviderConfigurationError, build_provider
 from callscope.telephony.sandbox import SandboxProvider
 from callscope.telephony.twilio import TwilioProvider
+from callscope.telephony.voice import RecordingReady
 
 ACCEPTED = {
     "mobile": {T.MOBILE, T.FIXED_LINE_OR_MOBILE},
@@ -261,3 +262,17 @@ def test_factory_builds_sandbox_and_twilio(tmp_path):
     assert isinstance(twilio, TwilioProvider)
     assert twilio.bundle_sids == {3: "BU3"}
     assert "secret-token" not in repr(twilio)
+
+
+def test_voice_credentials_are_made_once_and_kept_private(provider, state_path):
+    account_sid, token = provider.voice_credentials()
+    assert account_sid.startswith("AC") and len(token) == 32
+    assert SandboxProvider(state_path).voice_credentials() == (account_sid, token)  # another process reads the same
+    assert json.loads(state_path.read_text())["voice"] == {"account_sid": account_sid, "auth_token": token}
+    assert state_path.stat().st_mode & 0o077 == 0
+
+
+async def test_recordings_come_from_the_signed_recording_url_only_over_http(provider):
+    from_callback = RecordingReady(call_id="CA1", recording_id="RE1", url="file:///etc/passwd", completed=True)
+    with pytest.raises(ProviderError):
+        [chunk async for chunk in provider.recording_chunks(from_callback)]

@@ -19,6 +19,8 @@ from callscope.telephony.base import (
     RegionInfo,
 )
 from callscope.telephony.twilio import TwilioProvider
+from callscope.telephony.twilio_voice import signature
+from callscope.telephony.voice import RecordingReady
 
 SID = "AC0123456789abcdef0123456789abcdef"
 TOKEN = "s3cret-auth-token"
@@ -349,3 +351,46 @@ async def test_unexpected_request_fails_loudly(provider, httpserver):
         await provider.release("PNnone")
     httpserver.clear_log()
     httpserver.clear_assertions()
+
+
+# --- voice: recordings ------------------------------------------------------------------------------------------
+
+RECORDING = RecordingReady(call_id="CA1", recording_id="RE0123", url="https://api.twilio.com/elsewhere",
+                           completed=True, channels=2, duration=3)
+
+
+async def _download(provider) -> bytes:
+    return b"".join([chunk async for chunk in provider.recording_chunks(RECORDING)])
+
+
+async def test_recording_is_fetched_from_the_configured_api_with_both_channels(provider, httpserver):
+    _expect(httpserver, f"{ACCOUNT}/Recordings/RE0123.wav", query_string="RequestedChannels=2").respond_with_data(
+        b"RIFF...WAVE", content_type="audio/x-wav")
+    assert await _download(provider) == b"RIFF...WAVE"  # never the RecordingUrl the webhook named
+    httpserver.check_assertions()
+
+
+@pytest.mark.parametrize(("status", "error"), [(500, ProviderUnavailable), (401, ProviderUnavailable),
+                                               (404, ProviderError)])
+async def test_recording_download_failures_are_typed(provider, httpserver, status, error):
+    _expect(httpserver, f"{ACCOUNT}/Recordings/RE0123.wav").respond_with_data(b"{}", status=status)
+    with pytest.raises(error):
+        await _download(provider)
+
+
+async def test_recording_delete_tolerates_a_copy_gone_already(provider, httpserver):
+    _expect(httpserver, f"{ACCOUNT}/Recordings/RE0123.json", method="DELETE").respond_with_data(b"", status=204)
+    _expect(httpserver, f"{ACCOUNT}/Recordings/RE0123.json", method="DELETE").respond_with_data(b"", status=404)
+    await provider.delete_recording(RECORDING)
+    await provider.delete_recording(RECORDING)
+    httpserver.check_assertions()
+    _expect(httpserver, f"{ACCOUNT}/Recordings/RE0123.json", method="DELETE").respond_with_data(b"", status=503)
+    with pytest.raises(ProviderUnavailable):
+        await provider.delete_recording(RECORDING)
+
+
+def test_webhooks_are_signed_with_the_auth_token(provider):
+    params = [("CallSid", "CA1"), ("To", "+14155550100")]
+    url = "https://callscope.example/telephony/twilio/voice"
+    assert provider.valid_signature(url, params, signature(TOKEN, url, params))
+    assert not provider.valid_signature(url, params, signature("another-token", url, params))

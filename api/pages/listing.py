@@ -1,0 +1,68 @@
+"""The signed-in member's list: the chosen account's recordings, newest first, with the API's filters (project,
+status, tag, date range, search), and the recordings shared with them."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time
+from typing import Literal
+
+import falcon
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from callscope.api.pages import web
+from callscope.catalog.recordings import Filters
+from callscope.errors import ValidationFailed
+from callscope.resources import Project
+from callscope.services import recordings, scope, shares
+from callscope.services.context import Context
+
+PER_PAGE = 25
+
+
+class ListQuery(BaseModel):
+    view: Literal["all", "shared"] = "all"
+    project_id: int | None = Field(None, ge=1)
+    status: Literal["pending", "processing", "completed", "failed"] | None = None
+    tag_id: int | None = Field(None, ge=1)
+    called_from: date | None = None
+    called_to: date | None = None
+    q: str | None = Field(None, max_length=200)
+    page: int = Field(1, ge=1, le=10_000)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value):
+        return None if value == "" else value
+
+    def filters(self) -> Filters:
+        return Filters(project_id=self.project_id, status=self.status, tag_ids=[self.tag_id] if self.tag_id else [],
+                       called_from=datetime.combine(self.called_from, time.min, UTC) if self.called_from else None,
+                       called_to=datetime.combine(self.called_to, time.max, UTC) if self.called_to else None,
+                       q=self.q or None)
+
+
+class RecordingList:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    @web.page
+    async def on_get(self, req, resp):
+        person = await web.require_person(self.ctx, req)
+        if person.account is None:  # a member of several accounts chooses first
+            raise falcon.HTTPSeeOther("/accounts")
+        try:
+            query = ListQuery.model_validate({k: v for k, v in req.params.items() if isinstance(v, str)})
+        except ValidationError as exc:
+            raise ValidationFailed([f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]) from None
+        principal = person.principal(person.account)
+        options = await recordings.filter_values(self.ctx, principal)
+        if query.view == "shared":
+            rows, total = await shares.shared_with(self.ctx, principal, person.email), None
+        else:
+            found, total = await recordings.list_recordings(self.ctx, principal, query.filters(),
+                                                            (query.page - 1) * PER_PAGE, PER_PAGE)
+            rows = [f.recording for f in found]
+        projects = {p.status.id: p.spec.name for p in scope.all_of(self.ctx, Project, principal.account)}
+        web.render(req, resp, "list.html", person=person, account=principal.account, query=query, rows=rows,
+                   total=total, pages=-(-(total or 0) // PER_PAGE), options=options, projects=projects,
+                   statuses=recordings.STATUSES)

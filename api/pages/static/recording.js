@@ -1,0 +1,167 @@
+// The recording page: seek by segment, word, quote or timeline; follow and highlight the segment being played;
+// search the transcript; while the analysis runs, poll its state and swap in the finished page (no reload).
+"use strict";
+(function () {
+  var audio, segments, starts, current = -1, hits = [], hit = -1, polling = null, renewed = 0;
+
+  function clock(ms) {
+    var s = Math.floor(ms / 1000), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
+    var mm = h ? String(m).padStart(2, "0") : String(m);
+    return (h ? h + ":" : "") + mm + ":" + String(r).padStart(2, "0");
+  }
+
+  function seek(ms) {
+    if (!audio) return;
+    audio.currentTime = ms / 1000;
+    var playing = audio.play();
+    if (playing && playing.catch) playing.catch(function () {});  // a browser may refuse to play; the seek stays
+    show(ms);
+  }
+
+  // The index of the last segment starting at or before ms (binary search over the start times).
+  function segmentAt(ms) {
+    var lo = 0, hi = starts.length - 1, found = -1;
+    while (lo <= hi) {
+      var mid = (lo + hi) >> 1;
+      if (starts[mid] <= ms) { found = mid; lo = mid + 1; } else { hi = mid - 1; }
+    }
+    return found;
+  }
+
+  function show(ms) {
+    var timeline = document.getElementById("timeline");
+    if (timeline) {
+      var duration = Number(timeline.dataset.duration) || 1;
+      document.getElementById("playhead").style.left = Math.min(100, ms / duration * 100) + "%";
+      timeline.setAttribute("aria-valuenow", String(Math.floor(ms / 1000)));
+      timeline.setAttribute("aria-valuetext", clock(ms));
+    }
+    var i = segmentAt(ms);
+    if (i >= 0 && ms > Number(segments[i].dataset.end) + 1500) i = -1;  // in a silence: nothing is highlighted
+    if (i === current) return;
+    if (current >= 0) { segments[current].classList.remove("current"); segments[current].removeAttribute("aria-current"); }
+    current = i;
+    if (i < 0) return;
+    segments[i].classList.add("current");
+    segments[i].setAttribute("aria-current", "true");
+    var follow = document.getElementById("follow");
+    if (follow && follow.checked) segments[i].scrollIntoView({block: "nearest", behavior: "smooth"});
+  }
+
+  function onClick(event) {
+    var target = event.target.closest("[data-seek]");
+    if (target) { seek(Number(target.dataset.seek)); return; }
+    var word = event.target.closest(".seg .text span");
+    if (word) {
+      var seg = word.closest(".seg"), offsets = seg.dataset.w.split(",");
+      var index = Array.prototype.indexOf.call(word.parentNode.children, word);
+      seek(Number(seg.dataset.start) + Number(offsets[index] || 0));
+      return;
+    }
+    var timeline = event.target.closest("#timeline");
+    if (timeline) {
+      var box = timeline.querySelector(".track").getBoundingClientRect();
+      var fraction = Math.min(1, Math.max(0, (event.clientX - box.left) / box.width));
+      seek(fraction * Number(timeline.dataset.duration));
+    }
+  }
+
+  function onKey(event) {
+    if (event.target.id !== "timeline" || !audio) return;
+    var step = {ArrowLeft: -5000, ArrowRight: 5000, PageDown: -30000, PageUp: 30000}[event.key];
+    if (event.key === "Home") step = -audio.currentTime * 1000;
+    if (step === undefined) return;
+    event.preventDefault();
+    seek(Math.max(0, audio.currentTime * 1000 + step));
+  }
+
+  function search() {
+    var q = document.getElementById("search").value.trim().toLowerCase();
+    hits = []; hit = -1;
+    for (var i = 0; i < segments.length; i++) {
+      var match = q !== "" && segments[i].querySelector(".text").textContent.toLowerCase().indexOf(q) >= 0;
+      segments[i].classList.toggle("hit", match);
+      segments[i].classList.toggle("dim", q !== "" && !match);
+      if (match) hits.push(segments[i]);
+    }
+    document.getElementById("hits").textContent = q ? hits.length + (hits.length === 1 ? " match" : " matches") +
+      (hits.length ? " · Enter for the next" : "") : "";
+  }
+
+  function nextHit(event) {
+    if (event.key !== "Enter" || !hits.length) return;
+    event.preventDefault();
+    hit = (hit + (event.shiftKey ? hits.length - 1 : 1)) % hits.length;
+    hits[hit].scrollIntoView({block: "center"});
+    hits[hit].querySelector(".ts").focus({preventScroll: true});
+  }
+
+  function state() {
+    var main = document.getElementById("main");
+    return fetch(main.dataset.stateUrl, {credentials: "same-origin", cache: "no-store"}).then(function (r) {
+      if (r.status === 401) { location.reload(); return null; }  // signed out or thrown out: the sign-in page
+      return r.ok ? r.json() : null;
+    });
+  }
+
+  // The audio URL expires (it is signed for a while): on an error, take a fresh one and carry on where it was.
+  function renewAudio() {
+    if (Date.now() - renewed < 10000) return;
+    renewed = Date.now();
+    var at = audio.currentTime, playing = !audio.paused;
+    state().then(function (s) {
+      if (!s || !s.audio_url) return;
+      audio.src = s.audio_url;
+      audio.addEventListener("loadedmetadata", function () {
+        audio.currentTime = at;
+        if (playing) audio.play().catch(function () {});
+      }, {once: true});
+    });
+  }
+
+  function poll() {
+    state().then(function (state) {
+      if (!state) return;
+      var stage = document.getElementById("stage"), progress = document.getElementById("progress");
+      if (stage) stage.textContent = state.stage || "waiting in the queue";
+      if (progress) { progress.value = state.progress || 0; progress.textContent = (state.progress || 0) + "%"; }
+      document.getElementById("status-badge").textContent = state.status;
+      if (state.status === "completed" || state.status === "failed") swapIn();
+    }).catch(function () {});
+  }
+
+  // The finished page replaces this one's main part, in place.
+  function swapIn() {
+    clearInterval(polling); polling = null;
+    fetch(location.href, {credentials: "same-origin", cache: "no-store"}).then(function (r) { return r.text(); })
+      .then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("main");
+        if (!fresh) return;
+        var main = document.getElementById("main");
+        main.replaceWith(document.importNode(fresh, true));
+        init();
+      });
+  }
+
+  function init() {
+    var main = document.getElementById("main");
+    audio = document.getElementById("audio");
+    segments = Array.prototype.slice.call(document.querySelectorAll("#segments .seg"));
+    starts = segments.map(function (s) { return Number(s.dataset.start); });
+    current = -1;
+    if (audio) {
+      audio.addEventListener("timeupdate", function () { show(audio.currentTime * 1000); });
+      audio.addEventListener("error", renewAudio);
+    }
+    var box = document.getElementById("search");
+    if (box) { box.addEventListener("input", search); box.addEventListener("keydown", nextHit); }
+    var status = main.dataset.status;
+    if ((status === "pending" || status === "processing") && !polling) polling = setInterval(poll, 2000);
+    document.documentElement.dataset.ready = status;
+    if (window.performance && performance.mark) performance.mark("callscope-ready");
+  }
+
+  document.addEventListener("click", onClick);
+  document.addEventListener("keydown", onKey);
+  init();
+})();

@@ -1,0 +1,158 @@
+"""What the recording page shows, derived from the public read-outs of the recording's analysis (the same
+transcription, results and summary an API client gets: api/presenters.py), plus the names of its project,
+operator and tags. Positions on the timeline are percentages of the call's duration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from callscope.analysis.result import CategoryResult, ExtractedValue, GoalResult, Pause
+from callscope.api import presenters
+from callscope.catalog.recordings import Found
+from callscope.errors import NotFound
+from callscope.resources import Operator, Project, Tag
+from callscope.services import analyses, scope
+from callscope.services.audio_urls import audio_url
+from callscope.services.context import Context, Principal
+
+# One colour per emotion class (the legend names them; colour is never the only cue).
+EMOTION_COLOURS = {"happy": "#2e7d32", "calm": "#0277bd", "neutral": "#8a8f98", "sad": "#5c6bc0",
+                   "angry": "#c62828", "fearful": "#7b1fa2", "surprised": "#b7791f", "disgust": "#6d4c41"}
+
+
+@dataclass
+class SpeakerView:
+    label: str
+    title: str  # "Agent", "Customer", or "Speaker 2" when the role is unknown
+    role: str
+    index: int  # its lane on the timeline and its colour in the transcript
+    channel: int | None = None
+    talk_ms: int = 0
+    words: int = 0
+    words_per_minute: float = 0.0
+    interruptions: int = 0
+
+
+@dataclass
+class SegmentView:
+    id: int
+    speaker: SpeakerView
+    start_ms: int
+    end_ms: int
+    text: str
+    words: list[str]
+    offsets: str  # word starts, ms after the segment's start, comma-separated (the script seeks with them)
+    emotion: str | None
+    emotion_pct: int
+    left: float
+    width: float
+    pause: Pause | None = None  # the pause after this segment
+
+
+@dataclass
+class RecordingView:
+    public_id: str
+    name: str
+    status: str
+    stage: str | None
+    progress: int | None
+    status_reason: str | None
+    duration_ms: int
+    language: str | None
+    called_at: datetime | None
+    created_at: datetime
+    project: str | None
+    operator: str | None
+    tags: list[tuple[str, str]]
+    audio_url: str | None
+    stereo: bool = False
+    summary: str | None = None
+    speakers: list[SpeakerView] = field(default_factory=list)
+    segments: list[SegmentView] = field(default_factory=list)
+    pauses: list[tuple[Pause, float, float]] = field(default_factory=list)  # with left and width on the timeline
+    goals: list[GoalResult] = field(default_factory=list)
+    categories: list[CategoryResult] = field(default_factory=list)
+    fields: list[ExtractedValue] = field(default_factory=list)
+    talk_time_ms: int = 0
+    non_talk_time_ms: int = 0
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("completed", "failed")
+
+
+def _pct(ms: int, duration_ms: int) -> float:
+    return round(min(max(ms / duration_ms * 100, 0.0), 100.0), 3) if duration_ms else 0.0
+
+
+def _speakers(speakers, traits) -> dict[str, SpeakerView]:
+    by_label = {t.speaker: t for t in traits}
+    views: dict[str, SpeakerView] = {}
+    for i, s in enumerate(speakers):
+        title = s.role.capitalize() if s.role != "unknown" else f"Speaker {i + 1}"
+        if any(v.title == title for v in views.values()):
+            title = f"{title} {i + 1}"
+        t = by_label.get(s.label)
+        views[s.label] = SpeakerView(s.label, title, s.role, i, *(
+            (t.channel, t.talk_time_ms, t.words, t.words_per_minute, t.interruptions) if t else ()))
+    return views
+
+
+def _segment(segment, speaker: SpeakerView, duration_ms: int) -> SegmentView:
+    emotion, share = max(segment.emotions.items(), key=lambda kv: kv[1]) if segment.emotions else (None, 0.0)
+    words = [w.text.strip() for w in segment.words if w.text.strip()]
+    offsets = ",".join(str(max(w.start_ms - segment.start_ms, 0)) for w in segment.words if w.text.strip())
+    return SegmentView(segment.id, speaker, segment.start_ms, segment.end_ms, segment.text.strip(), words, offsets,
+                       emotion, round(share * 100), _pct(segment.start_ms, duration_ms),
+                       max(_pct(segment.end_ms - segment.start_ms, duration_ms), 0.15))
+
+
+def _name(obj) -> str | None:
+    return obj.spec.name if obj is not None else None
+
+
+async def recording_view(ctx: Context, principal: Principal, found: Found) -> RecordingView:
+    r = found.recording
+    account = principal.account
+    tags = [(t.spec.name, t.status.color or "#8a8f98") for t in (scope.by_id(ctx, Tag, account, i)
+                                                                 for i in found.tag_ids) if t is not None]
+    try:
+        url = (await audio_url(ctx, r))[0]
+    except NotFound:  # the audio is gone (retention); the results stay
+        url = None
+    view = RecordingView(
+        public_id=r.public_id, name=r.name, status=r.status, stage=r.stage, progress=r.progress,
+        status_reason=r.status_reason, duration_ms=r.duration_ms or 0, language=r.language, called_at=r.called_at,
+        created_at=r.created_at, project=_name(scope.by_id(ctx, Project, account, r.project_id)),
+        operator=_name(scope.by_id(ctx, Operator, account, r.operator_id)) if r.operator_id else None,
+        tags=tags, audio_url=url)
+    if r.status != "completed":
+        return view
+    analysis, transcript = await analyses.load_analysis(ctx, r)
+    if analysis is None:
+        return view
+    transcription = presenters.transcription_out(r, analysis, transcript)
+    results = presenters.results_out(r, analysis)
+    duration = (results.characteristics.duration_ms if results.characteristics else 0) or view.duration_ms
+    traits = results.characteristics.speakers if results.characteristics else []
+    speakers = _speakers(transcription.speakers, traits)
+    for segment in transcription.segments:  # a label the speaker list lacks still gets a lane
+        speakers.setdefault(segment.speaker, SpeakerView(segment.speaker, segment.speaker, segment.role,
+                                                         len(speakers)))
+    segments = [_segment(s, speakers[s.speaker], duration) for s in transcription.segments]
+    by_id = {s.id: s for s in segments}
+    for pause in results.pauses:
+        if pause.after_dialogue_id in by_id:
+            by_id[pause.after_dialogue_id].pause = pause
+    view.duration_ms = duration
+    view.stereo = len({s.channel for s in transcription.segments}) > 1
+    view.summary = presenters.summary_out(r, analysis).summary
+    view.speakers = list(speakers.values())
+    view.segments = segments
+    view.pauses = [(p, _pct(p.start_ms, duration), max(_pct(p.duration_ms, duration), 0.2)) for p in results.pauses]
+    view.goals, view.categories, view.fields = results.goals, results.categories, results.extracted_data
+    if results.characteristics:
+        view.talk_time_ms = results.characteristics.talk_time_ms
+        view.non_talk_time_ms = results.characteristics.non_talk_time_ms
+    return view

@@ -1,0 +1,189 @@
+"""What every members' page shares: templates, the session cookie, CSRF tokens, form bodies, security headers,
+static assets, and errors shown as HTML pages (the JSON error bodies of api/errors.py are for API clients)."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, quote, urlsplit
+
+import falcon
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from callscope.errors import BadRequest, CallscopeError, PayloadTooLarge, RateLimited
+from callscope.services import member_auth
+from callscope.services.context import Context
+from callscope.services.member_auth import SignedIn
+
+HERE = Path(__file__).parent
+SESSION_COOKIE = "callscope_session"
+NONCE_COOKIE = "callscope_signin_nonce"  # CSRF of the forms shown before sign-in (double submit, HMAC-bound)
+MAX_FORM_BYTES = 16_384
+_CSRF_DOMAIN = b"callscope-page-csrf-v1\x00"
+_TITLES = {400: "Bad request", 401: "Sign-in needed", 403: "Not allowed", 404: "Not found", 413: "Too large",
+           422: "Not accepted", 429: "Too many attempts", 503: "Starting up"}
+
+
+def _clock(ms: int | float | None) -> str:
+    """Milliseconds as m:ss, or h:mm:ss from an hour."""
+    seconds = int((ms or 0) // 1000)
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+TEMPLATES = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]),
+                        trim_blocks=True, lstrip_blocks=True)
+TEMPLATES.filters["clock"] = _clock
+
+
+@dataclass(frozen=True)
+class Asset:
+    body: bytes
+    content_type: str
+    version: str  # in the URL (`?v=`): a changed file is a new URL, so browsers may cache each for long
+
+
+ASSETS = {path.name: Asset(path.read_bytes(), {".css": "text/css; charset=utf-8",
+                                               ".js": "text/javascript; charset=utf-8"}[path.suffix],
+                           hashlib.sha256(path.read_bytes()).hexdigest()[:12])
+          for path in sorted((HERE / "static").iterdir()) if path.suffix in (".css", ".js")}
+TEMPLATES.globals["asset"] = lambda name: f"/static/{name}?v={ASSETS[name].version}"
+
+
+def secure_cookies(ctx: Context) -> bool:
+    configured = ctx.settings.session_cookie_secure
+    return ctx.settings.base_url.startswith("https://") if configured is None else configured
+
+
+def _security_headers(resp, media_origin: str | None = None) -> None:
+    media = "'self'" + (f" {media_origin}" if media_origin else "")
+    resp.set_header("Content-Security-Policy", f"default-src 'none'; script-src 'self'; style-src 'self'; "
+                    f"img-src 'self' data:; media-src {media}; connect-src 'self'; form-action 'self'; "
+                    "frame-ancestors 'none'; base-uri 'none'")
+    resp.set_header("X-Content-Type-Options", "nosniff")
+    resp.set_header("Referrer-Policy", "no-referrer")  # sign-in tokens travel in query strings
+    resp.set_header("Cache-Control", "no-store")
+
+
+def render(req, resp, template: str, *, status: int = 200, media_origin: str | None = None, **values) -> None:
+    resp.status = status
+    resp.content_type = falcon.MEDIA_HTML
+    html = TEMPLATES.get_template(template).render(**values).encode()
+    resp.set_header("Vary", "Accept-Encoding")
+    if len(html) > 1024 and "gzip" in (req.get_header("Accept-Encoding") or ""):  # a long call's page: 400 -> 60 kB
+        html = gzip.compress(html, compresslevel=5)
+        resp.set_header("Content-Encoding", "gzip")
+    resp.data = html
+    _security_headers(resp, media_origin)
+
+
+def origin_of(url: str) -> str | None:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def page(responder):
+    """A page responder: the typed errors of the services become an HTML page with their status."""
+
+    @functools.wraps(responder)
+    async def wrapped(self, req, resp, **params):
+        try:
+            await responder(self, req, resp, **params)
+        except CallscopeError as exc:
+            if isinstance(exc, RateLimited):
+                resp.set_header("Retry-After", str(exc.retry_after))
+            render(req, resp, "error.html", status=exc.status, title=_TITLES.get(exc.status, "Error"), message=exc.message,
+                   person=getattr(req.context, "person", None))
+    return wrapped
+
+
+# ----- sessions and CSRF --------------------------------------------------------------------------
+
+def session_token(req) -> str | None:
+    values = req.get_cookie_values(SESSION_COOKIE)
+    return values[0] if values else None
+
+
+async def person_of(ctx: Context, req) -> SignedIn | None:
+    req.context.person = await member_auth.signed_in(ctx, session_token(req))
+    return req.context.person
+
+
+def sign_in_url(next_path: str) -> str:
+    return f"{member_auth.SIGN_IN_PATH}?next={quote(next_path, safe='/')}"
+
+
+async def require_person(ctx: Context, req) -> SignedIn:
+    """The signed-in person, or a redirect to the sign-in page that comes back here."""
+    person = await person_of(ctx, req)
+    if person is None:
+        raise falcon.HTTPSeeOther(sign_in_url(req.relative_uri))
+    return person
+
+
+def set_session_cookie(ctx: Context, resp, token: str) -> None:
+    resp.set_cookie(SESSION_COOKIE, token, max_age=ctx.settings.session_ttl_seconds, path="/",
+                    secure=secure_cookies(ctx), http_only=True, same_site="Lax")
+
+
+def clear_session_cookie(resp) -> None:
+    resp.unset_cookie(SESSION_COOKIE, path="/", same_site="Lax")
+
+
+def _nonce_token(ctx: Context, nonce: str) -> str:
+    return hmac.new(ctx.url_secret, _CSRF_DOMAIN + nonce.encode(), hashlib.sha256).hexdigest()
+
+
+def nonce_csrf(ctx: Context, req, resp) -> str:
+    """The CSRF token of a form shown before sign-in, bound to a random cookie of this browser."""
+    values = req.get_cookie_values(NONCE_COOKIE)
+    nonce = values[0] if values else secrets.token_urlsafe(24)
+    if not values:
+        resp.set_cookie(NONCE_COOKIE, nonce, path=member_auth.SIGN_IN_PATH, secure=secure_cookies(ctx),
+                        http_only=True, same_site="Strict")
+    return _nonce_token(ctx, nonce)
+
+
+def check_nonce_csrf(ctx: Context, req, form: dict[str, str]) -> None:
+    values = req.get_cookie_values(NONCE_COOKIE)
+    if not values or not hmac.compare_digest(form.get("csrf", ""), _nonce_token(ctx, values[0])):
+        raise BadRequest("This form has expired. Go back, reload the page and try again.")
+
+
+def check_session_csrf(person: SignedIn, form: dict[str, str]) -> None:
+    if not hmac.compare_digest(form.get("csrf", ""), person.csrf_token):
+        raise BadRequest("This form has expired. Go back, reload the page and try again.")
+
+
+async def read_form(req) -> dict[str, str]:
+    """An application/x-www-form-urlencoded body (last value of each field), at most MAX_FORM_BYTES."""
+    if (req.content_length or 0) > MAX_FORM_BYTES:
+        raise PayloadTooLarge("Form too large")
+    body = await req.bounded_stream.read(MAX_FORM_BYTES + 1)
+    if len(body) > MAX_FORM_BYTES:
+        raise PayloadTooLarge("Form too large")
+    try:
+        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=50)
+    except (UnicodeDecodeError, ValueError):
+        raise BadRequest("Malformed form") from None
+    return {name: values[-1] for name, values in fields.items()}
+
+
+class Static:
+    """The pages' CSS and JavaScript, shipped in the package (no build step)."""
+
+    async def on_get(self, req, resp, name: str):
+        asset = ASSETS.get(name)
+        if asset is None:
+            raise falcon.HTTPNotFound()
+        resp.content_type = asset.content_type
+        resp.data = asset.body
+        resp.set_header("Cache-Control", "public, max-age=31536000, immutable" if req.get_param("v") == asset.version
+                        else "public, max-age=300")
+        resp.set_header("X-Content-Type-Options", "nosniff")

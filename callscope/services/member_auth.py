@@ -1,0 +1,171 @@
+"""Sign-in of account members to the web pages: one-time links by email, server-side sessions, and who a
+signed-in person is on each request.
+
+* A person is an email address; they are a member of every account holding an unlocked Member with it. Every
+  request re-reads that from the object cache, so a locked or removed member loses access on their next request
+  (with no account left, their sessions are deleted: thrown out).
+* Asking for a link answers the same whatever the address: the link row is written for any address (so known and
+  unknown ones take the same time), and only a member's gets an email. Both the address and the client are
+  rate-limited per hour.
+* Links and sessions are random tokens, kept in the catalog as SHA-256 only: a link works once (one conditional
+  UPDATE) until it expires; a session lives ``session_ttl_seconds`` and ends at sign-out on every replica at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+import structlog
+
+from callscope.catalog import member_sessions as rows
+from callscope.catalog.recordings import Found
+from callscope.catalog.tables import MemberSession, SignInLink
+from callscope.errors import NotFound, RateLimited, ServiceUnavailable, Unauthorized
+from callscope.mail import sign_in_email
+from callscope.ratelimit import RateLimiter
+from callscope.resources import Member
+from callscope.services.context import Context, Principal
+from callscope.services.recordings import get_recording
+
+log = structlog.get_logger()
+
+SIGN_IN_PATH = "/sign-in"
+HOME_PATH = "/recordings"
+LINK_REFUSED = "This sign-in link is invalid, was already used, or has expired. Ask for a new one."
+_HOUR = 3600
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def normalize_email(email: str) -> str:
+    return email.strip().lower()
+
+
+def safe_next(path: str | None) -> str:
+    """A page of this site to land on after sign-in: a local absolute path, never another site."""
+    if not path or not path.startswith("/") or path.startswith(("//", "/\\")) or len(path) > 2048 \
+            or any(ord(c) < 33 or ord(c) == 127 for c in path):
+        return HOME_PATH
+    return path
+
+
+def memberships(ctx: Context, email: str) -> list[Member]:
+    """The person's unlocked Member objects, one per account, by account name."""
+    if not ctx.store.ready:  # not loaded yet: never mistake that for "no membership" (it would end sessions)
+        raise ServiceUnavailable("Callscope is starting; try again in a moment.")
+    wanted = normalize_email(email)
+    return sorted((m for m in ctx.store.cached_list(Member) if m.spec.email.lower() == wanted and not m.spec.locked),
+                  key=lambda m: m.namespace)
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    """The person behind a session on this request."""
+
+    session_hash: str
+    email: str
+    members: tuple[Member, ...]  # unlocked memberships, by account
+    account: str | None  # the account the pages show: the chosen one, or the only one
+    csrf_token: str
+
+    @property
+    def accounts(self) -> list[str]:
+        return [m.namespace for m in self.members]
+
+    @property
+    def name(self) -> str:
+        return self.members[0].spec.name
+
+    def principal(self, account: str) -> Principal:
+        """The person as a caller of the recording services: read-only, the whole of one of their accounts."""
+        member = next(m for m in self.members if m.namespace == account)
+        return Principal(account=account, key_name=f"member:{self.email}", key_uid=f"member:{member.metadata.uid}",
+                         permissions=frozenset({"read"}))
+
+
+async def _limit(limiter: RateLimiter, bucket: str, limit: int) -> None:
+    decision = await limiter.hit(bucket, limit, _HOUR)
+    if not decision.allowed:
+        raise RateLimited(decision.retry_after, decision.limit, decision.reset_at)
+
+
+async def request_link(ctx: Context, limiter: RateLimiter, email: str, next_path: str | None, client: str) -> None:
+    """Email a one-time sign-in link to ``email`` if it is an unlocked member's; the same outcome otherwise."""
+    email = normalize_email(email)[:320]
+    settings = ctx.settings
+    await _limit(limiter, f"sign-in:client:{client}", settings.sign_in_per_client_per_hour)
+    await _limit(limiter, f"sign-in:email:{hashlib.sha256(email.encode()).hexdigest()}",
+                 settings.sign_in_per_email_per_hour)
+    token = secrets.token_urlsafe(32)
+    now = ctx.clock()
+    ttl = settings.sign_in_link_ttl_seconds
+    await ctx.catalog.write(rows.insert_link, SignInLink(token_hash=_hash(token), email=email,
+                                                         next_path=safe_next(next_path), created_at=now,
+                                                         expires_at=now + timedelta(seconds=ttl)))
+    if memberships(ctx, email):
+        ctx.mail.submit(sign_in_email(email, f"{settings.base_url}{SIGN_IN_PATH}/link?token={token}", ttl // 60))
+        log.info("sign_in_link_sent", email=email)
+
+
+async def redeem_link(ctx: Context, token: str) -> tuple[str, str]:
+    """A new session for the link's person, and the page to land on; Unauthorized when the link is unknown,
+    used, expired, or its person is no member any more."""
+    now = ctx.clock()
+    link = await ctx.catalog.write(rows.redeem_link, _hash(token), now) if token else None
+    members = memberships(ctx, link.email) if link is not None else []
+    if not members:
+        raise Unauthorized(LINK_REFUSED)
+    session_token = secrets.token_urlsafe(32)
+    await ctx.catalog.write(rows.insert_session, MemberSession(
+        token_hash=_hash(session_token), email=link.email,
+        account=members[0].namespace if len(members) == 1 else None, csrf_token=secrets.token_urlsafe(32),
+        created_at=now, expires_at=now + timedelta(seconds=ctx.settings.session_ttl_seconds)))
+    log.info("member_signed_in", email=link.email, accounts=[m.namespace for m in members])
+    return session_token, link.next_path
+
+
+async def signed_in(ctx: Context, session_token: str | None) -> SignedIn | None:
+    """Who the session cookie belongs to now; None when there is no live session, or its person is no longer an
+    unlocked member of any account (then every session of theirs is deleted)."""
+    if not session_token:
+        return None
+    session_hash = _hash(session_token)
+    row = await ctx.catalog.read(rows.get_session, session_hash, ctx.clock())
+    if row is None:
+        return None
+    members = memberships(ctx, row.email)
+    if not members:
+        ended = await ctx.catalog.write(rows.delete_sessions_of, row.email)
+        log.info("member_sessions_ended", email=row.email, sessions=ended, reason="no active membership")
+        return None
+    accounts = [m.namespace for m in members]
+    account = row.account if row.account in accounts else (accounts[0] if len(accounts) == 1 else None)
+    return SignedIn(session_hash, row.email, tuple(members), account, row.csrf_token)
+
+
+async def choose_account(ctx: Context, person: SignedIn, account: str) -> None:
+    if account not in person.accounts:
+        raise NotFound("Not one of your accounts")
+    await ctx.catalog.write(rows.choose_account, person.session_hash, account)
+
+
+async def sign_out(ctx: Context, person: SignedIn) -> None:
+    await ctx.catalog.write(rows.delete_session, person.session_hash)
+    log.info("member_signed_out", email=person.email)
+
+
+async def open_recording(ctx: Context, person: SignedIn, ref: str) -> tuple[Principal, Found]:
+    """A recording of one of the person's accounts (any active member of its account may open it), with the
+    person as the caller of that account; NotFound for any other, as for one that does not exist."""
+    for account in person.accounts:
+        principal = person.principal(account)
+        try:
+            return principal, await get_recording(ctx, principal, ref)
+        except NotFound:
+            continue
+    raise NotFound("There is no recording here, or it is not in one of your accounts.")

@@ -1,0 +1,145 @@
+"""analysis.faithfulness and its fallbacks: a summary sentence the transcript does not support never reaches the
+result; a model that invents gets its sentence removed, asked again, or replaced by the call's key sentences; a
+model that fails leaves the key sentences and a `stages` entry that says so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from callscope.analysis.faithfulness import (
+    SUPPORT_THRESHOLD,
+    SupportChecker,
+    extractive_summary,
+    key_sentences,
+    split_sentences,
+)
+from callscope.analysis.language_model import LanguageModelError, OpenAICompatibleModel
+from callscope.analysis.pipeline import Pipeline
+from callscope.analysis.result import ModelUsed
+from callscope.analysis.summary import summarize
+from callscope.config import Settings
+from callscope.resources.kinds import ProjectSpec
+from tests.analysis import speech
+from tests.analysis.summary_claims import FIT, REPORT
+from tests.analysis.transcripts import BILLING_CALL, segments
+
+CALL = segments(BILLING_CALL)
+ROLES = {"speaker-1": "agent", "speaker-2": "customer"}
+INVENTED = "The customer thanked the agent and said they would not buy anything."
+
+
+class ScriptedModel:
+    """A LanguageModel answering summaries from a list, recording the prompts (to test what the stage does)."""
+
+    def __init__(self, *answers: str):
+        self.info = ModelUsed(stage="language-model", name="scripted", version="0")
+        self.context_tokens = 8192
+        self.answers = list(answers)
+        self.prompts: list[str] = []
+
+    def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
+        self.prompts.append(prompt)
+        return {"summary": self.answers.pop(0)}
+
+    def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
+        raise AssertionError("the summary asks for JSON")
+
+
+def test_sentences_of_written_text():
+    assert split_sentences("Dr. Lee saw him on the 3. March. It costs $49.99! Done? and a tail") == [
+        "Dr. Lee saw him on the 3. March.", "It costs $49.99!", "Done?", "and a tail"]
+    assert split_sentences("  ") == []
+
+
+def test_without_an_embedder_only_names_and_numbers_count():
+    checker = SupportChecker(CALL, None)
+    kept, removed = checker.supported_text(f"Maria refunded $49.99. The agent refunded $59.99. {INVENTED}")
+    assert kept == ["Maria refunded $49.99.", INVENTED]  # meaning unchecked: only the wrong number goes
+    assert [r.details for r in removed] == [("59.99",)] and "59.99" in removed[0].reason()
+
+
+def test_the_threshold_separates_the_fit_set_and_holds_on_the_report_set(embedder):
+    def rates(sets) -> tuple[float, float]:
+        kept = caught = supported = unsupported = 0
+        for claims in sets:
+            checker = SupportChecker(segments(claims.call), embedder)
+            kept += sum(c.supported() for c in checker.check(claims.supported))
+            caught += sum(not c.supported() for c in checker.check(claims.unsupported))
+            supported, unsupported = supported + len(claims.supported), unsupported + len(claims.unsupported)
+        return kept / supported, caught / unsupported
+
+    assert rates(FIT) == (1.0, 1.0)
+    kept, caught = rates(REPORT)  # measured: 7/9 kept, 11/11 caught (see analysis/faithfulness.py)
+    assert kept >= 7 / 9 and caught == 1.0
+
+
+def test_a_sentence_with_words_the_call_lacks_is_not_supported(embedder):
+    checker = SupportChecker(CALL, embedder)
+    offer, refund = checker.check(["The agent offered a discount on the next bill.",
+                                   "The agent refunded the duplicate payment to the customer's card."])
+    assert offer.new == ("discount",) and not offer.supported() and "discount" in offer.reason()
+    assert refund.new == () and refund.supported()  # "refunded" is "refund" said; "agent", "customer" are roles
+
+
+def test_an_invented_sentence_is_removed(embedder):
+    model = ScriptedModel(f"The customer was charged twice for the internet bill. {INVENTED} "
+                          "The agent refunded the duplicate payment of $49.99.")
+    result = summarize(CALL, "en", model, roles=ROLES, embedder=embedder)
+    assert result.text == ("The customer was charged twice for the internet bill. "
+                           "The agent refunded the duplicate payment of $49.99.")
+    assert result.method == "trimmed" and [r.sentence for r in result.removed] == [INVENTED]
+    assert result.removed[0].similarity < SUPPORT_THRESHOLD
+    assert result.note == "1 sentence(s) the transcript does not support removed" and len(model.prompts) == 1
+
+
+def test_a_mostly_invented_summary_is_asked_again_with_the_sentences_named(embedder):
+    model = ScriptedModel(f"The agent sent a technician to the customer's home. {INVENTED}",
+                          "The customer was charged twice for the internet bill and the agent refunded $49.99.")
+    result = summarize(CALL, "en", model, roles=ROLES, embedder=embedder)
+    assert result.method == "regenerated" and len(result.removed) == 2
+    assert result.text == "The customer was charged twice for the internet bill and the agent refunded $49.99."
+    assert f'"{INVENTED}"' in model.prompts[1] and "does not say" in model.prompts[1]
+
+
+def test_a_model_that_keeps_inventing_leaves_the_calls_key_sentences(embedder):
+    model = ScriptedModel(INVENTED, "The customer asked to upgrade to a faster plan with a 20 % discount.")
+    result = summarize(CALL, "en", model, roles=ROLES, embedder=embedder)
+    assert result.method == "extractive" and result.text == extractive_summary(CALL, embedder, ROLES)
+    assert "the call's key sentences instead" in result.note
+
+
+def test_key_sentences_are_said_in_the_call_in_order(embedder):
+    chosen = key_sentences(CALL, embedder)
+    assert len(chosen) == 3 and [s.id for s, _ in chosen] == sorted(s.id for s, _ in chosen)
+    assert all(text in segment.text and len(text.split()) >= 5 for segment, text in chosen)
+    text = extractive_summary(CALL, embedder, ROLES)
+    assert text.startswith(("The agent said: \"", "The customer said: \""))
+    checker = SupportChecker(CALL, embedder)
+    assert all(c.supported() for c in checker.check(split_sentences(text)))
+    assert "Goodbye" not in text  # short turns are not key sentences
+
+
+def test_a_short_call_without_long_sentences_is_its_turns(embedder):
+    short = segments([("speaker-1", "Hello?"), ("speaker-2", "Wrong number, sorry.")])
+    assert extractive_summary(short, embedder) == 'Speaker-1 said: "Hello?" Speaker-2 said: "Wrong number, sorry."'
+    assert extractive_summary(segments([("speaker-1", " ")]), embedder) == ""
+
+
+@pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)
+def test_a_model_that_fails_leaves_a_summary_from_the_transcript(embedder, tmp_path):
+    lines = ["Thank you for calling customer service, my name is Anna.",
+             "I would like to change the address on my account please.",
+             "Of course, I have changed the address on your account now."]
+    pieces = []
+    for line in lines:
+        pieces += [speech.speak(line), speech.silence(0.6)]
+    path = speech.write(tmp_path / "call.wav", [np.concatenate(pieces)])
+    unreachable = OpenAICompatibleModel("http://127.0.0.1:9/v1", "none", timeout=2)  # nothing listens on port 9
+    with pytest.raises(LanguageModelError):
+        unreachable.generate_json("x", {"type": "object"})
+    pipeline = Pipeline(Settings(llm_enabled=False), speakers=None, embedder=embedder, llm=unreachable)
+    result = pipeline.run(path, ProjectSpec(name="p", language="en"))
+    stage = next(s for s in result.stages if s.name == "summary")
+    assert stage.ran and "language model failed" in stage.detail and "key sentences instead" in stage.detail
+    assert "said: \"" in result.summary and "address" in result.summary.lower()

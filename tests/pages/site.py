@@ -1,0 +1,137 @@
+"""What the page tests share: a real `callscope serve` with members, a project and a recording; the links the
+server emails (read from its outbox folder, the embedded stand-in for SMTP); sign-in over plain HTTP; and the
+system's headless Chromium (Debian `chromium` + `chromium-driver`) driven by Selenium."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import json
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.live import LiveServer
+
+API = "/api/v1/public"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+NO_BROWSER = not (Path(CHROMEDRIVER).exists() and Path(CHROMIUM).exists())
+NO_BROWSER_REASON = "no headless Chromium here (apt-get install chromium chromium-driver)"
+_URL = re.compile(r"https?://\S+")
+
+
+@dataclass
+class Site:
+    server: LiveServer
+    data_dir: Path
+    key: str
+    project_id: int
+    recording: str = ""  # public_id of the module's recording
+    failing: str = ""  # public_id of a recording whose analysis fails
+    seen_mail: set[str] = field(default_factory=set)
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+    def api(self, method: str, path: str, **kwargs) -> httpx.Response:
+        return httpx.request(method, f"{self.url}{API}{path}", headers=self.headers, timeout=30, **kwargs)
+
+    def new_mail(self, to: str, timeout: float = 10.0) -> list[str]:
+        """The links in emails to `to` that arrived since last asked (the mail queue sends in the background)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            links = []
+            for path in sorted((self.data_dir / "outbox").glob("*.eml")):
+                if path.name in self.seen_mail:
+                    continue
+                msg = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
+                if to.lower() in str(msg["To"]).lower():
+                    self.seen_mail.add(path.name)
+                    links += _URL.findall(msg.get_body(("plain",)).get_content())
+            if links or time.monotonic() > deadline:
+                return links
+            time.sleep(0.1)
+
+    def no_mail(self, to: str) -> bool:
+        return not self.new_mail(to, timeout=1.0)
+
+    def sign_in_link(self, to: str) -> str:
+        links = [u for u in self.new_mail(to) if "/sign-in/link" in u]
+        assert links, f"no sign-in email for {to}"
+        return links[-1]
+
+
+def make_site(server: LiveServer, data_dir: Path, members: list[tuple[str, str, str]],
+              project: dict | None = None) -> Site:
+    """A key, a project (through the API, or this Project object through `callscope apply`) and members
+    (account, email, name) on a started server."""
+    for account, address, name in members:
+        server.cli("members", "add", "--account", account, "--email", address, "--name", name)
+    key = server.new_key("pages")
+    headers = {"Authorization": f"Bearer {key}"}
+    if project is None:
+        resp = httpx.post(f"{server.url}{API}/projects", headers=headers, json={"name": "Support", "language": "en"})
+        assert resp.status_code == 201, resp.text
+        return Site(server, data_dir, key, resp.json()["data"]["id"])
+    path = data_dir.parent / "project.yaml"
+    path.write_text(json.dumps(project))
+    server.cli("apply", "-f", str(path))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # the embedded operator numbers the project
+        listed = httpx.get(f"{server.url}{API}/projects", headers=headers).json()["data"]
+        if found := [p["id"] for p in listed if p["name"] == project["spec"]["name"]]:
+            return Site(server, data_dir, key, found[0])
+        time.sleep(0.2)
+    raise AssertionError("the project got no id")
+
+
+def upload(site: Site, path: Path, name: str) -> str:
+    resp = site.api("POST", "/recordings", data={"project_id": str(site.project_id), "name": name},
+                    files={"file": (path.name, path.read_bytes(), "application/octet-stream")})
+    assert resp.status_code == 201, resp.text
+    return resp.json()["data"]["public_id"]
+
+
+def csrf_of(html: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+
+
+def sign_in(site: Site, address: str, next_path: str = "/recordings") -> tuple[httpx.Client, str]:
+    """A client signed in as `address` through the real flow (form, emailed link, confirmation), and where the
+    sign-in sent it."""
+    client = httpx.Client(base_url=site.url, timeout=30)
+    form = client.get("/sign-in", params={"next": next_path})
+    resp = client.post("/sign-in", data={"email": address, "next": next_path, "csrf": csrf_of(form.text)})
+    assert resp.status_code == 200, resp.text
+    link = site.sign_in_link(address)
+    page = client.get(link.removeprefix(site.url))
+    token = link.split("token=", 1)[1]
+    resp = client.post("/sign-in/link", data={"token": token, "csrf": csrf_of(page.text)})
+    assert resp.status_code == 303, resp.text
+    return client, resp.headers["location"]
+
+
+def browser():
+    """Headless Chromium through the system's chromedriver; skips where none is installed."""
+    if NO_BROWSER:
+        pytest.skip(NO_BROWSER_REASON)
+    from selenium import webdriver  # only the browser tests need Selenium (the dev extra)
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--mute-audio",
+                "--autoplay-policy=no-user-gesture-required", "--window-size=1280,900"):
+        options.add_argument(arg)
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
