@@ -16,34 +16,17 @@ from callscope.analysis.faithfulness import (
 )
 from callscope.analysis.language_model import LanguageModelError, OpenAICompatibleModel
 from callscope.analysis.pipeline import Pipeline
-from callscope.analysis.result import ModelUsed
 from callscope.analysis.summary import summarize
 from callscope.config import Settings
 from callscope.resources.kinds import ProjectSpec
 from tests.analysis import speech
+from tests.analysis.scripted_model import summaries
 from tests.analysis.summary_claims import FIT, REPORT
 from tests.analysis.transcripts import BILLING_CALL, segments
 
 CALL = segments(BILLING_CALL)
 ROLES = {"speaker-1": "agent", "speaker-2": "customer"}
 INVENTED = "The customer thanked the agent and said they would not buy anything."
-
-
-class ScriptedModel:
-    """A LanguageModel answering summaries from a list, recording the prompts (to test what the stage does)."""
-
-    def __init__(self, *answers: str):
-        self.info = ModelUsed(stage="language-model", name="scripted", version="0")
-        self.context_tokens = 8192
-        self.answers = list(answers)
-        self.prompts: list[str] = []
-
-    def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
-        self.prompts.append(prompt)
-        return {"summary": self.answers.pop(0)}
-
-    def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
-        raise AssertionError("the summary asks for JSON")
 
 
 def test_sentences_of_written_text():
@@ -83,7 +66,7 @@ def test_a_sentence_with_words_the_call_lacks_is_not_supported(embedder):
 
 
 def test_an_invented_sentence_is_removed(embedder):
-    model = ScriptedModel(f"The customer was charged twice for the internet bill. {INVENTED} "
+    model = summaries(f"The customer was charged twice for the internet bill. {INVENTED} "
                           "The agent refunded the duplicate payment of $49.99.")
     result = summarize(CALL, "en", model, roles=ROLES, embedder=embedder)
     assert result.text == ("The customer was charged twice for the internet bill. "
@@ -94,7 +77,7 @@ def test_an_invented_sentence_is_removed(embedder):
 
 
 def test_a_mostly_invented_summary_is_asked_again_with_the_sentences_named(embedder):
-    model = ScriptedModel(f"The agent sent a technician to the customer's home. {INVENTED}",
+    model = summaries(f"The agent sent a technician to the customer's home. {INVENTED}",
                           "The customer was charged twice for the internet bill and the agent refunded $49.99.")
     result = summarize(CALL, "en", model, roles=ROLES, embedder=embedder)
     assert result.method == "regenerated" and len(result.removed) == 2
@@ -103,7 +86,7 @@ def test_a_mostly_invented_summary_is_asked_again_with_the_sentences_named(embed
 
 
 def test_a_model_that_keeps_inventing_leaves_the_calls_key_sentences(embedder):
-    model = ScriptedModel(INVENTED, "The customer asked to upgrade to a faster plan with a 20 % discount.")
+    model = summaries(INVENTED, "The customer asked to upgrade to a faster plan with a 20 % discount.")
     result = summarize(CALL, "en", model, roles=ROLES, embedder=embedder)
     assert result.method == "extractive" and result.text == extractive_summary(CALL, embedder, ROLES)
     assert "the call's key sentences instead" in result.note

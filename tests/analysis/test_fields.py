@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from callscope.analysis.evidence import quote_in_transcript
 from callscope.analysis.fields import extract_fields, supported
-from callscope.analysis.result import Evidence, ExtractedValue, ModelUsed, TranscriptSegment
+from callscope.analysis.result import Evidence, ExtractedValue, TranscriptSegment
 from callscope.analysis.spoken import (
     EMAIL,
     date_mentions,
@@ -23,6 +23,7 @@ from callscope.analysis.spoken import (
     spoken_number,
 )
 from callscope.resources.kinds import ExtractedField, ProjectSpec
+from tests.analysis.scripted_model import ScriptedModel
 from tests.analysis.transcripts import BILLING_CALL, segments
 
 
@@ -263,30 +264,13 @@ def test_supported_values_are_said_in_the_transcript():
     assert not supported("", segments(BILLING_CALL))
 
 
-class ScriptedModel:
-    """A LanguageModel answering from a list (to test what extract_fields keeps of the answers)."""
-
-    def __init__(self, *answers: dict):
-        self.info = ModelUsed(stage="language-model", name="scripted", version="0")
-        self.context_tokens = 8192
-        self.answers = list(answers)
-        self.prompts: list[tuple[str, dict]] = []
-
-    def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
-        self.prompts.append((prompt, schema))
-        return self.answers.pop(0)
-
-    def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
-        raise AssertionError("fields ask for JSON")
-
-
 def test_a_proposal_is_kept_only_when_the_transcript_shows_it():
     name = field("agent_name", "string", "The agent's first name.")
     call = segments(BILLING_CALL)
     kept = ScriptedModel({"found": True, "value": "Maria", "quote": "this is Maria speaking"})
     [result] = extract_fields([name], call, kept)
     assert result.value == "Maria" and result.evidence[0].dialogue_id == 0
-    assert kept.prompts[0][0].startswith("Transcript of a phone call")
+    assert kept.prompts[0].startswith("Transcript of a phone call")
     invented = ScriptedModel({"found": True, "value": "Mary", "quote": "this is Maria speaking"})
     assert extract_fields([name], call, invented)[0].value is None  # the value is not said
     # the small model often quotes the wrong line: the evidence is where the value is said
@@ -312,7 +296,7 @@ def test_a_boolean_needs_a_quote_and_an_enum_a_declared_value_that_is_said():
     plan = field("topic", "enum", values=["Billing", "Outage"])
     model = ScriptedModel({"found": True, "value": "Outage", "quote": "I was charged twice"})
     assert extract_fields([plan], call, model)[0].value is None  # "outage" is never said
-    assert model.prompts[0][1]["properties"]["value"]["enum"] == ["Billing", "Outage"]
+    assert model.schemas[0]["properties"]["value"]["enum"] == ["Billing", "Outage"]
 
 
 def test_the_model_chooses_among_candidates_but_cannot_add_one():
@@ -321,7 +305,7 @@ def test_the_model_chooses_among_candidates_but_cannot_add_one():
     model = ScriptedModel({"value": "12"})
     [result] = extract_fields([count], call, model)
     assert result.value == 12.0 and result.evidence[0].quote.endswith("the other one was twelve.")
-    assert model.prompts[0][1]["properties"]["value"]["enum"] == ["49", "12", "none"]
+    assert model.schemas[0]["properties"]["value"]["enum"] == ["49", "12", "none"]
     assert extract_fields([count], call, ScriptedModel({"value": "none"}))[0].value is None
 
 

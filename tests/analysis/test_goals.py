@@ -11,8 +11,9 @@ import pytest
 
 from callscope.analysis.evidence import query_text, quote_in_transcript, quoted_strings, similarity_score
 from callscope.analysis.goals import SIMILARITY_THRESHOLD, Finding, evaluate_goals, verified_explanation
-from callscope.analysis.result import Evidence, GoalResult, ModelUsed, TranscriptSegment
+from callscope.analysis.result import Evidence, GoalResult, TranscriptSegment
 from callscope.resources.kinds import Goal
+from tests.analysis.scripted_model import ScriptedModel
 from tests.analysis.summary_claims import REAL_CALL
 from tests.analysis.transcripts import BILLING_CALL, segments, word
 
@@ -172,23 +173,6 @@ def test_explanation_is_used_only_when_its_quotes_are_in_the_transcript():
     # the verdict is ours: a model that restates it gets it replaced
     restated = {"explanation": "Not met: the agent greeted nobody.", "quote_ids": []}
     assert verified_explanation(restated, [], CALL, met=False) == "Not met: the agent greeted nobody."
-
-
-class ScriptedModel:
-    """A LanguageModel answering from a list (to test how evaluate_goals uses the answers)."""
-
-    def __init__(self, *answers: dict):
-        self.info = ModelUsed(stage="language-model", name="scripted", version="0")
-        self.context_tokens = 8192
-        self.answers = list(answers)
-        self.prompts: list[str] = []
-
-    def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
-        self.prompts.append(prompt)
-        return self.answers.pop(0)
-
-    def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
-        raise AssertionError("goals ask for JSON")
 
 
 def test_a_model_that_quotes_what_was_not_said_falls_back_to_the_evidence():

@@ -10,7 +10,7 @@ import pytest
 
 from callscope.analysis import llm_model
 from callscope.analysis.language_model import LlamaCppModel
-from callscope.analysis.result import ModelUsed, TranscriptSegment
+from callscope.analysis.result import TranscriptSegment
 from callscope.analysis.summary import (
     language_name,
     summarize,
@@ -19,25 +19,8 @@ from callscope.analysis.summary import (
     transcript_prompt,
     unsupported_details,
 )
+from tests.analysis.scripted_model import summaries
 from tests.analysis.transcripts import BILLING_CALL, BILLING_KEY_WORDS, DENTAL_CALL, DENTAL_KEY_WORDS, segments
-
-
-class ScriptedModel:
-    """A LanguageModel that answers from a list and records the prompts it was given (to test the prompting)."""
-
-    def __init__(self, answers: list[str], context_tokens: int = 8192):
-        self.info = ModelUsed(stage="language-model", name="scripted", version="0")
-        self.context_tokens = context_tokens
-        self.answers = list(answers)
-        self.prompts: list[tuple[str, dict, int]] = []
-
-    def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
-        self.prompts.append((prompt, schema, max_tokens))
-        return {"summary": self.answers.pop(0)}
-
-    def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
-        raise AssertionError("the summary asks for JSON")
-
 
 CALL = segments(BILLING_CALL)
 TRANSCRIPT = transcript_prompt(CALL)
@@ -56,9 +39,9 @@ def test_transcript_prompt_is_one_line_per_turn_with_the_speaker():
 def test_transcript_prompt_marks_known_roles():
     lines = transcript_prompt(CALL[:2], roles={"speaker-1": "agent", "speaker-2": "unknown"}).splitlines()
     assert lines[1].startswith("speaker-1 (agent): Thank you") and lines[2].startswith("speaker-2: Hi Maria")
-    model = ScriptedModel(["Maria refunded the caller."])
+    model = summaries("Maria refunded the caller.")
     summarize(CALL, "en", model, roles={"speaker-1": "agent", "speaker-2": "customer"})
-    assert "\nspeaker-2 (customer): Hi Maria." in model.prompts[0][0]
+    assert "\nspeaker-2 (customer): Hi Maria." in model.prompts[0]
 
 
 def test_long_transcript_keeps_beginning_and_end_and_says_so():
@@ -90,9 +73,9 @@ def test_unsupported_details_flags_numbers_and_names_not_in_the_transcript():
 
 
 def test_summarize_prompts_with_the_transcript_first_in_the_language_asked():
-    model = ScriptedModel(["Der Kunde wurde doppelt belastet; Maria erstattet $49.99 zurück."])
+    model = summaries("Der Kunde wurde doppelt belastet; Maria erstattet $49.99 zurück.")
     result = summarize(CALL, "de-AT", model)
-    (prompt, schema, max_tokens), = model.prompts
+    (prompt,), (schema,) = model.prompts, model.schemas
     assert prompt.startswith(TRANSCRIPT)  # the shared prefix other prompts reuse
     instruction = prompt[len(TRANSCRIPT):]
     assert "in German" in instruction and "2 to 4 sentences" in instruction and "left out" not in instruction
@@ -104,40 +87,40 @@ def test_summarize_prompts_with_the_transcript_first_in_the_language_asked():
 
 
 def test_summarize_asks_again_when_the_summary_invents_and_never_shows_what_remains():
-    model = ScriptedModel(["The caller was refunded $99 by Maria.", "The caller was refunded $49.99 by Maria."])
+    model = summaries("The caller was refunded $99 by Maria.", "The caller was refunded $49.99 by Maria.")
     result = summarize(CALL, "en", model)
-    assert len(model.prompts) == 2 and '"The caller was refunded $99 by Maria."' in model.prompts[1][0]
+    assert len(model.prompts) == 2 and '"The caller was refunded $99 by Maria."' in model.prompts[1]
     assert result.text == "The caller was refunded $49.99 by Maria." and result.method == "regenerated"
     assert [r.details for r in result.removed] == [("99",)]
 
-    stubborn = ScriptedModel(["Refund of $99 by Maria.", "Refund of $99 by Maria to John."])
+    stubborn = summaries("Refund of $99 by Maria.", "Refund of $99 by Maria to John.")
     result = summarize(CALL, "en", stubborn)
     assert result.method == "extractive" and "$99" not in result.text and "John" not in result.text
     assert result.text.startswith("Speaker-") and 'said: "' in result.text  # the call's own sentences
 
 
 def test_summarize_keeps_at_most_four_whole_sentences():
-    model = ScriptedModel(["Maria refunded $49.99. The caller paid twice. Dr. Lee was not involved. It takes 5 days. "
-                           "Reference R7741 was given. The call"])
+    model = summaries("Maria refunded $49.99. The caller paid twice. Dr. Lee was not involved. It takes 5 days. "
+                           "Reference R7741 was given. The call")
     assert summarize(CALL, "en", model).text == (
         "Maria refunded $49.99. The caller paid twice. Dr. Lee was not involved. It takes 5 days."
     )
-    model = ScriptedModel(["Der Kunde zahlte am 3. März doppelt. Maria erstattet das Geld. Es dauert 5 Tage und"])
+    model = summaries("Der Kunde zahlte am 3. März doppelt. Maria erstattet das Geld. Es dauert 5 Tage und")
     assert summarize(CALL, "de", model).text == "Der Kunde zahlte am 3. März doppelt. Maria erstattet das Geld."
 
 
 def test_summarize_cuts_the_transcript_to_the_context():
     long_call = segments([(f"speaker-{i % 2 + 1}", f"Turn number {i} of the long call.") for i in range(2000)])
-    model = ScriptedModel(["A long call of numbered turns."], context_tokens=2048)
+    model = summaries("A long call of numbered turns.", context_tokens=2048)
     summarize(long_call, None, model)
-    prompt = model.prompts[0][0]
+    prompt = model.prompts[0]
     assert prompt.startswith(transcript_prompt(long_call, transcript_budget(model)))
     assert len(prompt) < 2048 * 3 and "in the language of the transcript" in prompt
     assert "Part of the middle of the call is left out" in prompt
 
 
 def test_summarize_without_words_does_not_ask():
-    model = ScriptedModel([])
+    model = summaries()
     result = summarize([TranscriptSegment(id=0, channel=0, speaker="speaker-1", start_ms=0, end_ms=900, text=" ")], "en", model)
     assert result.text == "" and model.prompts == []
 
