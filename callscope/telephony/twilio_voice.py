@@ -14,6 +14,7 @@ Parameters read: voice webhook `CallSid`, `From`, `To`, `CallerName`; `<Dial act
 
 from __future__ import annotations
 
+import abc
 import base64
 import hashlib
 import hmac
@@ -156,22 +157,22 @@ def twiml(instruction: Instruction) -> str:
 
 # ----- the recordings API -----------------------------------------------------------------------
 
-class TwilioVoice:
+class TwilioVoice(abc.ABC):
     """Voice for a provider that speaks Twilio's dialect; the provider says which credentials sign its webhooks
-    and fetch its recordings, and where a recording lives."""
+    and fetch its recordings, and where a recording lives (the two abstract methods)."""
 
     voice_dialect = DIALECT
     # record-from-answer-dual: the first channel is the parent call (the caller), the second the dialled operator
     operator_channel = 1
     _client: httpx.AsyncClient
 
+    @abc.abstractmethod
     def _voice_credentials(self) -> tuple[str, str]:
         """(account sid, auth token)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _recording_resource(self, ready: RecordingReady) -> str:
         """The recording's resource URL, without extension."""
-        raise NotImplementedError
 
     def valid_signature(self, url: str, params: Params, given: str | None) -> bool:
         return valid_signature(self._voice_credentials()[1], url, params, given)
