@@ -9,6 +9,7 @@ from typing import Literal
 import falcon
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from callscope import validation as v
 from callscope.api.pages import web
 from callscope.catalog.recordings import Filters
 from callscope.errors import ValidationFailed
@@ -26,7 +27,7 @@ class ListQuery(BaseModel):
     tag_id: int | None = Field(None, ge=1)
     called_from: date | None = None
     called_to: date | None = None
-    q: str | None = Field(None, max_length=200)
+    q: v.Line = None  # the API's search type: no control characters (a NUL fails PostgreSQL), bounded
     page: int = Field(1, ge=1, le=10_000)
 
     @field_validator("*", mode="before")

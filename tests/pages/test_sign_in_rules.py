@@ -185,6 +185,8 @@ def test_the_list_filters_and_shows_what_was_shared(site):
     assert "Renewal call" not in client.get("/recordings", params={"q": "nothing-like-it"}).text
     assert "Renewal call" not in client.get("/recordings", params={"status": "completed"}).text
     assert client.get("/recordings", params={"status": "bogus"}).status_code == 422
+    assert client.get("/recordings", params={"q": "acme\x00"}).status_code == 422  # as the API: never to the database
+    assert client.get("/recordings", params={"q": "a" * 1000}).status_code == 422
     assert "Renewal call" not in client.get("/recordings", params={"view": "shared"}).text
     resp = site.api("POST", f"/recordings/{site.recording}/shares", json={"email": "ana@example.com"})
     assert resp.status_code == 201 and resp.json()["data"]["url"] == f"{site.url}{page_of(site)}"
