@@ -15,10 +15,12 @@ different ones, the one said in (or right after a question with) the words of th
 description wins; when that does not single one out, a language model may choose among them (it cannot
 add one); without a model the value is null.
 
-The language model (when given) proposes boolean, string and enum values with a JSON schema, with the
-transcript words that state the value. A string or enum value is kept only when it (or its spoken form) is
-said in the transcript (`where_said`), and its evidence is where it is said: the small model often quotes
-the wrong line. A boolean has no words of its own: it is kept only when the words the model quotes are in
+The language model (when given) proposes boolean, string and enum values with a JSON schema, a boolean with
+the transcript words that state it. Every field it is asked about (to propose a value, or to choose among the
+mentions) is asked in one request (`ask_model`): the transcript prefix, the chat template and the instruction are
+evaluated once, not once per field; a model that fails leaves those fields null. A string or enum value is kept only when it (or its spoken form) is
+said in the transcript (`where_said`), and its evidence is where it is said (asked for a quote too, the small
+model often quoted the wrong line). A boolean has no words of its own: it is kept only when the words the model quotes are in
 the transcript (`evidence.quote_in_transcript`), and they are its evidence.
 """
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +46,8 @@ log = logging.getLogger(__name__)
 
 MAX_EVIDENCE = 3
 MAX_CHOICES = 10
+PROPOSAL_TOKENS = 160  # the answer's cap for a proposed value (a boolean's with its quote)
+CHOICE_TOKENS = 30  # for a choice among the values found
 
 # Words of a field's name and description that say nothing about where its value is.
 _STOP = set("""a an the of to in on at by for from with and or if is are was were be been it its this that these
@@ -109,11 +114,14 @@ def choose(field: ExtractedField, mentions: Sequence[Mention], segments: Sequenc
 
 
 def proposal_schema(field: ExtractedField) -> dict:
+    """found, value and, for a boolean, the quote that states it: a string or enum value is its own evidence (it must
+    be said), so its quote would be tokens generated for nothing (about 15, 1 s on 2 CPUs)."""
     value: dict = {"boolean": {"type": "boolean"}, "enum": {"type": "string", "enum": list(field.values)}}.get(
         field.type, {"type": "string", "maxLength": 200})
-    return {"type": "object", "properties": {"found": {"type": "boolean"}, "value": value,
-                                             "quote": {"type": "string", "maxLength": 300}},
-            "required": ["found", "value", "quote"], "additionalProperties": False}
+    properties = {"found": {"type": "boolean"}, "value": value}
+    if field.type == "boolean":
+        properties["quote"] = {"type": "string", "maxLength": 300}
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
 def _choice_schema(choices: Sequence[str]) -> dict:
@@ -167,23 +175,16 @@ def supported(value: str, segments: Sequence[TranscriptSegment]) -> bool:
     return bool(where_said(value, segments))
 
 
-def _propose(field: ExtractedField, segments: Sequence[TranscriptSegment], llm: Any,
-             prefix: str) -> tuple[Any, list[Evidence]]:
-    """The model's value and the evidence for it, or (None, []) when it is not kept. A string or enum value must be
-    said in the transcript, and its evidence is where it is said (the small model often quotes the wrong line);
-    a boolean has no words of its own, so the words the model quotes must be in the transcript."""
-    kind = {"boolean": "true or false", "enum": "one of " + ", ".join(field.values)}.get(field.type, "text")
-    prompt = prefix + (
-        f'Field "{field.name}" ({kind}): {field.description}\n'
-        "If the call states this, set found to true, value to it (for text, in the words of the call) and quote "
-        "to the words of the transcript that state it, copied exactly. If the call does not state it, set found "
-        "to false and quote to an empty string.")
-    answer = llm.generate_json(prompt, proposal_schema(field), max_tokens=160)
+def _kept(field: ExtractedField, answer: Mapping[str, Any], segments: Sequence[TranscriptSegment]
+          ) -> tuple[Any, list[Evidence]]:
+    """The model's proposed value and the evidence for it, or (None, []) when it is not kept. A string or enum value
+    must be said in the transcript, and its evidence is where it is said; a boolean has no words of its own, so the
+    words the model quotes must be in the transcript."""
     if not answer.get("found"):
         return None, []
-    located = quote_in_transcript(str(answer.get("quote", "")), segments)
     value = answer.get("value")
     if field.type == "boolean":
+        located = quote_in_transcript(str(answer.get("quote", "")), segments)
         if not isinstance(value, bool) or located is None:
             log.info("field %s: the model's quote is not in the transcript; dropped", field.name)
             return None, []
@@ -197,20 +198,46 @@ def _propose(field: ExtractedField, segments: Sequence[TranscriptSegment], llm: 
     if not mentions:
         log.info("field %s: the model's value is not said in the transcript; dropped", field.name)
         return None, []
-    quoted = located[0] if located else None
-    mentions.sort(key=lambda m: m.segment is not quoted)  # where the model quoted it first, when it is there
     return value, [m.evidence() for m in mentions[:MAX_EVIDENCE]]
 
 
-def _choose_with_model(field: ExtractedField, choices: Sequence[Any], llm: Any, prefix: str) -> Any:
-    shown = [_display(c) for c in choices]
-    prompt = prefix + (
-        f'Field "{field.name}": {field.description}\n'
-        f"The call mentions these {field.type} values: {', '.join(shown)}. Which one is this field? "
-        "Answer none when none of them is.")
-    answer = llm.generate_json(prompt, _choice_schema(shown), max_tokens=60)
-    picked = answer.get("value")
-    return choices[shown.index(picked)] if picked in shown else None
+@dataclass(frozen=True)
+class _Question:
+    """What the model is asked about one field: to propose its value, or to choose among the values the rules
+    found (`choices`)."""
+
+    field: ExtractedField
+    choices: tuple[Any, ...] = ()
+
+    @property
+    def shown(self) -> list[str]:
+        return [_display(c) for c in self.choices]
+
+    def schema(self) -> dict:
+        return _choice_schema(self.shown) if self.choices else proposal_schema(self.field)
+
+    def line(self, key: str) -> str:
+        if self.choices:
+            return (f'{key}: field "{self.field.name}": {self.field.description} The call mentions these '
+                    f"{self.field.type} values: {', '.join(self.shown)}. Which one is this field? none when none is.\n")
+        kind = {"boolean": "true or false", "enum": "one of " + ", ".join(self.field.values)}.get(self.field.type,
+                                                                                                "text")
+        return f'{key}: field "{self.field.name}" ({kind}): {self.field.description}\n'
+
+
+def ask_model(questions: Sequence[_Question], llm: Any, prefix: str) -> list[Mapping[str, Any]]:
+    """Every question in one request (the transcript prefix and the chat template evaluated once, one answer); the
+    answers in the order of the questions."""
+    keys = [f"field_{i}" for i in range(1, len(questions) + 1)]
+    schema = {"type": "object", "properties": {k: q.schema() for k, q in zip(keys, questions)}, "required": keys,
+              "additionalProperties": False}
+    prompt = prefix + "".join(q.line(k) for k, q in zip(keys, questions)) + (
+        "For each field to find: if the call states it, set found to true and value to it (for text, in the words of "
+        "the call; for true or false, quote the words of the transcript that state it, copied exactly); if it does not, "
+        "set found to false. For a field with values mentioned, value is one of them.")
+    budget = sum(CHOICE_TOKENS if q.choices else PROPOSAL_TOKENS for q in questions)
+    answer = llm.generate_json(prompt, schema, max_tokens=budget)
+    return [answer.get(k, {}) for k in keys]
 
 
 # --- the stage ------------------------------------------------------------------------------------------
@@ -248,42 +275,51 @@ def _result(field: ExtractedField, value: Any, evidence: Sequence[Evidence]) -> 
                           evidence=list(evidence[:MAX_EVIDENCE]) if value is not None else [])
 
 
-def extract_field(field: ExtractedField, segments: Sequence[TranscriptSegment], llm: Any | None = None, *,
-                  region: str = "US", reference_date: date | None = None,
-                  prefix: str | None = None) -> ExtractedValue:
-    """One field's value and its evidence (see the module docstring)."""
-    if not any(tokens(s.text) for s in segments):
-        return _result(field, None, [])
-    if llm is not None and prefix is None:
-        prefix = transcript_prompt(segments, transcript_budget(llm))
-    try:
-        if field.type in ("string", "boolean") or (field.type == "enum" and llm is not None):
-            # the model reads what rules cannot; without one these stay null (an enum falls to its mentions)
-            if llm is not None:
-                return _result(field, *_propose(field, segments, llm, prefix or ""))
-            return _result(field, None, [])
-        mentions = mentions_of(field, segments, region, reference_date)
-        value, chosen, choices = choose(field, mentions, segments)
-        if value is None and choices and llm is not None:
-            value = _choose_with_model(field, choices, llm, prefix or "")
-            chosen = [m for m in mentions if m.value == value]
-        return _result(field, value, [m.evidence() for m in chosen])
-    except LanguageModelError as exc:
-        log.warning("field %s: language model failed (%s); value left null", field.name, exc)
-        return _result(field, None, [])
+def _by_rules(field: ExtractedField, segments: Sequence[TranscriptSegment], llm: Any | None, region: str,
+              reference: date | None) -> tuple[ExtractedValue | None, _Question | None, list[Mention]]:
+    """The field's result when the rules decide it; else the question for the model (None without one: the value
+    is null) and the mentions its answer may pick from."""
+    if field.type in ("string", "boolean") or (field.type == "enum" and llm is not None):
+        # the model reads what rules cannot; without one these stay null (an enum falls to its mentions)
+        return (None, _Question(field), []) if llm is not None else (_result(field, None, []), None, [])
+    mentions = mentions_of(field, segments, region, reference)
+    value, chosen, choices = choose(field, mentions, segments)
+    if value is None and choices and llm is not None:
+        return None, _Question(field, tuple(choices)), mentions
+    return _result(field, value, [m.evidence() for m in chosen]), None, []
+
+
+def _answered(question: _Question, answer: Mapping[str, Any], mentions: Sequence[Mention],
+              segments: Sequence[TranscriptSegment]) -> ExtractedValue:
+    if not question.choices:
+        return _result(question.field, *_kept(question.field, answer, segments))
+    picked = answer.get("value")
+    value = question.choices[question.shown.index(picked)] if picked in question.shown else None
+    return _result(question.field, value, [m.evidence() for m in mentions if m.value == value])
 
 
 def extract_fields(fields: Sequence[ExtractedField], segments: Sequence[TranscriptSegment], llm: Any | None = None, *,
                    region: str = "US", reference_date: date | None = None,
                    roles: Mapping[str, str] | None = None) -> list[ExtractedValue]:
-    """Each field's value and evidence, in the order of fields. region: where phone numbers without a country code
-    are from; reference_date: the day of the call, which anchors dates without a year and relative ones; roles:
-    speaker label -> role, marked in the transcript prefix as the summary and goals mark it (one shared prefix)."""
-    prefix = None
-    if llm is not None and fields:
-        prefix = transcript_prompt(segments, transcript_budget(llm), roles)
-    return [extract_field(f, segments, llm, region=region, reference_date=reference_date, prefix=prefix)
-            for f in fields]
+    """Each field's value and evidence, in the order of fields (see the module docstring). region: where phone
+    numbers without a country code are from; reference_date: the day of the call, which anchors dates without a
+    year and relative ones; roles: speaker label -> role, named in the transcript prefix as the summary and goals
+    name them (one shared prefix). The fields the model is asked about are asked in one request; a model that fails
+    leaves them null."""
+    if not any(tokens(s.text) for s in segments):
+        return [_result(f, None, []) for f in fields]
+    decided = [_by_rules(f, segments, llm, region, reference_date) for f in fields]
+    asked = [(i, question, mentions) for i, (_, question, mentions) in enumerate(decided) if question is not None]
+    results = [result for result, _, _ in decided]
+    if asked:
+        try:
+            answers = ask_model([q for _, q, _ in asked], llm, transcript_prompt(segments, transcript_budget(llm), roles))
+        except LanguageModelError as exc:
+            log.warning("fields: language model failed (%s); the values it was asked for are left null", exc)
+            answers = [{"found": False}] * len(asked)
+        for (i, question, mentions), answer in zip(asked, answers):
+            results[i] = _answered(question, answer, mentions, segments)
+    return [r if r is not None else _result(f, None, []) for r, f in zip(results, fields)]
 
 
 __all__ = ["extract_fields", "supported"]

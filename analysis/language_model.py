@@ -4,7 +4,10 @@
   default, see llm_model.py). The chat template is the GGUF's own; temperature 0, so the same prompt gives
   the same answer. JSON answers are constrained by a grammar built from the JSON schema, so they parse.
   llama-cpp-python keeps the previous prompt's evaluated tokens: a prompt that starts with the same text
-  (the transcript, see summary.transcript_prompt) only evaluates what follows it.
+  (the transcript, see summary.transcript_prompt) only evaluates what follows it. The prompt shows the answer's
+  shape as a short skeleton (`skeleton`), not the whole JSON schema: the grammar enforces the schema, and on 2
+  CPUs every prompt token costs about 25 ms. Each request's tokens (prompt, reused from the cache, generated)
+  and seconds are logged at DEBUG and kept in `last_request`.
 - `OpenAICompatibleModel`: any OpenAI-compatible server (vLLM, Ollama, Ray Serve): POST
   {base}/chat/completions with `response_format` json_schema.
 
@@ -19,6 +22,8 @@ import ctypes
 import json
 import logging
 import threading
+import time
+from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Protocol
@@ -55,6 +60,28 @@ def _json_prompt(prompt: str, schema: dict) -> str:
     return f"{prompt}\n\nAnswer with one JSON object only, matching this JSON schema:\n{json.dumps(schema)}"
 
 
+def skeleton(schema: dict) -> str:
+    """The answer's shape in few tokens, for a model whose grammar already enforces the schema: each key with
+    its description or type ({"summary": "<A factual summary...>", "found": true|false}). The grammar makes the
+    keys and types right; this says what goes where (the 1.5B model heeds a language asked for here)."""
+    def shape(node: dict) -> str:
+        if "description" in node:
+            return f"<{node['description']}>"
+        if "enum" in node:
+            return "|".join(json.dumps(v) for v in node["enum"])
+        kind = node.get("type")
+        if kind == "object":
+            return "{" + ", ".join(f'"{k}": {shape(v)}' for k, v in node.get("properties", {}).items()) + "}"
+        if kind == "array":
+            return f"[{shape(node.get('items', {}))}, ...]"
+        return {"boolean": "true|false", "integer": "<integer>", "number": "<number>"}.get(kind, "<text>")
+    return shape(schema)
+
+
+def _skeleton_prompt(prompt: str, schema: dict) -> str:
+    return f"{prompt}\nAnswer in JSON: {skeleton(schema)}"
+
+
 def _parse(content: str | None, schema: dict) -> tuple[dict | None, str]:
     """The answer as a dict, or None and what is wrong with it."""
     try:
@@ -70,10 +97,11 @@ def _parse(content: str | None, schema: dict) -> tuple[dict | None, str]:
     return value, ""
 
 
-def _generate_json(complete, prompt: str, schema: dict, max_tokens: int, who: str) -> dict:
-    """Ask, validate, and ask once more with the reason when the first answer is not usable."""
+def _generate_json(complete, prompt: str, schema: dict, max_tokens: int, who: str, shown=_json_prompt) -> dict:
+    """Ask, validate, and ask once more with the reason when the first answer is not usable. `shown` writes the
+    prompt with the answer's schema (the whole JSON schema; a skeleton where a grammar enforces it)."""
     jsonschema.Draft202012Validator.check_schema(schema)
-    messages = [{"role": "user", "content": _json_prompt(prompt, schema)}]
+    messages = [{"role": "user", "content": shown(prompt, schema)}]
     content = complete(messages, schema, max_tokens)
     value, problem = _parse(content, schema)
     if value is not None:
@@ -88,6 +116,30 @@ def _generate_json(complete, prompt: str, schema: dict, max_tokens: int, who: st
     if value is None:
         raise LanguageModelError(f"{who} gave no usable JSON answer in two attempts: {problem}")
     return value
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one request to the local model cost: the debug log's line, and how a test sees the KV cache reused."""
+
+    prompt_tokens: int
+    reused_tokens: int  # the start of the prompt llama.cpp found evaluated in its KV cache
+    generated_tokens: int
+    seconds: float
+
+    def __str__(self) -> str:
+        return (f"request: {self.prompt_tokens} prompt tokens, {self.reused_tokens} reused from the KV cache, "
+                f"{self.generated_tokens} generated, {self.seconds:.2f} s")
+
+
+def common_prefix(a: list[int], b: list[int]) -> int:
+    """How many tokens two token lists share from the start (what llama.cpp's KV cache can reuse)."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 class _GrammarFirstSampler:
@@ -174,6 +226,7 @@ class LlamaCppModel:
         )
         # One Llama object is one KV cache: calls from several threads must take turns.
         self._lock = threading.Lock()
+        self.last_request: Request | None = None
         runtime = f"llama-cpp-python {llama_cpp.__version__}, {threads} threads, {n_ctx} context"
         if is_embedded(path):
             self.info = ModelUsed(
@@ -190,18 +243,27 @@ class LlamaCppModel:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
         try:
             with self._lock:
+                cached = list(self._llama._input_ids[: self._llama.n_tokens])
+                start = time.perf_counter()
                 reply = self._llama.create_chat_completion(
                     messages=messages, temperature=0.0, max_tokens=max_tokens, **kwargs
                 )
+                seconds = time.perf_counter() - start
+                usage = reply.get("usage") or {}
+                prompt = list(self._llama._input_ids[: usage.get("prompt_tokens", 0)])
         except ValueError as exc:  # e.g. "Requested tokens (9000) exceed context window of 8192"
             raise LanguageModelError(f"{self.path.name}: {exc}") from exc
+        self.last_request = Request(len(prompt), common_prefix(cached, prompt), usage.get("completion_tokens", 0),
+                                    seconds)
+        log.debug("%s", self.last_request)
         choice = reply["choices"][0]
         if choice.get("finish_reason") == "length":
             log.info("%s stopped at max_tokens=%d", self.path.name, max_tokens)
         return choice["message"]["content"] or ""
 
     def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
-        return _generate_json(self._complete, prompt, schema, max_tokens, self.path.name)
+        # the grammar enforces the schema: the prompt shows its skeleton, a quarter of the tokens
+        return _generate_json(self._complete, prompt, schema, max_tokens, self.path.name, _skeleton_prompt)
 
     def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
         return self._complete([{"role": "user", "content": prompt}], None, max_tokens).strip()

@@ -190,7 +190,7 @@ class Pipeline:
     @staticmethod
     def _speech(audio: Audio, run: _Run) -> list[SpeechRegion]:
         run.at("vad")
-        speech = [region for channel in range(len(audio.channels)) for region in vad.detect_speech(audio, channel)]
+        speech = vad.call_speech(audio)
         run.ran("vad", f"{len(speech)} speech region(s)")
         run.models.append(vad.MODEL)
         return speech
@@ -246,7 +246,7 @@ class Pipeline:
             run.skipped("diarization", "no speaker encoder: the mono call is one speaker, speaker-1")
             return segments
         segments, found = analyzer.diarize(audio, [r for r in speech if r.channel == 0], segments)
-        run.models.append(found.model)
+        run.models += [model for model in (found.model, found.segmentation) if model is not None]
         run.ran("diarization", found.detail)
         return segments
 
@@ -284,10 +284,11 @@ class Pipeline:
             run.skipped("goals", "the project defines no goals")
             return []
         verdicts = evaluate_goals(project.goals, segments, roles, embedder, llm,
-                                  judge_with_model=self.settings.llm_judges_goals)
+                                  judge_with_model=self.settings.llm_judges_goals,
+                                  phrase_with_model=self.settings.llm_phrases_goals)
         run.ran("goals", f"{sum(1 for v in verdicts if v.met)} of {len(verdicts)} met"
                 + ("" if embedder is not None else "; phrase rules only (no text embedding model)")
-                + ("" if llm is not None else "; explanations without a language model"))
+                + ("" if llm is not None and self.settings.llm_phrases_goals else "; explanations are the evidence"))
         return verdicts
 
     @staticmethod
@@ -308,7 +309,7 @@ class Pipeline:
         if not (project and project.fields):
             run.skipped("fields", "the project defines no fields")
             return []
-        # a language model that fails leaves the value it was asked for null (fields.extract_field)
+        # a language model that fails leaves the values it was asked for null (fields.extract_fields)
         found = extract_fields(project.fields, segments, llm, region=self.settings.default_phone_region,
                                reference_date=called_on, roles=roles)
         run.ran("fields", f"{sum(1 for f in found if f.value is not None)} of {len(found)} found"

@@ -41,6 +41,7 @@ from . import diarize
 from .campplus import CamPlusPlus, load_campplus
 from .evidence import says, tokens
 from .result import IdentifiedSpeaker, ModelUsed, Role, TranscriptSegment
+from .segmentation import load_segmenter
 from .speaker_encoder import SpeakerEncoder, l2_normalize, load_speaker_encoder, normalize_volume
 from .types import SAMPLE_RATE, Audio, SpeechRegion
 
@@ -303,6 +304,9 @@ class SpeakerAnalyzer:
                   "campplus": load_campplus(threads=settings.analysis_threads) if "campplus" in chosen else None}
         self.diarization_model = settings.diarization_model
         self._diarizer = loaded[settings.diarization_model]
+        # CAM++ diarization places turns and overlapped speech with the segmentation model (diarize.py)
+        self._segmenter = (load_segmenter(threads=settings.analysis_threads)
+                           if settings.diarization_model == "campplus" else None)
         self.encoder = loaded[settings.voiceprint_model]  # embeds voiceprints and the speakers compared with them
         self.diarization_threshold = settings.diarization_threshold
         self.voiceprint_threshold = (settings.voiceprint_threshold if settings.voiceprint_threshold is not None
@@ -320,7 +324,8 @@ class SpeakerAnalyzer:
     def diarize(self, audio: Audio, regions: list[SpeechRegion], segments: list[TranscriptSegment]) -> tuple[
             list[TranscriptSegment], diarize.DiarizationInfo]:
         """A mono call's segments by speaker (see `diarize.diarize_mono`)."""
-        return diarize.diarize_mono(audio, regions, segments, self._diarizer, self.diarization_threshold)
+        return diarize.diarize_mono(audio, regions, segments, self._diarizer, self.diarization_threshold,
+                                    segmenter=self._segmenter)
 
     def speakers(self, audio: Audio, dialogue: list[TranscriptSegment], voices: list[KnownVoice] | None = None,
                  agent_channel: int | None = 0) -> list[IdentifiedSpeaker]:

@@ -4,7 +4,7 @@ The prompt is the transcript first (`transcript_prompt`: one line per turn, "spe
 instruction. Every stage that asks the model about the call (goals, fields, summary) starts its prompt with
 the same `transcript_prompt(segments, transcript_budget(llm), roles)`, so llama.cpp evaluates the transcript
 once and the later prompts only their own instruction (before the goals and fields also marked the roles, each
-stage evaluated the whole transcript again).
+stage evaluated the whole transcript again). Speakers are named by their roles ("Agent:", `speaker_names`).
 
 Length: the transcript is cut to what the model's context holds (`transcript_budget`, a conservative
 3 characters per token with room kept for the instruction and the answer): the beginning and the end
@@ -13,10 +13,11 @@ were left out, and the instruction says so.
 
 Faithfulness (faithfulness.py): every sentence of the model's summary is checked against the transcript
 (its names and numbers are in it, and, with the text embedder, some stretch of the call is close enough in
-meaning). Unsupported sentences never reach the user: they are removed; when fewer than half of the sentences
-are left, the model is asked once more, told which sentences the transcript does not say; when that answer too
-keeps less than half, the summary is the call's own key sentences (`extractive_summary`). `SummaryResult.method`
-says which happened and `removed` holds what was taken out, for the pipeline's `stages` note.
+meaning). Unsupported sentences never reach the user: they are removed; when none is left the summary is the
+call's own key sentences (`extractive_summary`). The model is not asked again: on the benchmark calls a second
+answer, told which sentences the transcript does not say, cost as much as the first (13 s on one core for a
+30-second call), and on the synthetic support call it was again mostly unsupported. `SummaryResult.method` says
+which happened and `removed` holds what was taken out, for the pipeline's `stages` note.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 3  # conservative: English is about 4 characters a token, many other languages fewer
 RESERVE_TOKENS = 1024  # the instruction and the answer of any stage that shares the transcript prefix
-SUMMARY_MAX_CHARS = 700
-SUMMARY_MAX_TOKENS = 320
+# Four sentences of about 110 characters. A generated token costs about 0.1 s on one core: allowed 700 characters,
+# the model wrote up to 145 tokens for a 1-minute call. A sentence the cap cuts off is dropped (_whole_sentences).
+SUMMARY_MAX_CHARS = 450
+SUMMARY_MAX_TOKENS = 200
 
 LANGUAGE_NAMES = {
     "ar": "Arabic", "bg": "Bulgarian", "cs": "Czech", "da": "Danish", "de": "German", "el": "Greek",
@@ -64,8 +67,8 @@ class SummaryResult:
     text: str
     language: str | None
     model: ModelUsed
-    # "model": as written; "trimmed": unsupported sentences removed; "regenerated": asked again, then trimmed;
-    # "extractive": the call's key sentences (the model's answers kept too little).
+    # "model": as written; "trimmed": unsupported sentences removed; "extractive": the call's key sentences (the
+    # transcript supports none of the model's sentences).
     method: str = "model"
     removed: tuple[Support, ...] = ()  # the model's sentences the transcript does not support
 
@@ -74,8 +77,8 @@ class SummaryResult:
         """What happened, for `stages`."""
         count = len(self.removed)
         removed = f"{count} sentence(s) the transcript does not support removed"
-        return {"model": "", "trimmed": removed, "regenerated": f"asked again; {removed}",
-                "extractive": f"{removed}; too little was left: the call's key sentences instead"}[self.method]
+        return {"model": "", "trimmed": removed,
+                "extractive": f"{removed}; none was left: the call's key sentences instead"}[self.method]
 
 
 def language_name(code: str | None) -> str | None:
@@ -91,9 +94,19 @@ def transcript_budget(llm: LanguageModel) -> int:
     return max(tokens, 256) * CHARS_PER_TOKEN
 
 
-def _label(speaker: str, roles: Mapping[str, str] | None) -> str:
-    role = (roles or {}).get(speaker)
-    return f"{speaker} ({role})" if role in ("agent", "customer") else speaker
+def speaker_names(speakers: Sequence[str], roles: Mapping[str, str] | None) -> dict[str, str]:
+    """How the prompt names each speaker label: its role when known ("Agent"; "Customer 1", "Customer 2" when two
+    hold it), else the label itself. A role is 1 token where "speaker-1 (agent)" was 7, on every line."""
+    roles = roles or {}
+    holders: dict[str, list[str]] = {}
+    for speaker in dict.fromkeys(speakers):
+        if roles.get(speaker) in ("agent", "customer"):
+            holders.setdefault(roles[speaker], []).append(speaker)
+    names = {speaker: speaker for speaker in speakers}
+    for role, who in holders.items():
+        for n, speaker in enumerate(who, 1):
+            names[speaker] = role.capitalize() + (f" {n}" if len(who) > 1 else "")
+    return names
 
 
 def transcript_prompt(
@@ -101,8 +114,9 @@ def transcript_prompt(
 ) -> str:
     """The shared prefix: the transcript, one line per turn; cut in the middle past `max_chars`.
 
-    `roles` (speaker label -> agent/customer/unknown) marks the known roles: "speaker-1 (agent): ...". Without
-    them the 1.5B model often takes the agent who says her name for the caller; with them it did not.
+    `roles` (speaker label -> agent/customer/unknown) names the speakers by their known roles ("Agent: ...",
+    `speaker_names`). Without them the 1.5B model often takes the agent who says her name for the caller; with
+    them it did not.
     Consecutive segments of one speaker (a turn cut at its pauses) are one line: fewer tokens to evaluate.
     """
     turns: list[tuple[str, str]] = []
@@ -112,7 +126,8 @@ def transcript_prompt(
             turns[-1] = (s.speaker, f"{turns[-1][1]} {text}")
         elif text:
             turns.append((s.speaker, text))
-    lines = [f"{_label(speaker, roles)}: {text}" for speaker, text in turns]
+    names = speaker_names([speaker for speaker, _ in turns], roles)
+    lines = [f"{names[speaker]}: {text}" for speaker, text in turns]
     head = "Transcript of a phone call, one line per turn (speaker: words):\n"
     body = "\n".join(lines)
     if max_chars is not None and len(body) > max_chars:
@@ -135,7 +150,7 @@ def _cut_middle(lines: list[str], max_chars: int) -> str:
     return "\n".join([*lines[:start], gap, *lines[end:]])
 
 
-def _instruction(language: str | None, cut: bool, unsupported: Sequence[str] = ()) -> str:
+def _instruction(language: str | None, cut: bool) -> str:
     # Wording chosen on written calls: asked for "the caller" and "the agent", or told that a label is not a
     # role, the 1.5B model mixed up who is who more often than with this.
     name = language_name(language) or "the language of the transcript"
@@ -147,10 +162,6 @@ def _instruction(language: str | None, cut: bool, unsupported: Sequence[str] = (
     ]
     if cut:
         parts.append("Part of the middle of the call is left out; summarise what is there.")
-    if unsupported:
-        said = " ".join(f'"{sentence}"' for sentence in unsupported)
-        parts.append(f"A previous summary said {said}, which the transcript does not say: write only what the "
-                     "transcript says.")
     return "\n".join(parts)
 
 
@@ -189,24 +200,14 @@ def summarize(
         log.info("transcript cut to %d characters for the summary", budget)
     checker = SupportChecker(segments, embedder, names=code not in _NOUNS_CAPITALISED)
 
-    def ask(unsupported: Sequence[str] = ()) -> tuple[list[str], list[Support]]:
-        answer = llm.generate_json(prefix + "\n" + _instruction(code, cut, unsupported), summary_schema(code),
-                                   max_tokens=SUMMARY_MAX_TOKENS)
-        return checker.supported_text(_whole_sentences(" ".join(answer["summary"].split())))
-
-    def enough(kept: list[str], removed: list[Support]) -> bool:
-        return bool(kept) and len(kept) >= len(removed)
-
-    kept, removed = ask()
+    answer = llm.generate_json(prefix + "\n" + _instruction(code, cut), summary_schema(code),
+                               max_tokens=SUMMARY_MAX_TOKENS)
+    kept, removed = checker.supported_text(_whole_sentences(" ".join(answer["summary"].split())))
     if not removed:
         return SummaryResult(text=" ".join(kept), language=code, model=llm.info)
     log.warning("summary sentences not supported by the transcript: %s", [r.sentence for r in removed])
-    if enough(kept, removed):
+    if kept:
         return SummaryResult(" ".join(kept), code, llm.info, "trimmed", tuple(removed))
-    kept, again = ask([r.sentence for r in removed])
-    removed += again
-    if enough(kept, again):
-        return SummaryResult(" ".join(kept), code, llm.info, "regenerated", tuple(removed))
     return SummaryResult(extractive_summary(segments, embedder, roles), code, llm.info, "extractive", tuple(removed))
 
 

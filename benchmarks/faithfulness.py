@@ -36,12 +36,14 @@ How to run (repository root; after scripts/fetch_real_speech.py; needs espeak-ng
 
     .venv/bin/python -P benchmarks/faithfulness.py --code /tmp/before --save /tmp/faith-before.json
     .venv/bin/python -P benchmarks/faithfulness.py --baseline /tmp/faith-before.json --runs 2
+    .venv/bin/python -P benchmarks/faithfulness.py --requests   # and each language-model request's tokens and time
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import re
 import sys
@@ -145,8 +147,10 @@ _NOT_MET_TEMPLATE = ("Not met: no sentence", "Not met: the call has no speech", 
 
 
 def explanation_sentences(text: str) -> list[str]:
-    """The sentences of a met goal's explanation, without "Met:" and the template's times and similarities."""
-    return split_sentences(_TEMPLATE.sub("", text.split(":", 1)[1] if ":" in text[:8] else text))
+    """The sentences of a met goal's explanation, without "Met:" and the template's times and similarities (and the
+    lone "." a quote ending in "?" leaves once its similarity is taken out)."""
+    return [s for s in split_sentences(_TEMPLATE.sub("", text.split(":", 1)[1] if ":" in text[:8] else text))
+            if re.search(r"\w", s)]
 
 
 def unfounded_not_met(q: dict) -> list[str]:
@@ -194,7 +198,12 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, nargs="*", default=[1, 5], help="lengths timed (none: no timing)")
     parser.add_argument("--save", type=Path)
     parser.add_argument("--baseline", type=Path)
+    parser.add_argument("--requests", action="store_true",
+                        help="print each language-model request: prompt tokens, reused from the KV cache, generated, s")
     args = parser.parse_args()
+    if args.requests:
+        logging.basicConfig(format="    %(message)s")
+        logging.getLogger("callscope.analysis.language_model").setLevel(logging.DEBUG)
     if args.code:
         use_code(args.code.resolve())
     from callscope.analysis.pipeline import MODELS, Pipeline, load_model

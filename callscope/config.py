@@ -234,7 +234,11 @@ class Settings(BaseSettings):
     ray_llm_num_gpus: float = Field(0.0, ge=0, description="GPUs Ray reserves for the language model actor.")
     llm_judges_goals: bool = Field(
         False, description="Let the language model decide goal verdicts (a large model behind an endpoint); by "
-        "default verdicts rest on evidence found in the transcript and the model only phrases explanations."
+        "default verdicts rest on evidence found in the transcript."
+    )
+    llm_phrases_goals: bool = Field(
+        False, description="Let the language model phrase the explanations of goals met from evidence (a larger "
+        "model); by default the explanation is the evidence itself, quoted with its time."
     )
     ray_task_num_cpus: float = Field(
         0.5, ge=0, description="CPUs Ray reserves for the task that decodes and analyses one recording."

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from callscope.analysis import diarize, vad
-from callscope.analysis.campplus import load_campplus
+from callscope.analysis.campplus import CamPlusPlus, load_campplus
 from callscope.analysis.result import TranscriptSegment
+from callscope.analysis.segmentation import frame_ms, load_segmenter
+from callscope.analysis.speaker_activity import SpeakerActivity, frame_of
 from callscope.analysis.speaker_encoder import load_speaker_encoder
 from callscope.analysis.timing import to_speech
 from callscope.analysis.types import Audio, SpeechRegion
@@ -28,6 +30,11 @@ def ge2e():
 @pytest.fixture(scope="module")
 def campplus():
     return load_campplus()
+
+
+@pytest.fixture(scope="module")
+def segmenter():
+    return load_segmenter()
 
 
 @pytest.fixture(scope="module", params=["campplus", "ge2e"])
@@ -86,6 +93,23 @@ def test_relabel_splits_segments_where_the_speaker_changes():
     assert segments[0].speaker == "speaker-1" and len(segments[0].words) == 4  # inputs unchanged
 
 
+def test_relabel_follows_speaker_activity_and_keeps_overlap():
+    """With the segmentation's activity, each speaker's segments follow that speaker's voice: two segments
+    overlap where both talk at once."""
+    active = np.zeros((400, 2), dtype=bool)
+    active[frame_of(0) : frame_of(2600), 1] = True  # cluster 1 speaks first, until 2.6 s
+    active[frame_of(2200) : frame_of(5000), 0] = True  # cluster 0 from 2.2 s: 0.4 s of overlap
+    windows = [diarize.Window(0, 1500), diarize.Window(3000, 4500)]
+    labels = np.array([1, 0])
+    segments = [seg(0, 100, 4800, [(100, 600, "Hello"), (700, 2000, "there."), (2700, 3600, "Hi,"),
+                                   (3700, 4800, "yes.")])]
+    out = diarize.relabel(segments, windows, labels, SpeakerActivity(active))
+    assert [(s.speaker, s.text) for s in out] == [("speaker-1", "Hello there."), ("speaker-2", "Hi, yes.")]
+    assert out[0].end_ms == round(frame_ms(frame_of(2600)))  # to the end of that voice, into the overlap
+    assert out[1].start_ms == round(frame_ms(frame_of(2200)))
+    assert out[0].end_ms > out[1].start_ms
+
+
 def test_no_speech_keeps_one_speaker(encoder):
     audio = Audio(channels=(np.zeros(16000, np.float32),))
     segments = [seg(0, 0, 500, [(0, 500, "Hm.")])]
@@ -115,7 +139,7 @@ def test_two_voices_are_split_with_low_der(encoder, pair):
 
 
 @needs_speech
-def test_mono_call_with_whisper_segments(encoder):
+def test_mono_call_with_whisper_segments(encoder, segmenter):
     from callscope.analysis.asr import Transcriber
     from callscope.analysis.models import whisper_model_dir
 
@@ -126,9 +150,11 @@ def test_mono_call_with_whisper_segments(encoder):
     segments = Transcriber(whisper_model_dir(settings), settings.whisper_compute_type,
                            settings.analysis_threads).transcribe(audio, 0, "en", None)
     segments = to_speech(segments, regions)  # as the pipeline gives them
-    dialogue, info = diarize.diarize_mono(audio, regions, segments, encoder)
+    campplus = isinstance(encoder, CamPlusPlus)  # as the pipeline runs it: CAM++ with the segmentation model
+    dialogue, info = diarize.diarize_mono(audio, regions, segments, encoder, segmenter=segmenter if campplus else None)
 
     assert info.speakers == 2 and info.model == encoder.info and "2 speaker(s)" in info.detail
+    assert (info.segmentation == segmenter.info) if campplus else info.segmentation is None
     assert [s.id for s in dialogue] == list(range(len(dialogue)))
     assert [s.start_ms for s in dialogue] == sorted(s.start_ms for s in dialogue)
     assert dialogue[0].speaker == "speaker-1"  # the agent spoke first

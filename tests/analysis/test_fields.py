@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from callscope.analysis.evidence import quote_in_transcript
 from callscope.analysis.fields import extract_fields, supported
+from callscope.analysis.language_model import LanguageModelError
 from callscope.analysis.result import Evidence, ExtractedValue, TranscriptSegment
 from callscope.analysis.spoken import (
     EMAIL,
@@ -264,49 +265,78 @@ def test_supported_values_are_said_in_the_transcript():
     assert not supported("", segments(BILLING_CALL))
 
 
+def answering(answer: dict) -> ScriptedModel:
+    """A model that answers the one request about a single field with `answer`."""
+    return ScriptedModel({"field_1": answer})
+
+
 def test_a_proposal_is_kept_only_when_the_transcript_shows_it():
     name = field("agent_name", "string", "The agent's first name.")
     call = segments(BILLING_CALL)
-    kept = ScriptedModel({"found": True, "value": "Maria", "quote": "this is Maria speaking"})
+    kept = answering({"found": True, "value": "Maria", "quote": "this is Maria speaking"})
     [result] = extract_fields([name], call, kept)
     assert result.value == "Maria" and result.evidence[0].dialogue_id == 0
     assert kept.prompts[0].startswith("Transcript of a phone call")
-    invented = ScriptedModel({"found": True, "value": "Mary", "quote": "this is Maria speaking"})
+    invented = answering({"found": True, "value": "Mary", "quote": "this is Maria speaking"})
     assert extract_fields([name], call, invented)[0].value is None  # the value is not said
     # the small model often quotes the wrong line: the evidence is where the value is said
     reference = field("refund_reference", "string", "The refund reference the agent gave.")
-    misquoted = ScriptedModel({"found": True, "value": "R7741", "quote": "I will send you an email confirmation."})
+    misquoted = answering({"found": True, "value": "R7741", "quote": "I will send you an email confirmation."})
     [result] = extract_fields([reference], call, misquoted)
     assert result.value == "R7741"
     assert result.evidence == [Evidence(dialogue_id=6, start_ms=call[6].start_ms,
                                         quote="Your refund reference is R7741.")]
-    absent = ScriptedModel({"found": False, "value": "", "quote": ""})
+    absent = answering({"found": False, "value": "", "quote": ""})
     assert extract_fields([name], call, absent)[0].value is None
 
 
 def test_a_boolean_needs_a_quote_and_an_enum_a_declared_value_that_is_said():
     call = segments(BILLING_CALL)
     refund = field("refund_promised", "boolean", "Whether the agent promised a refund.")
-    model = ScriptedModel({"found": True, "value": True, "quote": "I will refund the duplicate payment"})
+    model = answering({"found": True, "value": True, "quote": "I will refund the duplicate payment"})
     [result] = extract_fields([refund], call, model)
     assert result.value is True and result.evidence[0].dialogue_id == 4
-    model = ScriptedModel({"found": True, "value": True, "quote": "I will refund your money"})  # not said so
+    model = answering({"found": True, "value": True, "quote": "I will refund your money"})  # not said so
     assert extract_fields([refund], call, model)[0] == ExtractedValue(name="refund_promised", type="boolean",
                                                                       value=None)
     plan = field("topic", "enum", values=["Billing", "Outage"])
-    model = ScriptedModel({"found": True, "value": "Outage", "quote": "I was charged twice"})
+    model = answering({"found": True, "value": "Outage", "quote": "I was charged twice"})
     assert extract_fields([plan], call, model)[0].value is None  # "outage" is never said
-    assert model.schemas[0]["properties"]["value"]["enum"] == ["Billing", "Outage"]
+    assert model.schemas[0]["properties"]["field_1"]["properties"]["value"]["enum"] == ["Billing", "Outage"]
 
 
 def test_the_model_chooses_among_candidates_but_cannot_add_one():
     call = [seg("It was forty nine dollars, and the other one was twelve.")]
     count = field("device_count", "number", "How many devices the customer has.")
-    model = ScriptedModel({"value": "12"})
+    model = answering({"value": "12"})
     [result] = extract_fields([count], call, model)
     assert result.value == 12.0 and result.evidence[0].quote.endswith("the other one was twelve.")
-    assert model.schemas[0]["properties"]["value"]["enum"] == ["49", "12", "none"]
-    assert extract_fields([count], call, ScriptedModel({"value": "none"}))[0].value is None
+    assert model.schemas[0]["properties"]["field_1"]["properties"]["value"]["enum"] == ["49", "12", "none"]
+    assert extract_fields([count], call, answering({"value": "none"}))[0].value is None
+
+
+def test_the_model_is_asked_about_all_fields_in_one_request():
+    call = [seg("Hi, this is Maria. It was forty nine dollars, and the other one was twelve.")]
+    fields = [field("agent_name", "string", "The agent's first name."),
+              field("device_count", "number", "How many devices the customer has."),
+              field("account_number", "number", "The account number.")]
+    model = ScriptedModel({"field_1": {"found": True, "value": "Maria", "quote": "this is Maria"},
+                           "field_2": {"value": "12"}, "field_3": {"value": "none"}})
+    name, count, account = extract_fields(fields, call, model)
+    assert len(model.prompts) == 1 and list(model.schemas[0]["properties"]) == ["field_1", "field_2", "field_3"]
+    assert 'field_2: field "device_count": How many devices the customer has. The call mentions' in model.prompts[0]
+    assert (name.value, count.value, account.value) == ("Maria", 12.0, None)
+
+
+def test_a_model_that_fails_leaves_the_fields_it_was_asked_null():
+    class Failing(ScriptedModel):
+        def generate_json(self, prompt, schema, max_tokens=512):
+            raise LanguageModelError("the model is down")
+
+    call = [seg("Hi, this is Maria, call me back on 0 2 0 7 9 4 6 0 9 5 8.")]
+    name, phone = extract_fields([field("agent_name", "string", "The agent's first name."),
+                                  field("callback", "phone", "The callback number.")], call, Failing(), region="GB")
+    assert name.value is None and phone.value == "+442079460958"
 
 
 # --- the resource -------------------------------------------------------------------------------------------

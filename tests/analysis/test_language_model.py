@@ -250,3 +250,26 @@ def test_llama_grammar_first_sampling_gives_the_tokens_of_the_full_filter(qwen):
     ]
     ours, theirs = (a["choices"][0]["message"]["content"] for a in answers)
     assert ours == theirs and json.loads(ours)["city"] == "Lyon"
+
+
+def test_skeleton_shows_each_key_with_its_description_or_type():
+    schema = {"type": "object", "properties": {
+        "summary": {"type": "string", "description": "A summary in German"}, "found": {"type": "boolean"},
+        "value": {"type": "string", "enum": ["yes", "no"]}, "ids": {"type": "array", "items": {"type": "integer"}},
+        "quote": {"type": "string", "maxLength": 30}}}
+    assert language_model.skeleton(schema) == (
+        '{"summary": <A summary in German>, "found": true|false, "value": "yes"|"no", "ids": [<integer>, ...], '
+        '"quote": <text>}')
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@needs_llama
+def test_llama_prompts_that_share_a_prefix_evaluate_it_once(qwen):
+    prefix = "Transcript of a phone call:\n" + "Agent: Anna lives in Lyon with her 3 cats.\n" * 20
+    qwen.generate_json(prefix + "Where does Anna live?", SCHEMA, max_tokens=24)
+    first = qwen.last_request
+    qwen.generate_json(prefix + "How many cats has Anna?", SCHEMA, max_tokens=24)
+    second = qwen.last_request
+    assert first.prompt_tokens > 200 and second.reused_tokens >= 200  # the chat template and the transcript
+    assert second.prompt_tokens - second.reused_tokens < 40  # only the question and the answer's skeleton

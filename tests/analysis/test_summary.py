@@ -13,6 +13,7 @@ from callscope.analysis.language_model import LlamaCppModel
 from callscope.analysis.result import TranscriptSegment
 from callscope.analysis.summary import (
     language_name,
+    speaker_names,
     summarize,
     summary_schema,
     transcript_budget,
@@ -36,12 +37,16 @@ def test_transcript_prompt_is_one_line_per_turn_with_the_speaker():
     assert lines[-1] == "[end of transcript]" and len(lines) == 4
 
 
-def test_transcript_prompt_marks_known_roles():
+def test_transcript_prompt_names_speakers_by_their_known_roles():
     lines = transcript_prompt(CALL[:2], roles={"speaker-1": "agent", "speaker-2": "unknown"}).splitlines()
-    assert lines[1].startswith("speaker-1 (agent): Thank you") and lines[2].startswith("speaker-2: Hi Maria")
+    assert lines[1].startswith("Agent: Thank you") and lines[2].startswith("speaker-2: Hi Maria")
     model = summaries("Maria refunded the caller.")
     summarize(CALL, "en", model, roles={"speaker-1": "agent", "speaker-2": "customer"})
-    assert "\nspeaker-2 (customer): Hi Maria." in model.prompts[0]
+    assert "\nCustomer: Hi Maria." in model.prompts[0]
+    # two speakers with one role are told apart
+    assert speaker_names(["speaker-1", "speaker-2", "speaker-3"],
+                         {"speaker-1": "agent", "speaker-2": "customer", "speaker-3": "customer"}) == {
+        "speaker-1": "Agent", "speaker-2": "Customer 1", "speaker-3": "Customer 2"}
 
 
 def test_long_transcript_keeps_beginning_and_end_and_says_so():
@@ -86,16 +91,16 @@ def test_summarize_prompts_with_the_transcript_first_in_the_language_asked():
     assert result.removed == ()
 
 
-def test_summarize_asks_again_when_the_summary_invents_and_never_shows_what_remains():
-    model = summaries("The caller was refunded $99 by Maria.", "The caller was refunded $49.99 by Maria.")
+def test_summarize_never_shows_an_invention_and_asks_once():
+    model = summaries("Maria refunded the duplicate payment. The caller was refunded $99 by Maria.")
     result = summarize(CALL, "en", model)
-    assert len(model.prompts) == 2 and '"The caller was refunded $99 by Maria."' in model.prompts[1]
-    assert result.text == "The caller was refunded $49.99 by Maria." and result.method == "regenerated"
-    assert [r.details for r in result.removed] == [("99",)]
+    assert len(model.prompts) == 1 and result.text == "Maria refunded the duplicate payment."
+    assert result.method == "trimmed" and [r.details for r in result.removed] == [("99",)]
 
-    stubborn = summaries("Refund of $99 by Maria.", "Refund of $99 by Maria to John.")
-    result = summarize(CALL, "en", stubborn)
-    assert result.method == "extractive" and "$99" not in result.text and "John" not in result.text
+    invented = summaries("Refund of $99 by Maria to John.")
+    result = summarize(CALL, "en", invented)
+    assert len(invented.prompts) == 1 and result.method == "extractive"
+    assert "$99" not in result.text and "John" not in result.text
     assert result.text.startswith("Speaker-") and 'said: "' in result.text  # the call's own sentences
 
 

@@ -64,6 +64,17 @@ def test_channel_is_chosen(call):
     assert regions and all(r.channel == 1 for r in regions)
 
 
+def test_call_speech_uses_the_stereo_threshold_on_several_channels(call):
+    quiet = call.samples * 0.05  # a quiet voice: some of it under Silero's 0.5, over the stereo threshold
+    stereo = Audio((call.samples, quiet))
+    assert vad.call_speech(stereo) == [
+        *detect_speech(stereo, 0, threshold=vad.STEREO_THRESHOLD), *detect_speech(stereo, 1, threshold=vad.STEREO_THRESHOLD)]
+    mono = Audio((quiet,))
+    assert vad.call_speech(mono) == detect_speech(mono, 0)
+    covered = lambda regions: sum(r.end_ms - r.start_ms for r in regions)  # noqa: E731 - a local helper
+    assert covered(detect_speech(mono, 0, threshold=vad.STEREO_THRESHOLD)) >= covered(detect_speech(mono, 0))
+
+
 @pytest.mark.parametrize("noise", [0.0, 0.003], ids=["silence", "low-noise"])
 def test_no_speech_in_silence_or_noise(noise):
     assert detect_speech(Audio((silence(10.0, noise=noise),)), 0) == []
