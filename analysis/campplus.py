@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .models import cpu_session, file_sha256
+from .models import cpu_session, file_sha256, verified_embedded
 from .result import ModelUsed
 from .types import SAMPLE_RATE
 
@@ -149,10 +149,5 @@ class CamPlusPlus:
 
 def load_campplus(threads: int = 2) -> CamPlusPlus:
     """The embedded CAM++ after checking its sha256; raises FileNotFoundError or ValueError saying what is wrong."""
-    if not EMBEDDED_MODEL.is_file():
-        raise FileNotFoundError(f"the embedded CAM++ model {EMBEDDED_MODEL} is missing: reinstall callscope")
-    digest = file_sha256(EMBEDDED_MODEL)
-    if digest != EMBEDDED_SHA256:
-        raise ValueError(f"the embedded CAM++ model {EMBEDDED_MODEL} is damaged: sha256 {digest}, "
-                         f"expected {EMBEDDED_SHA256}")
+    digest = verified_embedded(EMBEDDED_MODEL, EMBEDDED_SHA256, "CAM++ model")
     return CamPlusPlus(EMBEDDED_MODEL, threads=threads, version=f"{EMBEDDED_VERSION}+{digest[:12]}")

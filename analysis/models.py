@@ -140,6 +140,17 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def verified_embedded(path: Path, sha256: str, what: str) -> str:
+    """The sha256 of an embedded model file that must be `sha256`; FileNotFoundError or ValueError saying what is
+    wrong (a missing or damaged file is an install problem, not a bad recording)."""
+    if not path.is_file():
+        raise FileNotFoundError(f"the embedded {what} {path} is missing: reinstall callscope")
+    digest = file_sha256(path)
+    if digest != sha256:
+        raise ValueError(f"the embedded {what} {path} is damaged: sha256 {digest}, expected {sha256}")
+    return digest
+
+
 def cpu_session(path: Path, threads: int) -> tuple[ort.InferenceSession, str]:
     """An ONNX model on the CPU with `threads` intra-op threads (one inter-op: the stages parallelise
     themselves), and the name of its one input."""

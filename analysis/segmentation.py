@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .models import cpu_session, file_sha256
+from .models import cpu_session, file_sha256, verified_embedded
 from .result import ModelUsed
 
 EMBEDDED_MODEL = Path(__file__).resolve().parent / "models" / "segmentation-3.0.onnx"
@@ -104,10 +104,5 @@ class Segmenter:
 
 def load_segmenter(threads: int = 2) -> Segmenter:
     """The embedded segmentation model after checking its sha256; raises FileNotFoundError or ValueError."""
-    if not EMBEDDED_MODEL.is_file():
-        raise FileNotFoundError(f"the embedded segmentation model {EMBEDDED_MODEL} is missing: reinstall callscope")
-    digest = file_sha256(EMBEDDED_MODEL)
-    if digest != EMBEDDED_SHA256:
-        raise ValueError(f"the embedded segmentation model {EMBEDDED_MODEL} is damaged: sha256 {digest}, "
-                         f"expected {EMBEDDED_SHA256}")
+    digest = verified_embedded(EMBEDDED_MODEL, EMBEDDED_SHA256, "segmentation model")
     return Segmenter(EMBEDDED_MODEL, threads=threads, version=f"{EMBEDDED_VERSION}+{digest[:12]}")

@@ -21,7 +21,7 @@ import numpy as np
 
 from callscope.config import Settings
 
-from .models import cpu_session, file_sha256
+from .models import cpu_session, file_sha256, verified_embedded
 from .result import ModelUsed
 from .types import SAMPLE_RATE
 
@@ -156,10 +156,5 @@ def load_speaker_encoder(settings: Settings) -> SpeakerEncoder:
         if not path.is_file():
             raise FileNotFoundError(f"speaker encoder {path} (CALLSCOPE_SPEAKER_ENCODER_MODEL) does not exist")
         return SpeakerEncoder(path, threads=threads)
-    if not EMBEDDED_MODEL.is_file():
-        raise FileNotFoundError(f"the embedded speaker encoder {EMBEDDED_MODEL} is missing: reinstall callscope")
-    digest = file_sha256(EMBEDDED_MODEL)
-    if digest != EMBEDDED_SHA256:
-        raise ValueError(f"the embedded speaker encoder {EMBEDDED_MODEL} is damaged: sha256 {digest}, "
-                         f"expected {EMBEDDED_SHA256}")
+    digest = verified_embedded(EMBEDDED_MODEL, EMBEDDED_SHA256, "speaker encoder")
     return SpeakerEncoder(EMBEDDED_MODEL, threads=threads, version=f"{EMBEDDED_VERSION}+{digest[:12]}")
