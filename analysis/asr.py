@@ -30,12 +30,20 @@ windows of at most `window_s` seconds (default 5 min), cut in the middle of sile
 least 0.5 s that our VAD found (else hard at the limit); each window is a view of the decoded
 array, not a copy, and the timestamps are moved back by the window's offset. The extra memory
 is then bounded by the window (about 300 MB at 5 min), whatever the length of the call.
+
+Missed speech: Whisper, reading a 30 s window as a whole, leaves out short turns that stand apart from the speech
+around them (on fr-dialogue-mono of benchmarks/real_speech.py it wrote every sentence of one voice and none of the
+digits the other voice read between them: one speaker found, DER 66 %). Given the channel's speech regions (the
+pipeline's VAD), `transcribe` decodes again, together and on their own, the regions that hold at least
+MISSED_MIN_MS of speech and that its segments cover less than half of, and keeps what Whisper is confident is speech
+(no_speech_prob and avg_logprob within Whisper's own thresholds).
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import ctranslate2
@@ -46,7 +54,7 @@ from callscope.config import Settings
 
 from .models import EMBEDDED_WHISPER, embedded_name, whisper_model_dir
 from .result import ModelUsed, TranscriptSegment, TranscriptWord
-from .types import SAMPLE_RATE, Audio, language_code
+from .types import SAMPLE_RATE, Audio, SpeechRegion, language_code
 from .vad import detect_speech
 
 log = logging.getLogger(__name__)
@@ -54,6 +62,12 @@ log = logging.getLogger(__name__)
 BEAM_SIZE = 5
 WINDOW_S = 300.0
 _CUT_SILENCE_MS = 500  # silences at least this long are where long audio is cut
+MISSED_MIN_MS = 400  # uncovered speech shorter than this is a breath, a click or a word's tail
+_MISSED_GAP_S = 1.0  # the silence put between missed regions decoded together: each stays its own utterance
+_MISSED_PAD_MS = 150  # kept around a missed region: the VAD cuts close to a word's first and last sounds
+# Whisper's own "this is no speech" rule (faster-whisper's defaults), applied to what is decoded again
+_NO_SPEECH_PROB = 0.6
+_LOG_PROB = -1.0
 
 
 def model_info(model_dir: Path, compute_type: str) -> ModelUsed:
@@ -160,9 +174,10 @@ class Transcriber:
             return "en"
         return language or None
 
-    def transcribe(self, audio: Audio, channel: int, language: str | None,
-                   hints: str | None) -> list[TranscriptSegment]:
-        """Segments of one channel, ids from 0 (the caller renumbers), speaker "channel-<n>"."""
+    def transcribe(self, audio: Audio, channel: int, language: str | None, hints: str | None,
+                   speech: Sequence[SpeechRegion] = ()) -> list[TranscriptSegment]:
+        """Segments of one channel in time order, ids from 0 (the caller renumbers), speaker "channel-<n>";
+        `speech`: the channel's speech regions, whose missed parts are decoded again (module docstring)."""
         if audio.sample_rate != SAMPLE_RATE:
             raise ValueError(f"Whisper needs {SAMPLE_RATE} Hz audio, got {audio.sample_rate}")
         samples = np.asarray(audio.channels[channel], dtype=np.float32)
@@ -189,7 +204,58 @@ class Transcriber:
                 segment = self._segment(result, len(segments), channel, offset_ms)
                 if segment is not None:
                     segments.append(segment)
+        missed = missed_speech(speech, segments)
+        if missed:
+            segments += self._transcribe_missed(samples, missed, channel, lang, hints)
+            segments.sort(key=lambda s: s.start_ms)
+            segments = [s.model_copy(update={"id": i}) for i, s in enumerate(segments)]
         return segments
+
+    def _transcribe_missed(self, samples: np.ndarray, missed: Sequence[SpeechRegion], channel: int,
+                           language: str | None, hints: str | None) -> list[TranscriptSegment]:
+        """The missed regions decoded together, a second of silence apart, their times moved back to the call's."""
+        pieces, places = [], []  # places: (start in the joined audio, start in the call, length), in samples
+        gap, pad, at = np.zeros(int(_MISSED_GAP_S * SAMPLE_RATE), dtype=np.float32), _MISSED_PAD_MS * SAMPLE_RATE // 1000, 0
+        for region in missed:
+            start = max(0, region.start_ms * SAMPLE_RATE // 1000 - pad)
+            end = min(len(samples), region.end_ms * SAMPLE_RATE // 1000 + pad)
+            pieces += [samples[start:end], gap]
+            places.append((at, start, end - start))
+            at += end - start + len(gap)
+        joined = np.concatenate(pieces)
+        results, _ = self.model.transcribe(joined, language=language, initial_prompt=hints or None,
+                                           beam_size=BEAM_SIZE, word_timestamps=True, vad_filter=False,
+                                           condition_on_previous_text=False)
+
+        def piece(seconds: float) -> int:
+            """The missed region a time of the joined audio belongs to (a time in a gap: the region before)."""
+            sample = int(seconds * SAMPLE_RATE)
+            return max((i for i, p in enumerate(places) if p[0] <= sample), default=0)
+
+        def in_call(seconds: float, index: int) -> int:
+            """A time of the joined audio as milliseconds of the call, kept inside its region."""
+            joined_at, call_at, length = places[index]
+            return (call_at + min(max(int(seconds * SAMPLE_RATE) - joined_at, 0), length)) * 1000 // SAMPLE_RATE
+
+        words: dict[int, list[TranscriptWord]] = {}  # region index -> its words: one segment per region
+        texts: dict[int, str] = {}  # region index -> its words as Whisper spells them (" l", "'île")
+        for result in results:
+            if result.no_speech_prob > _NO_SPEECH_PROB or result.avg_logprob < _LOG_PROB:
+                continue  # Whisper's own verdict: not speech, or words it is not sure of
+            for w in result.words or []:
+                if w.word.strip():
+                    index = piece((w.start + w.end) / 2)
+                    texts[index] = texts.get(index, "") + w.word
+                    start = in_call(w.start, index)
+                    words.setdefault(index, []).append(TranscriptWord(
+                        start_ms=start, end_ms=max(start, in_call(w.end, index)), text=w.word.strip(),
+                        probability=float(w.probability)))
+        found = [TranscriptSegment(id=0, channel=channel, speaker=f"channel-{channel}", start_ms=ws[0].start_ms,
+                                   end_ms=ws[-1].end_ms, text=texts[i].strip(), words=ws)
+                 for i, ws in sorted(words.items())]
+        log.info("asr: %d missed speech region(s) of channel %d decoded again: %d segment(s) kept",
+                 len(missed), channel, len(found))
+        return found
 
     @staticmethod
     def _segment(result, index: int, channel: int, offset_ms: int) -> TranscriptSegment | None:
@@ -217,6 +283,17 @@ class Transcriber:
             text=text,
             words=words,
         )
+
+
+def missed_speech(speech: Sequence[SpeechRegion], segments: Sequence[TranscriptSegment]) -> list[SpeechRegion]:
+    """The speech regions of at least MISSED_MIN_MS that the segments cover less than half of (segments, not
+    words: Whisper times a digit read out as a word of 0.1 s in a second of speech)."""
+    spans = [(s.start_ms, s.end_ms) for s in segments]
+
+    def covered(region: SpeechRegion) -> int:
+        return sum(max(0, min(end, region.end_ms) - max(start, region.start_ms)) for start, end in spans)
+
+    return [r for r in speech if r.end_ms - r.start_ms >= MISSED_MIN_MS and 2 * covered(r) < r.end_ms - r.start_ms]
 
 
 def whisper_device(setting: str) -> str:

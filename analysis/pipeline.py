@@ -207,8 +207,10 @@ class Pipeline:
         for channel in range(channels):
             run.progress("asr", _STARTS["asr"] + (_STARTS["diarization"] - _STARTS["asr"]) * channel / channels)
             # one segment per utterance: a pause inside a Whisper segment cuts it (dialogue.split_at_gaps)
-            segments = split_at_gaps(transcriber.transcribe(audio, channel, language, hints), rules.min_pause_ms)
-            per_channel.append(to_speech(segments, [r for r in speech if r.channel == channel]))
+            regions = [r for r in speech if r.channel == channel]
+            segments = split_at_gaps(transcriber.transcribe(audio, channel, language, hints, regions),
+                                     rules.min_pause_ms)
+            per_channel.append(to_speech(segments, regions))
         segments = merge_channels(per_channel)
         run.ran("asr", f"{len(segments)} segment(s)")
         run.models.append(transcriber.info)

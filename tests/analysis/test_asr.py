@@ -9,10 +9,12 @@ import time
 import numpy as np
 import pytest
 
-from callscope.analysis.asr import Transcriber, _windows
+from callscope.analysis.asr import MISSED_MIN_MS, Transcriber, _windows, missed_speech
 from callscope.analysis.decode import decode
 from callscope.analysis.models import embedded_name, embedded_whisper_dir, whisper_model_dir
-from callscope.analysis.types import Audio, language_code
+from callscope.analysis.result import TranscriptSegment
+from callscope.analysis.types import Audio, SpeechRegion, language_code
+from callscope.analysis.vad import detect_speech
 from callscope.config import Settings
 from tests.analysis.speech import ESPEAK, SENTENCES, SKIP_REASON, make_call, pad_to, silence, speak, wer, write
 
@@ -170,6 +172,37 @@ def test_stereo_call_is_transcribed_per_channel(transcriber, tmp_path):
     assert wer(agent.text, text_of(left)) < MAX_WER
     assert wer(caller.text, text_of(right)) < MAX_WER
     assert wer(caller.text, text_of(left)) > 0.7 and wer(agent.text, text_of(right)) > 0.7
+
+
+def test_missed_speech_is_speech_the_segments_leave_mostly_uncovered():
+    said = TranscriptSegment(id=0, channel=0, speaker="channel-0", start_ms=1000, end_ms=3000, text="Yes.", words=[])
+    inside, half_out, breath, alone = (SpeechRegion(0, 1200, 2800), SpeechRegion(0, 2500, 4000),
+                                       SpeechRegion(0, 5000, 5000 + MISSED_MIN_MS - 1), SpeechRegion(0, 6000, 7000))
+    assert missed_speech([inside, half_out, breath, alone], [said]) == [half_out, alone]
+    assert missed_speech([inside], []) == [inside]
+    assert missed_speech([], [said]) == []
+
+
+@needs_speech
+def test_missed_regions_are_decoded_on_their_own_at_their_own_times(transcriber):
+    call = make_call([0.5, SENTENCES[1], 2.0, SENTENCES[4], 1.5])
+    noise = silence(1.5, noise=0.003)
+    samples = np.concatenate([call.samples, noise])
+    regions = [SpeechRegion(0, start, end) for start, end, _ in call.sentences]
+    regions.append(SpeechRegion(0, len(call.samples) // 16, len(samples) // 16))  # a VAD false alarm
+    found = transcriber._transcribe_missed(samples, regions, 0, "en", None)
+    assert len(found) == 2  # one segment per region, none from the noise
+    for segment, (start, end, text) in zip(found, call.sentences):
+        assert segment.channel == 0 and segment.speaker == "channel-0"
+        assert start - 200 <= segment.start_ms <= segment.words[0].start_ms
+        assert segment.words[-1].end_ms <= segment.end_ms <= end + 200
+        assert wer(text, segment.text) < MAX_WER
+
+
+@needs_speech
+def test_speech_given_and_all_transcribed_changes_nothing(transcriber, segments, call):
+    audio = Audio((call.samples,))
+    assert transcriber.transcribe(audio, 0, "en", None, detect_speech(audio, 0)) == segments
 
 
 @pytest.mark.parametrize("noise", [0.0, 0.003], ids=["silence", "low-noise"])
