@@ -206,14 +206,21 @@ class Transcriber:
                     segments.append(segment)
         missed = missed_speech(speech, segments)
         if missed:
-            segments += self._transcribe_missed(samples, missed, channel, lang, hints)
+            segments += self._transcribe_missed(samples, missed, channel, lang, hints, segments)
             segments.sort(key=lambda s: s.start_ms)
             segments = [s.model_copy(update={"id": i}) for i, s in enumerate(segments)]
         return segments
 
     def _transcribe_missed(self, samples: np.ndarray, missed: Sequence[SpeechRegion], channel: int,
-                           language: str | None, hints: str | None) -> list[TranscriptSegment]:
-        """The missed regions decoded together, a second of silence apart, their times moved back to the call's."""
+                           language: str | None, hints: str | None,
+                           written: Sequence[TranscriptSegment] = ()) -> list[TranscriptSegment]:
+        """The missed regions decoded together, a second of silence apart, their times moved back to the call's;
+        a word mostly inside a word already `written` is that word again ("Bye" of a "Goodbye." whose last
+        syllable ran past its segment) and is left out."""
+        spans = [(w.start_ms, w.end_ms) for s in written for w in s.words]
+
+        def again(start: int, end: int) -> bool:
+            return 2 * sum(max(0, min(end, b) - max(start, a)) for a, b in spans) > end - start
         pieces, places = [], []  # places: (start in the joined audio, start in the call, length), in samples
         gap, pad, at = np.zeros(int(_MISSED_GAP_S * SAMPLE_RATE), dtype=np.float32), _MISSED_PAD_MS * SAMPLE_RATE // 1000, 0
         for region in missed:
@@ -228,9 +235,15 @@ class Transcriber:
                                            condition_on_previous_text=False)
 
         def piece(seconds: float) -> int:
-            """The missed region a time of the joined audio belongs to (a time in a gap: the region before)."""
+            """The missed region nearest to a time of the joined audio (Whisper times a region's first word into the
+            silence before it)."""
             sample = int(seconds * SAMPLE_RATE)
-            return max((i for i, p in enumerate(places) if p[0] <= sample), default=0)
+
+            def distance(place: tuple[int, int, int]) -> int:
+                joined_at, _, length = place
+                return max(joined_at - sample, sample - (joined_at + length), 0)
+
+            return min(range(len(places)), key=lambda i: distance(places[i]))
 
         def in_call(seconds: float, index: int) -> int:
             """A time of the joined audio as milliseconds of the call, kept inside its region."""
@@ -245,11 +258,13 @@ class Transcriber:
             for w in result.words or []:
                 if w.word.strip():
                     index = piece((w.start + w.end) / 2)
-                    texts[index] = texts.get(index, "") + w.word
                     start = in_call(w.start, index)
+                    end = max(start, in_call(w.end, index))
+                    if again(start, end):
+                        continue
+                    texts[index] = texts.get(index, "") + w.word
                     words.setdefault(index, []).append(TranscriptWord(
-                        start_ms=start, end_ms=max(start, in_call(w.end, index)), text=w.word.strip(),
-                        probability=float(w.probability)))
+                        start_ms=start, end_ms=end, text=w.word.strip(), probability=float(w.probability)))
         found = [TranscriptSegment(id=0, channel=channel, speaker=f"channel-{channel}", start_ms=ws[0].start_ms,
                                    end_ms=ws[-1].end_ms, text=texts[i].strip(), words=ws)
                  for i, ws in sorted(words.items())]

@@ -3,11 +3,22 @@ where it is not installed."""
 
 from __future__ import annotations
 
+import wave
 from importlib.util import find_spec
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from callscope.config import Settings
+
+
+@pytest.fixture(scope="session")
+def clips() -> np.ndarray:
+    """data/campplus_clips.wav (four 2.25 s clips of the pyannote.audio sample call, two of each speaker) as 16 kHz
+    float32: the CAM++ and segmentation-3.0 exports are checked against the torch models on it."""
+    with wave.open(str(Path(__file__).resolve().parent / "data" / "campplus_clips.wav")) as source:
+        return np.frombuffer(source.readframes(source.getnframes()), dtype=np.int16).astype(np.float32) / 32768
 
 
 @pytest.fixture(scope="module")

@@ -197,6 +197,8 @@ def test_missed_regions_are_decoded_on_their_own_at_their_own_times(transcriber)
         assert start - 200 <= segment.start_ms <= segment.words[0].start_ms
         assert segment.words[-1].end_ms <= segment.end_ms <= end + 200
         assert wer(text, segment.text) < MAX_WER
+    # words already written at those times are not written twice
+    assert transcriber._transcribe_missed(samples, regions, 0, "en", None, written=found[:1]) == found[1:]
 
 
 @needs_speech

