@@ -34,9 +34,9 @@ is then bounded by the window (about 300 MB at 5 min), whatever the length of th
 Missed speech: Whisper, reading a 30 s window as a whole, leaves out short turns that stand apart from the speech
 around them (on fr-dialogue-mono of benchmarks/real_speech.py it wrote every sentence of one voice and none of the
 digits the other voice read between them: one speaker found, DER 66 %). Given the channel's speech regions (the
-pipeline's VAD), `transcribe` decodes again, together and on their own, the regions that hold at least
-MISSED_MIN_MS of speech and that its segments cover less than half of, and keeps what Whisper is confident is speech
-(no_speech_prob and avg_logprob within Whisper's own thresholds).
+pipeline's VAD), `transcribe` decodes again, together and on their own, the regions of at least MISSED_MIN_MS that
+its segments (almost) do not touch, and keeps what Whisper is confident is speech (no_speech_prob and avg_logprob
+within Whisper's own thresholds) and is not a word already written at that time.
 """
 
 from __future__ import annotations
@@ -63,6 +63,9 @@ BEAM_SIZE = 5
 WINDOW_S = 300.0
 _CUT_SILENCE_MS = 500  # silences at least this long are where long audio is cut
 MISSED_MIN_MS = 400  # uncovered speech shorter than this is a breath, a click or a word's tail
+# A region whose segments cover more than this share of it was heard: Whisper ends a segment before the VAD does
+# (a synthetic "Goodbye." covered 36 % of its region, and decoded again it came back as "bye")
+MISSED_COVERED = 0.1
 _MISSED_GAP_S = 1.0  # the silence put between missed regions decoded together: each stays its own utterance
 _MISSED_PAD_MS = 150  # kept around a missed region: the VAD cuts close to a word's first and last sounds
 # Whisper's own "this is no speech" rule (faster-whisper's defaults), applied to what is decoded again
@@ -301,14 +304,15 @@ class Transcriber:
 
 
 def missed_speech(speech: Sequence[SpeechRegion], segments: Sequence[TranscriptSegment]) -> list[SpeechRegion]:
-    """The speech regions of at least MISSED_MIN_MS that the segments cover less than half of (segments, not
-    words: Whisper times a digit read out as a word of 0.1 s in a second of speech)."""
+    """The speech regions of at least MISSED_MIN_MS that the segments cover at most MISSED_COVERED of (segments,
+    not words: Whisper times a digit read out as a word of 0.1 s in a second of speech)."""
     spans = [(s.start_ms, s.end_ms) for s in segments]
 
     def covered(region: SpeechRegion) -> int:
         return sum(max(0, min(end, region.end_ms) - max(start, region.start_ms)) for start, end in spans)
 
-    return [r for r in speech if r.end_ms - r.start_ms >= MISSED_MIN_MS and 2 * covered(r) < r.end_ms - r.start_ms]
+    return [r for r in speech
+            if r.end_ms - r.start_ms >= MISSED_MIN_MS and covered(r) <= MISSED_COVERED * (r.end_ms - r.start_ms)]
 
 
 def whisper_device(setting: str) -> str:

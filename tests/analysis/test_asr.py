@@ -174,11 +174,13 @@ def test_stereo_call_is_transcribed_per_channel(transcriber, tmp_path):
     assert wer(caller.text, text_of(left)) > 0.7 and wer(agent.text, text_of(right)) > 0.7
 
 
-def test_missed_speech_is_speech_the_segments_leave_mostly_uncovered():
+def test_missed_speech_is_speech_the_segments_do_not_touch():
     said = TranscriptSegment(id=0, channel=0, speaker="channel-0", start_ms=1000, end_ms=3000, text="Yes.", words=[])
-    inside, half_out, breath, alone = (SpeechRegion(0, 1200, 2800), SpeechRegion(0, 2500, 4000),
-                                       SpeechRegion(0, 5000, 5000 + MISSED_MIN_MS - 1), SpeechRegion(0, 6000, 7000))
-    assert missed_speech([inside, half_out, breath, alone], [said]) == [half_out, alone]
+    inside, tail, edge, breath, alone = (
+        SpeechRegion(0, 1200, 2800), SpeechRegion(0, 2500, 4000),  # a segment ending early: heard
+        SpeechRegion(0, 2950, 3950),  # a segment's edge inside (5 %): not heard
+        SpeechRegion(0, 5000, 5000 + MISSED_MIN_MS - 1), SpeechRegion(0, 6000, 7000))
+    assert missed_speech([inside, tail, edge, breath, alone], [said]) == [edge, alone]
     assert missed_speech([inside], []) == [inside]
     assert missed_speech([], [said]) == []
 
