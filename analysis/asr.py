@@ -60,6 +60,7 @@ from .vad import detect_speech
 log = logging.getLogger(__name__)
 
 BEAM_SIZE = 5
+SEED = 0  # of the temperature fallback's sampling (transcribe)
 WINDOW_S = 300.0
 _CUT_SILENCE_MS = 500  # silences at least this long are where long audio is cut
 MISSED_MIN_MS = 400  # uncovered speech shorter than this is a breath, a click or a word's tail
@@ -188,6 +189,9 @@ class Transcriber:
             return []
         lang = self._language(language)
         extra = {"hotwords": hints} if hints and self._has_hotwords else {}
+        # the temperature fallback samples: one seed per call gives the same audio the same transcript, whatever the
+        # process transcribed before (it had made benchmark figures depend on the order of the clips)
+        ctranslate2.set_random_seed(SEED)
         segments: list[TranscriptSegment] = []
         for start, end in _windows(audio, channel, self.window_s):
             offset_ms = start * 1000 // SAMPLE_RATE
