@@ -225,6 +225,7 @@ class Transcriber:
         a word mostly inside a word already `written` is that word again ("Bye" of a "Goodbye." whose last
         syllable ran past its segment) and is left out."""
         spans = [(w.start_ms, w.end_ms) for s in written for w in s.words]
+        ctranslate2.set_random_seed(SEED)  # as transcribe: the same regions, the same words
 
         def again(start: int, end: int) -> bool:
             return 2 * sum(max(0, min(end, b) - max(start, a)) for a, b in spans) > end - start
