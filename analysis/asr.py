@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import ctranslate2
@@ -189,24 +190,13 @@ class Transcriber:
             return []
         lang = self._language(language)
         extra = {"hotwords": hints} if hints and self._has_hotwords else {}
-        # the temperature fallback samples: one seed per call gives the same audio the same transcript, whatever the
-        # process transcribed before (it had made benchmark figures depend on the order of the clips)
-        ctranslate2.set_random_seed(SEED)
+        if self._batched is not None:
+            extra["batch_size"] = self.batch_size
         segments: list[TranscriptSegment] = []
         for start, end in _windows(audio, channel, self.window_s):
             offset_ms = start * 1000 // SAMPLE_RATE
-            batched = {"batch_size": self.batch_size} if self._batched is not None else {}
-            results, _ = (self._batched or self.model).transcribe(
-                samples[start:end],
-                language=lang,
-                initial_prompt=hints or None,
-                beam_size=BEAM_SIZE,
-                word_timestamps=True,
-                vad_filter=True,
-                condition_on_previous_text=False,
-                **extra,
-                **batched,
-            )
+            results = self._decode(self._batched or self.model, samples[start:end], lang, hints, vad_filter=True,
+                                   **extra)
             for result in results:
                 segment = self._segment(result, len(segments), channel, offset_ms)
                 if segment is not None:
@@ -218,29 +208,33 @@ class Transcriber:
             segments = [s.model_copy(update={"id": i}) for i, s in enumerate(segments)]
         return segments
 
+    @staticmethod
+    def _decode(model, samples: np.ndarray, language: str | None, hints: str | None, **options):
+        """Whisper's segments of `samples` with the options every decode shares. Seeded first: the temperature
+        fallback samples, and one seed per decode gives the same audio the same transcript, whatever the process
+        transcribed before (it had made benchmark figures depend on the order of the clips)."""
+        ctranslate2.set_random_seed(SEED)
+        results, _ = model.transcribe(samples, language=language, initial_prompt=hints or None, beam_size=BEAM_SIZE,
+                                      word_timestamps=True, condition_on_previous_text=False, **options)
+        return results
+
     def _transcribe_missed(self, samples: np.ndarray, missed: Sequence[SpeechRegion], channel: int,
                            language: str | None, hints: str | None,
                            written: Sequence[TranscriptSegment] = ()) -> list[TranscriptSegment]:
         """The missed regions decoded together, a second of silence apart, their times moved back to the call's;
         a word mostly inside a word already `written` is that word again ("Bye" of a "Goodbye." whose last
         syllable ran past its segment) and is left out."""
-        spans = [(w.start_ms, w.end_ms) for s in written for w in s.words]
-        ctranslate2.set_random_seed(SEED)  # as transcribe: the same regions, the same words
-
-        def again(start: int, end: int) -> bool:
-            return 2 * sum(max(0, min(end, b) - max(start, a)) for a, b in spans) > end - start
+        written_words = _Spans((w.start_ms, w.end_ms) for s in written for w in s.words)
         pieces, places = [], []  # places: (start in the joined audio, start in the call, length), in samples
-        gap, pad, at = np.zeros(int(_MISSED_GAP_S * SAMPLE_RATE), dtype=np.float32), _MISSED_PAD_MS * SAMPLE_RATE // 1000, 0
+        gap = np.zeros(int(_MISSED_GAP_S * SAMPLE_RATE), dtype=np.float32)
+        pad, at = _MISSED_PAD_MS * SAMPLE_RATE // 1000, 0
         for region in missed:
             start = max(0, region.start_ms * SAMPLE_RATE // 1000 - pad)
             end = min(len(samples), region.end_ms * SAMPLE_RATE // 1000 + pad)
             pieces += [samples[start:end], gap]
             places.append((at, start, end - start))
             at += end - start + len(gap)
-        joined = np.concatenate(pieces)
-        results, _ = self.model.transcribe(joined, language=language, initial_prompt=hints or None,
-                                           beam_size=BEAM_SIZE, word_timestamps=True, vad_filter=False,
-                                           condition_on_previous_text=False)
+        results = self._decode(self.model, np.concatenate(pieces), language, hints, vad_filter=False)
 
         def piece(seconds: float) -> int:
             """The missed region nearest to a time of the joined audio (Whisper times a region's first word into the
@@ -268,8 +262,8 @@ class Transcriber:
                     index = piece((w.start + w.end) / 2)
                     start = in_call(w.start, index)
                     end = max(start, in_call(w.end, index))
-                    if again(start, end):
-                        continue
+                    if 2 * written_words.overlap_ms(start, end) > end - start:
+                        continue  # mostly inside a word already written: that word again
                     texts[index] = texts.get(index, "") + w.word
                     words.setdefault(index, []).append(TranscriptWord(
                         start_ms=start, end_ms=end, text=w.word.strip(), probability=float(w.probability)))
@@ -311,13 +305,24 @@ class Transcriber:
 def missed_speech(speech: Sequence[SpeechRegion], segments: Sequence[TranscriptSegment]) -> list[SpeechRegion]:
     """The speech regions of at least MISSED_MIN_MS that the segments cover at most MISSED_COVERED of (segments,
     not words: Whisper times a digit read out as a word of 0.1 s in a second of speech)."""
-    spans = [(s.start_ms, s.end_ms) for s in segments]
+    said = _Spans((s.start_ms, s.end_ms) for s in segments)
+    return [r for r in speech if r.end_ms - r.start_ms >= MISSED_MIN_MS
+            and said.overlap_ms(r.start_ms, r.end_ms) <= MISSED_COVERED * (r.end_ms - r.start_ms)]
 
-    def covered(region: SpeechRegion) -> int:
-        return sum(max(0, min(end, region.end_ms) - max(start, region.start_ms)) for start, end in spans)
 
-    return [r for r in speech
-            if r.end_ms - r.start_ms >= MISSED_MIN_MS and covered(r) <= MISSED_COVERED * (r.end_ms - r.start_ms)]
+class _Spans:
+    """Time spans (ms), sorted by start, for how much of another span they cover: only the spans that can reach
+    it are looked at (an hour's call has thousands of segments and regions)."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]]) -> None:
+        self._spans = sorted(spans)
+        self._starts = [start for start, _ in self._spans]
+        self._longest = max((end - start for start, end in self._spans), default=0)
+
+    def overlap_ms(self, start: int, end: int) -> int:
+        first = bisect_left(self._starts, start - self._longest)  # spans starting earlier end before `start`
+        return sum(max(0, min(end, b) - max(start, a))
+                   for a, b in self._spans[first:bisect_left(self._starts, end)])
 
 
 def whisper_device(setting: str) -> str:
