@@ -21,8 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .models import cpu_session, file_sha256, verified_embedded
-from .result import ModelUsed
+from .models import OnnxModel, verified_embedded
 from .types import SAMPLE_RATE
 
 EMBEDDED_MODEL = Path(__file__).resolve().parent / "models" / "campplus.onnx"
@@ -96,18 +95,15 @@ def features(wav: np.ndarray) -> np.ndarray:
     return feats - feats.mean(axis=0, keepdims=True) if len(feats) else feats
 
 
-class CamPlusPlus:
+class CamPlusPlus(OnnxModel):
     """The ONNX CAM++ model with its session; embeddings are L2-normalised float32 vectors of 192."""
 
-    def __init__(self, path: Path = EMBEDDED_MODEL, *, threads: int = 2, version: str | None = None) -> None:
-        self.path = Path(path)
-        self._session, self._input = cpu_session(self.path, threads)
-        self.info = ModelUsed(stage="speaker-embedding", name=f"CAM++ ({self.path.name})",
-                              version=version or file_sha256(self.path)[:12])
+    STAGE = "speaker-embedding"
+    TITLE = "CAM++"
 
     def embed_features(self, feats: np.ndarray) -> np.ndarray:
         """Raw (unnormalised) embeddings of a batch of mean-normalised features (n, frames, 80) -> (n, 192)."""
-        return self._session.run(None, {self._input: np.asarray(feats, dtype=np.float32)})[0]
+        return self._run(np.asarray(feats, dtype=np.float32))
 
     def embed(self, wav: np.ndarray) -> np.ndarray:
         """The L2-normalised embedding (192,) of one segment of 16 kHz mono float32 audio (at least 25 ms)."""

@@ -38,8 +38,9 @@ each speaker's segments into that speaker's own activity, with the same `timing.
 segments follow their voice: turns start and end where the voice does, and two speakers' segments overlap where
 they talk at once. Words keep the speaker of their nearest window: giving each word the speaker most active in its
 span instead did as well on the "fit" Spanish dialogue and worse on the synthetic calls (WER 7.0 % -> 7.6 %: a
-segment's first words, timed by Whisper into the silence before it, went to the previous speaker). With one voice found the segmentation is not run: there are no turns to place, and its speech, wider
-than Silero's, only added false alarm on the one-voice "fit" clips (DER 3.6, 0.6, 1.2 % -> 4.2, 0.8, 3.1 %).
+segment's first words, timed by Whisper into the silence before it, went to the previous speaker). With one voice
+found the segmentation is not run: there are no turns to place, and its speech, wider than Silero's, only added
+false alarm on the one-voice "fit" clips (DER 3.6, 0.6, 1.2 % -> 4.2, 0.8, 3.1 %).
 
 How overlap reaches the result: a transcript word keeps one speaker, and a segment is words. Overlap shows as
 segments of two speakers overlapping in time, each spanning its own words' voice; no segment without words is
@@ -50,8 +51,9 @@ speech stays unscored in DER (missed). Measured (`benchmarks/real_speech.py`, no
 12.0 % -> 8.4 %. The French dialogue (report) was one speaker: the second voice's words (digits read out between
 the first voice's sentences) were not in the transcript (Whisper left them out), and its 7 windows of 18 were tied
 to the other voice's by the affinity pruning, which kept 14 neighbours per row. Now the transcription decodes the
-speech it missed again (asr.py), and the pruning keeps at most half the windows per row: 2 speakers, DER 66.8 % ->
-47.7 % (what is left is mostly the pauses between digits, which the reference counts as speech). On one-voice
+speech it missed again (asr.py), and the pruning keeps at most half the windows per row: 2 speakers, DER 66.0 % ->
+48.8 % (what is left is mostly reference speech with no words: missed 37.5 %; each digit group is marked from its
+first digit to its last, and Whisper's words of isolated digits are short). On one-voice
 recordings the cap changed nothing that matters: the six read clips cut to 8-25 s, 84 pieces, split one into two
 voices, against two before.
 

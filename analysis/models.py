@@ -30,11 +30,13 @@ from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
 
+import numpy as np
 import onnxruntime as ort
 
 from callscope.config import Settings
 
 from .joined_file import JoinedFile
+from .result import ModelUsed
 
 DEFAULT_WHISPER = "base"
 _REQUIRED = ("config.json", "model.bin")
@@ -151,11 +153,24 @@ def verified_embedded(path: Path, sha256: str, what: str) -> str:
     return digest
 
 
-def cpu_session(path: Path, threads: int) -> tuple[ort.InferenceSession, str]:
-    """An ONNX model on the CPU with `threads` intra-op threads (one inter-op: the stages parallelise
-    themselves), and the name of its one input."""
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    return session, session.get_inputs()[0].name
+class OnnxModel:
+    """An embedded ONNX model of one input on the CPU, with `threads` intra-op threads (one inter-op: the stages
+    parallelise themselves), and what the results say of it (`info`: STAGE, TITLE and the file's name, `version`
+    or the file's sha256)."""
+
+    STAGE = ""
+    TITLE = ""
+
+    def __init__(self, path: Path, *, threads: int = 2, version: str | None = None) -> None:
+        self.path = Path(path)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
+        self._input = self._session.get_inputs()[0].name
+        self.info = ModelUsed(stage=self.STAGE, name=f"{self.TITLE} ({self.path.name})",
+                              version=version or file_sha256(self.path)[:12])
+
+    def _run(self, batch: np.ndarray) -> np.ndarray:
+        """The model's one output for one input batch."""
+        return self._session.run(None, {self._input: batch})[0]

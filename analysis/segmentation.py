@@ -20,8 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .models import cpu_session, file_sha256, verified_embedded
-from .result import ModelUsed
+from .models import OnnxModel, verified_embedded
 
 EMBEDDED_MODEL = Path(__file__).resolve().parent / "models" / "segmentation-3.0.onnx"
 EMBEDDED_SHA256 = "80d2141640e63ce75daedc4399f1e624ee378a2e31d49ff2a09021b74ffe3c80"
@@ -78,18 +77,15 @@ def frame_ms(frame: int | np.ndarray) -> np.ndarray:
     return (np.asarray(frame) * FRAME_SAMPLES + (RECEPTIVE_SAMPLES - FRAME_SAMPLES) // 2) / 16
 
 
-class Segmenter:
+class Segmenter(OnnxModel):
     """The ONNX segmentation model with its session."""
 
-    def __init__(self, path: Path = EMBEDDED_MODEL, *, threads: int = 2, version: str | None = None) -> None:
-        self.path = Path(path)
-        self._session, self._input = cpu_session(self.path, threads)
-        self.info = ModelUsed(stage="speaker-segmentation", name=f"pyannote segmentation-3.0 ({self.path.name})",
-                              version=version or file_sha256(self.path)[:12])
+    STAGE = "speaker-segmentation"
+    TITLE = "pyannote segmentation-3.0"
 
     def log_probs(self, chunks: np.ndarray) -> np.ndarray:
         """Powerset log-probabilities (n, frames, 7) of 16 kHz mono float32 chunks (n, samples)."""
-        return self._session.run(None, {self._input: np.asarray(chunks, dtype=np.float32)[:, None, :]})[0]
+        return self._run(np.asarray(chunks, dtype=np.float32)[:, None, :])
 
     def activity(self, wav: np.ndarray, step_frames: int = STEP_FRAMES) -> ChunkActivity:
         """Local speaker activity of the chunks of `wav` (16 kHz mono float32), see `chunk_starts`."""

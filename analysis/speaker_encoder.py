@@ -21,8 +21,7 @@ import numpy as np
 
 from callscope.config import Settings
 
-from .models import cpu_session, file_sha256, verified_embedded
-from .result import ModelUsed
+from .models import OnnxModel, verified_embedded
 from .types import SAMPLE_RATE
 
 EMBEDDED_MODEL = Path(__file__).resolve().parent / "models" / "voice_encoder.onnx"
@@ -106,21 +105,18 @@ def partial_slices(n_samples: int, rate: float = 1.3, min_coverage: float = 0.75
     return starts
 
 
-class SpeakerEncoder:
+class SpeakerEncoder(OnnxModel):
     """The ONNX voice encoder with its session; embeddings are L2-normalised float32 vectors of 256."""
 
-    def __init__(self, path: Path, *, threads: int = 2, version: str | None = None) -> None:
-        self.path = Path(path)
-        self._session, self._input = cpu_session(self.path, threads)
-        self.info = ModelUsed(stage="speaker-embedding", name=f"GE2E voice encoder ({self.path.name})",
-                              version=version or file_sha256(self.path)[:12])
+    STAGE = "speaker-embedding"
+    TITLE = "GE2E voice encoder"
 
     def embed_mels(self, mels: np.ndarray, batch: int = 64) -> np.ndarray:
         """Embeddings of partial utterances `mels` (n, 160, 40) -> (n, 256)."""
         mels = np.asarray(mels, dtype=np.float32)
         if len(mels) == 0:
             return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
-        parts = [self._session.run(None, {self._input: mels[i : i + batch]})[0] for i in range(0, len(mels), batch)]
+        parts = [self._run(mels[i : i + batch]) for i in range(0, len(mels), batch)]
         return np.concatenate(parts).astype(np.float32)
 
     def embed_partials(self, wav: np.ndarray, starts: list[int]) -> np.ndarray:
