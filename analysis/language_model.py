@@ -132,16 +132,6 @@ class Request:
                 f"{self.generated_tokens} generated, {self.seconds:.2f} s")
 
 
-def common_prefix(a: list[int], b: list[int]) -> int:
-    """How many tokens two token lists share from the start (what llama.cpp's KV cache can reuse)."""
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 class _GrammarFirstSampler:
     """Greedy sampling under a grammar that filters the vocabulary only when it must.
 
@@ -253,7 +243,7 @@ class LlamaCppModel:
                 prompt = list(self._llama._input_ids[: usage.get("prompt_tokens", 0)])
         except ValueError as exc:  # e.g. "Requested tokens (9000) exceed context window of 8192"
             raise LanguageModelError(f"{self.path.name}: {exc}") from exc
-        self.last_request = Request(len(prompt), common_prefix(cached, prompt), usage.get("completion_tokens", 0),
+        self.last_request = Request(len(prompt), self._llama.longest_token_prefix(cached, prompt), usage.get("completion_tokens", 0),
                                     seconds)
         log.debug("%s", self.last_request)
         choice = reply["choices"][0]
