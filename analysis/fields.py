@@ -18,10 +18,11 @@ add one); without a model the value is null.
 The language model (when given) proposes boolean, string and enum values with a JSON schema, a boolean with
 the transcript words that state it. Every field it is asked about (to propose a value, or to choose among the
 mentions) is asked in one request (`ask_model`): the transcript prefix, the chat template and the instruction are
-evaluated once, not once per field; a model that fails leaves those fields null. A string or enum value is kept only when it (or its spoken form) is
-said in the transcript (`where_said`), and its evidence is where it is said (asked for a quote too, the small
-model often quoted the wrong line). A boolean has no words of its own: it is kept only when the words the model quotes are in
-the transcript (`evidence.quote_in_transcript`), and they are its evidence.
+evaluated once, not once per field; a model that fails leaves those fields null. A string or enum value is kept
+only when it (or its spoken form) is said in the transcript (`where_said`), and its evidence is where it is said
+(asked for a quote too, the small model often quoted the wrong line). A boolean has no words of its own: it is
+kept only when the words the model quotes are in the transcript (`evidence.quote_in_transcript`), and they are its
+evidence.
 """
 
 from __future__ import annotations
