@@ -8,9 +8,9 @@ A goal (callscope.resources.kinds.Goal) is **met** when at least one piece of ev
    goal's name and description (the description with role words such as "the agent" taken out: it is an
    instruction, the sentences are speech). A segment counts as a whole too, for meaning spread over its
    sentences. ``min_similarity`` unset is ``SIMILARITY_THRESHOLD``; 1 turns matching by meaning off.
-   A goal whose name or description names a speech act said in set phrases (a greeting, an introduction, an
-   offer of further help, a closing, an apology, thanks: goal_examples.py) is also matched against example
-   utterances of that act, at least ``EXAMPLE_THRESHOLD`` similar (moved by as much as ``min_similarity``
+   A goal without phrases whose name or description names a speech act said in set phrases (a greeting, an
+   introduction, an offer of further help, a closing, an apology, thanks: goal_examples.py) is also matched against
+   example utterances of that act, at least ``EXAMPLE_THRESHOLD`` similar (moved by as much as ``min_similarity``
    moves the goal's own bar); the explanation names the example.
 2. **Speaker**: with ``speaker: agent`` (or customer) only what a speaker whose role (the ``roles`` input,
    speaker label -> agent/customer/unknown) is that role counts; an unknown role does not.
@@ -158,11 +158,18 @@ def phrase_findings(goal: Goal, segments: Sequence[TranscriptSegment], roles: Ma
     return findings
 
 
+def acts_of(goal: Goal) -> list[tuple[Act, str]]:
+    """(act, example) of the acts the goal names; none for a goal with phrases: its phrases say how it is said, and
+    an act's examples would meet it with what it does not ask for (benchmarks/accuracy.py: "Hello, this is Acme."
+    met "The agent thanks the caller for calling and gives their name" as a greeting; goal verdicts 100 % -> 58 %)."""
+    return [] if goal.phrases else examples(goal.name, goal.description)
+
+
 def queries(goal: Goal) -> list[str]:
     """The texts a goal is matched against by meaning: its own text and the examples of the acts it names."""
     if threshold_of(goal.min_similarity, SIMILARITY_THRESHOLD) is None:
         return []
-    return [query_text(goal.name, goal.description)] + [text for _, text in examples(goal.name, goal.description)]
+    return [query_text(goal.name, goal.description)] + [text for _, text in acts_of(goal)]
 
 
 def _closest(unit_text: str, similarity: float, threshold: float,
@@ -185,7 +192,7 @@ def meaning_findings(goal: Goal, roles: Mapping[str, str], similarities: Similar
     threshold = threshold_of(goal.min_similarity, SIMILARITY_THRESHOLD)
     if threshold is None or similarities.embedder is None:
         return []
-    acts = examples(goal.name, goal.description)
+    acts = acts_of(goal)
     example_rows = [similarities(text) for _, text in acts]
     findings = []
     for i, (unit, similarity) in enumerate(zip(similarities.units,
@@ -245,7 +252,7 @@ def not_met_explanation(goal: Goal, findings: Sequence[Finding], roles: Mapping[
     meaning = by_meaning and threshold_of(goal.min_similarity, SIMILARITY_THRESHOLD) is not None
     wanted = " or ".join(f'"{p}"' for p in goal.phrases)
     what = [f"says {wanted}"] if wanted else []
-    acts = " or ".join(dict.fromkeys(act.name for act, _ in examples(goal.name, goal.description)))
+    acts = " or ".join(dict.fromkeys(act.name for act, _ in acts_of(goal)))
     what += ["is close in meaning to the goal" + (f" or to an example of {acts}" if acts else "")] if meaning else []
     if not what:
         return "Not met: nothing can show it: the goal has no phrases and no text model matched it by meaning."
