@@ -35,8 +35,10 @@ Missed speech: Whisper, reading a 30 s window as a whole, leaves out short turns
 around them (on fr-dialogue-mono of benchmarks/real_speech.py it wrote every sentence of one voice and none of the
 digits the other voice read between them: one speaker found, DER 66 %). Given the channel's speech regions (the
 pipeline's VAD), `transcribe` decodes again, together and on their own, the regions of at least MISSED_MIN_MS that
-its segments (almost) do not touch, and keeps what Whisper is confident is speech (no_speech_prob and avg_logprob
-within Whisper's own thresholds) and is not a word already written at that time.
+its segments (almost) do not touch, and keeps what Whisper is confident is speech (no_speech_prob, avg_logprob and
+compression ratio within Whisper's own thresholds) and is not a word already written at that time. That second
+decode is at temperature 0 only: Whisper's fallback to five higher temperatures for what fails those rules made a
+35 s French dialogue cost 73 s of transcription on 2 CPUs (10.5 s without it), and kept nothing.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ _MISSED_PAD_MS = 150  # kept around a missed region: the VAD cuts close to a wor
 # Whisper's own "this is no speech" rule (faster-whisper's defaults), applied to what is decoded again
 _NO_SPEECH_PROB = 0.6
 _LOG_PROB = -1.0
+_COMPRESSION_RATIO = 2.4
 
 
 def model_info(model_dir: Path, compute_type: str) -> ModelUsed:
@@ -124,9 +127,11 @@ class Transcriber:
         device: str = "cpu",
         window_s: float = WINDOW_S,
         batch_size: int = 0,
+        beam_size: int = BEAM_SIZE,
     ):
         self.model_dir = Path(model_dir)
         self.window_s = window_s
+        self.beam_size = beam_size
         self.model = faster_whisper.WhisperModel(
             str(self.model_dir),
             device=device,
@@ -208,13 +213,13 @@ class Transcriber:
             segments = [s.model_copy(update={"id": i}) for i, s in enumerate(segments)]
         return segments
 
-    @staticmethod
-    def _decode(model, samples: np.ndarray, language: str | None, hints: str | None, **options):
+    def _decode(self, model, samples: np.ndarray, language: str | None, hints: str | None, **options):
         """Whisper's segments of `samples` with the options every decode shares. Seeded first: the temperature
         fallback samples, and one seed per decode gives the same audio the same transcript, whatever the process
         transcribed before (it had made benchmark figures depend on the order of the clips)."""
         ctranslate2.set_random_seed(SEED)
-        results, _ = model.transcribe(samples, language=language, initial_prompt=hints or None, beam_size=BEAM_SIZE,
+        results, _ = model.transcribe(samples, language=language, initial_prompt=hints or None,
+                                      beam_size=self.beam_size,
                                       word_timestamps=True, condition_on_previous_text=False, **options)
         return results
 
@@ -234,7 +239,10 @@ class Transcriber:
             pieces += [samples[start:end], gap]
             places.append((at, start, end - start))
             at += end - start + len(gap)
-        results = self._decode(self.model, np.concatenate(pieces), language, hints, vad_filter=False)
+        # temperature 0 only: Whisper's fallback re-decodes what fails its rules at five higher temperatures, and
+        # what fails them here is left out anyway (fr-dialogue-mono: 11 s of missed speech cost 64 s, none kept)
+        results = self._decode(self.model, np.concatenate(pieces), language, hints, vad_filter=False,
+                               temperature=0.0)
 
         def piece(seconds: float) -> int:
             """The missed region nearest to a time of the joined audio (Whisper times a region's first word into the
@@ -255,8 +263,9 @@ class Transcriber:
         words: dict[int, list[TranscriptWord]] = {}  # region index -> its words: one segment per region
         texts: dict[int, str] = {}  # region index -> its words as Whisper spells them (" l", "'île")
         for result in results:
-            if result.no_speech_prob > _NO_SPEECH_PROB or result.avg_logprob < _LOG_PROB:
-                continue  # Whisper's own verdict: not speech, or words it is not sure of
+            if (result.no_speech_prob > _NO_SPEECH_PROB or result.avg_logprob < _LOG_PROB
+                    or result.compression_ratio > _COMPRESSION_RATIO):
+                continue  # Whisper's own verdict: not speech, words it is not sure of, or a loop of repeats
             for w in result.words or []:
                 if w.word.strip():
                     index = piece((w.start + w.end) / 2)
@@ -333,11 +342,12 @@ def whisper_device(setting: str) -> str:
 
 
 def transcriber_from_settings(settings: Settings) -> Transcriber:
-    """The Transcriber the settings describe: model directory, compute type, threads, device, batch size."""
+    """The Transcriber the settings describe: model directory, compute type, threads, device, batch and beam size."""
     return Transcriber(
         whisper_model_dir(settings),
         compute_type=settings.whisper_compute_type,
         threads=settings.analysis_threads,
         device=whisper_device(settings.whisper_device),
         batch_size=settings.whisper_batch_size,
+        beam_size=settings.whisper_beam_size,
     )

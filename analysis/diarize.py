@@ -417,6 +417,65 @@ def label_speech(audio: Audio, speech_regions: list[SpeechRegion], encoder: Spea
     return windows, cluster(smooth(windows, embeddings), weak, threshold, max_speakers)
 
 
+@dataclass(frozen=True)
+class SpeakerTurns:
+    """Who speaks when in a mono call, found from its audio alone (the pipeline asks for them while Whisper
+    transcribes); `assign` gives the transcript's words to them."""
+
+    windows: list[Window]
+    labels: np.ndarray  # the speaker (0..k-1) of each window
+    activity: sa.SpeakerActivity | TurnActivity | None  # each speaker's own speech, where it was measured
+    model: ModelUsed
+    method: str
+    threshold: float = 0.0
+    segmentation: ModelUsed | None = None  # the segmentation model, when it placed the turns
+
+
+def find_turns(
+    audio: Audio,
+    speech_regions: list[SpeechRegion],
+    encoder: SpeakerEncoder | CamPlusPlus,
+    threshold: float = DEFAULT_THRESHOLD,
+    max_speakers: int = MAX_SPEAKERS,
+    segmenter: Segmenter | None = None,
+) -> SpeakerTurns:
+    """The speakers of a mono call from its audio: `speech_regions` are channel 0's VAD regions; `encoder` the GE2E
+    encoder or the CAM++ model (`label_speech`); `segmenter` (with CAM++ only): the segmentation model that places
+    the turns and finds overlapped speech."""
+    windows, labels = label_speech(audio, speech_regions, encoder, threshold, max_speakers)
+    campplus = isinstance(encoder, CamPlusPlus)
+    # one voice has no turns to place: the segmentation's wider speech would only add false alarm (fit clips)
+    placed = campplus and segmenter is not None and len(labels) > 0 and labels.max() > 0
+    activity = speaker_activity(audio, windows, labels, segmenter) if placed else None
+    return SpeakerTurns(windows, labels, activity, encoder.info, "campplus" if campplus else "ge2e", threshold,
+                        segmenter.info if placed else None)
+
+
+def pipeline_turns(turns: list[Turn], model: ModelUsed) -> SpeakerTurns:
+    """The turns of a diarization pipeline (pyannote.audio's) as SpeakerTurns: 1.5 s windows laid over each turn,
+    for the words to take the speaker of the nearest, and each speaker's turns as its activity."""
+    speakers = list(dict.fromkeys(t.speaker for t in turns))  # first to speak first
+    placed = sorted(((w, speakers.index(t.speaker)) for t in turns
+                     for w in campplus_windows([SpeechRegion(0, t.start_ms, t.end_ms)])),
+                    key=lambda item: item[0].center_ms)
+    activity = TurnActivity(tuple(tuple((t.start_ms, t.end_ms) for t in turns if t.speaker == name)
+                                  for name in speakers))
+    return SpeakerTurns([w for w, _ in placed], np.array([label for _, label in placed], dtype=int), activity,
+                        model, "pyannote")
+
+
+def assign(segments: list[TranscriptSegment], turns: SpeakerTurns) -> tuple[list[TranscriptSegment],
+                                                                            DiarizationInfo]:
+    """The segments of a mono call relabelled by speaker (split where the speaker changes; `relabel`), and what
+    was found. The input segments are not changed."""
+    dialogue = relabel(segments, turns.windows, turns.labels, turns.activity)
+    found = int(turns.labels.max() + 1) if len(turns.labels) else 1
+    return dialogue, DiarizationInfo(
+        speakers=len({s.speaker for s in dialogue}) if dialogue else found, windows=len(turns.windows),
+        threshold=turns.threshold, model=turns.model, method=turns.method, segmentation=turns.segmentation,
+        overlap_ms=turns.activity.overlap_ms() if turns.activity is not None else 0)
+
+
 def diarize_mono(
     audio: Audio,
     speech_regions: list[SpeechRegion],
@@ -426,23 +485,8 @@ def diarize_mono(
     max_speakers: int = MAX_SPEAKERS,
     segmenter: Segmenter | None = None,
 ) -> tuple[list[TranscriptSegment], DiarizationInfo]:
-    """The segments of a mono call relabelled by speaker (split where the speaker changes), and what was found.
-
-    `speech_regions` are channel 0's VAD regions; `encoder` the GE2E encoder or the CAM++ model (`label_speech`);
-    `segmenter` (with CAM++ only): the segmentation model that places the turns and finds overlapped speech.
-    The input segments are not changed.
-    """
-    windows, labels = label_speech(audio, speech_regions, encoder, threshold, max_speakers)
-    campplus = isinstance(encoder, CamPlusPlus)
-    # one voice has no turns to place: the segmentation's wider speech would only add false alarm (fit clips)
-    placed = campplus and segmenter is not None and len(labels) > 0 and labels.max() > 0
-    activity = speaker_activity(audio, windows, labels, segmenter) if placed else None
-    dialogue = relabel(segments, windows, labels, activity)
-    speakers = len({s.speaker for s in dialogue}) if dialogue else int(labels.max() + 1 if len(labels) else 1)
-    return dialogue, DiarizationInfo(
-        speakers=speakers, windows=len(windows), threshold=threshold, model=encoder.info,
-        method="campplus" if campplus else "ge2e", segmentation=segmenter.info if activity is not None else None,
-        overlap_ms=activity.overlap_ms() if activity is not None else 0)
+    """`find_turns` then `assign`, for a transcript that exists already."""
+    return assign(segments, find_turns(audio, speech_regions, encoder, threshold, max_speakers, segmenter))
 
 
 def diarize_turns(segments: list[TranscriptSegment], turns: list[Turn], model: ModelUsed) -> tuple[
@@ -450,14 +494,4 @@ def diarize_turns(segments: list[TranscriptSegment], turns: list[Turn], model: M
     """The segments of a mono call relabelled by the turns of a diarization pipeline (pyannote.audio's): each word
     takes the speaker of the nearest of the 1.5 s windows laid over the turns, and each speaker's segments follow
     that speaker's turns (overlapped speech included), as `diarize_mono` does with its own clusters."""
-    speakers = list(dict.fromkeys(t.speaker for t in turns))  # first to speak first
-    placed = sorted(((w, speakers.index(t.speaker)) for t in turns
-                     for w in campplus_windows([SpeechRegion(0, t.start_ms, t.end_ms)])),
-                    key=lambda item: item[0].center_ms)
-    windows, labels = [w for w, _ in placed], np.array([label for _, label in placed], dtype=int)
-    activity = TurnActivity(tuple(tuple((t.start_ms, t.end_ms) for t in turns if t.speaker == name)
-                                  for name in speakers))
-    dialogue = relabel(segments, windows, labels, activity)
-    return dialogue, DiarizationInfo(
-        speakers=len({s.speaker for s in dialogue}) if dialogue else max(len(speakers), 1), windows=len(windows),
-        threshold=0.0, model=model, method="pyannote", overlap_ms=activity.overlap_ms())
+    return assign(segments, pipeline_turns(turns, model))

@@ -324,15 +324,18 @@ class SpeakerAnalyzer:
         """The model key of this analyzer's voiceprints (`model_id`); others' voiceprints are not compared."""
         return model_id(self.encoder)
 
+    def turns(self, audio: Audio, regions: list[SpeechRegion]) -> diarize.SpeakerTurns:
+        """Who speaks when in a mono call, from its audio alone (`diarize.find_turns`; `diarize.pipeline_turns` with
+        the pyannote.audio pipeline): the pipeline asks for them while Whisper transcribes."""
+        if isinstance(self._diarizer, PyannotePipeline):
+            return diarize.pipeline_turns(self._diarizer.turns(np.asarray(audio.channels[0])), self._diarizer.info)
+        return diarize.find_turns(audio, regions, self._diarizer, self.diarization_threshold,
+                                  segmenter=self._segmenter)
+
     def diarize(self, audio: Audio, regions: list[SpeechRegion], segments: list[TranscriptSegment]) -> tuple[
             list[TranscriptSegment], diarize.DiarizationInfo]:
-        """A mono call's segments by speaker (see `diarize.diarize_mono`; `diarize.diarize_turns` with the
-        pyannote.audio pipeline)."""
-        if isinstance(self._diarizer, PyannotePipeline):
-            return diarize.diarize_turns(segments, self._diarizer.turns(np.asarray(audio.channels[0])),
-                                         self._diarizer.info)
-        return diarize.diarize_mono(audio, regions, segments, self._diarizer, self.diarization_threshold,
-                                    segmenter=self._segmenter)
+        """A mono call's segments by speaker: its `turns`, and the words given to them (`diarize.assign`)."""
+        return diarize.assign(segments, self.turns(audio, regions))
 
     def speakers(self, audio: Audio, dialogue: list[TranscriptSegment], voices: list[KnownVoice] | None = None,
                  agent_channel: int | None = 0) -> list[IdentifiedSpeaker]:

@@ -194,6 +194,10 @@ class Settings(BaseSettings):
     whisper_batch_size: int = Field(
         0, ge=0, description="Batch size of faster-whisper's batched inference (GPUs); 0: sequential decoding."
     )
+    whisper_beam_size: int = Field(
+        5, ge=1, le=10, description="Beam width of Whisper's decoding: 1 is greedy (faster on a CPU, more misheard "
+        "words), 5 faster-whisper's and Whisper's own default.",
+    )
     whisper_device: Literal["auto", "cpu", "cuda"] = Field(
         "auto", description="Device of the Whisper model; auto: CUDA when CTranslate2 sees a GPU, else CPU."
     )

@@ -9,6 +9,7 @@ the 2-minute maximum), after the agent's hold segment.
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from callscope import cli as cli_module
+from callscope.analysis import vad
+from callscope.analysis.decode import decode
 from callscope.analysis.pipeline import AnalysisError, Pipeline
 from callscope.analysis.result import EMOTIONS, AnalysisResult
 from callscope.cli import main
@@ -202,6 +205,44 @@ def test_a_mono_call_of_two_voices_is_split_into_two_speakers(pipeline, tmp_path
     assert result.channels == 1
     assert len({s.speaker for s in result.segments}) == 2 and len(result.speakers) == 2
     assert {s.name: s.ran for s in result.stages}["diarization"]
+
+
+def test_a_mono_call_s_speaker_turns_are_found_while_whisper_transcribes(pipeline, tmp_path):
+    """The turns need the audio only: they are asked for before the transcript exists, and the result is the
+    same as diarizing the finished transcript."""
+    from callscope.analysis import diarize
+    from tests.analysis.voices import VOICE_PAIRS, conversation, dialogue_lines
+
+    analyzer, transcriber = pipeline._model("speakers"), pipeline.transcriber
+    asked = threading.Event()
+
+    class Watched:  # the real models; the transcriber notes whether the turns were asked for before it began
+        def turns(self, *args):
+            asked.set()
+            return analyzer.turns(*args)
+
+        def __getattr__(self, name):
+            return getattr(analyzer, name)
+
+    class Transcriber:
+        def __getattr__(self, name):
+            return getattr(transcriber, name)
+
+        def transcribe(self, *args):
+            assert asked.wait(timeout=30), "the transcription began before the speaker turns were asked for"
+            return transcriber.transcribe(*args)
+
+    call = conversation(VOICE_PAIRS[0], dialogue_lines(4))
+    path = speech.write(tmp_path / "mono.wav", [call.samples])
+    watched = Pipeline(Settings(llm_enabled=False), transcriber=Transcriber(), speakers=Watched(),
+                       embedder=pipeline._model("embedder"), llm=None)
+    result = watched.run(path)
+    assert asked.is_set() and len({s.speaker for s in result.segments}) == 2
+    plain = Pipeline(Settings(llm_enabled=False), transcriber=transcriber, speakers=None,
+                     embedder=pipeline._model("embedder"), llm=None).run(path)
+    speech_regions = [r for r in vad.call_speech(decode(path)) if r.channel == 0]
+    expected, _ = diarize.assign(plain.segments, analyzer.turns(decode(path), speech_regions))
+    assert [(s.speaker, s.text) for s in result.segments] == [(s.speaker, s.text) for s in expected]
 
 
 @pytest.fixture(scope="module")
