@@ -204,6 +204,25 @@ def test_missed_regions_are_decoded_on_their_own_at_their_own_times(transcriber)
 
 
 @needs_speech
+def test_missed_speech_is_decoded_once_without_the_temperature_fallback(transcriber, monkeypatch):
+    """What fails Whisper's rules is left out of the missed-speech pass, so re-decoding it at five higher
+    temperatures (a 35 s French dialogue: 64 s for nothing kept) is skipped; the first pass keeps the fallback."""
+    temperatures: list = []
+    real = transcriber.model.transcribe
+
+    def noted(*args, **kwargs):
+        temperatures.append(kwargs.get("temperature", "fallback"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(transcriber.model, "transcribe", noted)
+    call = make_call([0.5, SENTENCES[1], 1.5])
+    regions = [SpeechRegion(0, start, end) for start, end, _ in call.sentences]
+    transcriber.transcribe(Audio((call.samples,)), 0, "en", None, regions)
+    transcriber._transcribe_missed(call.samples, regions, 0, "en", None)
+    assert temperatures == ["fallback", 0.0]
+
+
+@needs_speech
 def test_speech_given_and_all_transcribed_changes_nothing(transcriber, segments, call):
     audio = Audio((call.samples,))
     assert transcriber.transcribe(audio, 0, "en", None, detect_speech(audio, 0)) == segments
