@@ -1,6 +1,7 @@
-"""The analysis pipeline on one recording: decode → VAD per channel → ASR per channel → diarization (by channel
-for stereo, by speaker embeddings for mono) → speaker identification (roles, enrolled operators) → emotions →
-pauses → characteristics → goals, categories, extracted fields → summary.
+"""The analysis pipeline on one recording: decode → VAD per channel → language → ASR per channel, beside it a mono
+call's speaker turns from its audio → diarization (by channel for stereo; the words given to the turns for mono) →
+speaker identification (roles, enrolled operators) → emotions → pauses → characteristics → goals, categories,
+extracted fields → summary.
 
 The stages are pure functions over audio and segments (the modules beside this one), each returning a part of the
 one result model (result.py); this class only owns the models they need, runs them in order and assembles the
