@@ -132,6 +132,7 @@ class Transcriber:
         self.model_dir = Path(model_dir)
         self.window_s = window_s
         self.beam_size = beam_size
+        self.device = device  # "cpu" or "cuda": the pipeline finds a mono call's turns beside a GPU's transcription
         self.model = faster_whisper.WhisperModel(
             str(self.model_dir),
             device=device,

@@ -1,7 +1,7 @@
-"""The analysis pipeline on one recording: decode → VAD per channel → language → ASR per channel, beside it a mono
-call's speaker turns from its audio → diarization (by channel for stereo; the words given to the turns for mono) →
-speaker identification (roles, enrolled operators) → emotions → pauses → characteristics → goals, categories,
-extracted fields → summary.
+"""The analysis pipeline on one recording: decode → VAD per channel → language → ASR per channel (where it runs on a
+GPU, a mono call's speaker turns found from its audio beside it) → diarization (by channel for stereo; for mono the
+words given to the speaker turns) → speaker identification (roles, enrolled operators) → emotions → pauses →
+characteristics → goals, categories, extracted fields → summary.
 
 The stages are pure functions over audio and segments (the modules beside this one), each returning a part of the
 one result model (result.py); this class only owns the models they need, runs them in order and assembles the
@@ -147,7 +147,7 @@ class Pipeline:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="speaker-turns") as pool:
             turns = self._start_turns(pool, audio, speech)
             segments = self._transcribe(audio, speech, language, project, rules, run)
-            segments = self._diarize(audio, segments, turns, run)
+            segments = self._diarize(audio, speech, segments, turns, run)
         speakers = self._speakers(audio, segments, voices,
                                   self.settings.agent_channel if agent_channel is None else agent_channel, run)
         roles = {s.label: s.role for s in speakers}
@@ -242,25 +242,28 @@ class Pipeline:
         return language
 
     def _start_turns(self, pool: ThreadPoolExecutor, audio: Audio, speech: list[SpeechRegion]) -> Future | None:
-        """A mono call's speaker turns (SpeakerAnalyzer.turns), found beside the transcription: they need the audio
-        only. Where Whisper runs on a GPU (the Ray actors) the CPU finds them meanwhile; on 2 CPUs that both models
-        keep busy it gains nothing (a 4.5-minute call: 42.4 s in turn, 41.8 s side by side) and costs nothing. None
-        when there is nothing to find (stereo: a speaker per channel; no speaker model)."""
+        """A mono call's speaker turns (SpeakerAnalyzer.turns) found beside the transcription, where Whisper runs on a
+        GPU: they need the audio only, and the CPUs are free meanwhile. Where Whisper runs on the CPUs, None:
+        `_diarize` finds them after it, as side by side the two models only took the same cores from each other (a
+        4.4-minute mono call on 2 CPUs, benchmarks/speed.py: 47.2 s against 43.1 s in turn)."""
         analyzer = self._model("speakers")
-        if len(audio.channels) > 1 or analyzer is None:
+        if len(audio.channels) > 1 or analyzer is None or getattr(self.transcriber, "device", "cpu") == "cpu":
             return None
         return pool.submit(analyzer.turns, audio, [r for r in speech if r.channel == 0])
 
-    def _diarize(self, audio: Audio, segments: list[TranscriptSegment], turns: Future | None,
-                 run: _Run) -> list[TranscriptSegment]:
+    def _diarize(self, audio: Audio, speech: list[SpeechRegion], segments: list[TranscriptSegment],
+                 turns: Future | None, run: _Run) -> list[TranscriptSegment]:
         run.at("diarization")
+        analyzer = self._model("speakers")
         if len(audio.channels) > 1:
             run.ran("diarization", f"by channel: {len(audio.channels)} channels, one speaker each")
             return segments
-        if turns is None:
+        if analyzer is None:
             run.skipped("diarization", "no speaker encoder: the mono call is one speaker, speaker-1")
             return segments
-        segments, found = diarize.assign(segments, turns.result())
+        found_turns = turns.result() if turns is not None else analyzer.turns(
+            audio, [r for r in speech if r.channel == 0])
+        segments, found = diarize.assign(segments, found_turns)
         run.models += [model for model in (found.model, found.segmentation) if model is not None]
         run.ran("diarization", found.detail)
         return segments
