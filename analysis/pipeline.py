@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -52,6 +52,7 @@ from callscope.config import Settings
 from callscope.errors import one_line
 
 if TYPE_CHECKING:
+    from callscope.analysis.diarize import SpeakerTurns
     from callscope.resources.kinds import ProjectSpec
 
 log = structlog.get_logger()
@@ -144,10 +145,9 @@ class Pipeline:
         speech = self._speech(audio, run)
         rules = rules_for(project)
         language = self._language(audio, project, run)
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="speaker-turns") as pool:
-            turns = self._start_turns(pool, audio, speech)
-            segments = self._transcribe(audio, speech, language, project, rules, run)
-            segments = self._diarize(audio, speech, segments, turns, run)
+        turns = self._start_turns(audio, speech)
+        segments = self._transcribe(audio, speech, language, project, rules, run)
+        segments = self._diarize(audio, segments, turns, run)
         speakers = self._speakers(audio, segments, voices,
                                   self.settings.agent_channel if agent_channel is None else agent_channel, run)
         roles = {s.label: s.role for s in speakers}
@@ -241,29 +241,33 @@ class Pipeline:
                                 "Whisper model)")
         return language
 
-    def _start_turns(self, pool: ThreadPoolExecutor, audio: Audio, speech: list[SpeechRegion]) -> Future | None:
-        """A mono call's speaker turns (SpeakerAnalyzer.turns) found beside the transcription, where Whisper runs on a
-        GPU: they need the audio only, and the CPUs are free meanwhile. Where Whisper runs on the CPUs, None:
-        `_diarize` finds them after it, as side by side the two models only took the same cores from each other (a
+    def _start_turns(self, audio: Audio, speech: list[SpeechRegion]) -> Callable[[], SpeakerTurns] | None:
+        """What gives a mono call's speaker turns (SpeakerAnalyzer.turns); None when there are none to find (stereo:
+        a speaker per channel; no speaker model). Where Whisper runs on a GPU they are found beside the
+        transcription: they need the audio only, and the CPUs are free meanwhile. Where it runs on the CPUs they are
+        found when asked for, after it: side by side the two models only took the same cores from each other (a
         4.4-minute mono call on 2 CPUs, benchmarks/speed.py: 47.2 s against 43.1 s in turn)."""
         analyzer = self._model("speakers")
-        if len(audio.channels) > 1 or analyzer is None or getattr(self.transcriber, "device", "cpu") == "cpu":
+        if len(audio.channels) > 1 or analyzer is None:
             return None
-        return pool.submit(analyzer.turns, audio, [r for r in speech if r.channel == 0])
+        regions = [r for r in speech if r.channel == 0]
+        if getattr(self.transcriber, "device", "cpu") == "cpu":
+            return lambda: analyzer.turns(audio, regions)
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speaker-turns")
+        future = pool.submit(analyzer.turns, audio, regions)
+        pool.shutdown(wait=False)  # its one thread ends with the task
+        return future.result
 
-    def _diarize(self, audio: Audio, speech: list[SpeechRegion], segments: list[TranscriptSegment],
-                 turns: Future | None, run: _Run) -> list[TranscriptSegment]:
+    def _diarize(self, audio: Audio, segments: list[TranscriptSegment], turns: Callable[[], SpeakerTurns] | None,
+                 run: _Run) -> list[TranscriptSegment]:
         run.at("diarization")
-        analyzer = self._model("speakers")
         if len(audio.channels) > 1:
             run.ran("diarization", f"by channel: {len(audio.channels)} channels, one speaker each")
             return segments
-        if analyzer is None:
+        if turns is None:
             run.skipped("diarization", "no speaker encoder: the mono call is one speaker, speaker-1")
             return segments
-        found_turns = turns.result() if turns is not None else analyzer.turns(
-            audio, [r for r in speech if r.channel == 0])
-        segments, found = diarize.assign(segments, found_turns)
+        segments, found = diarize.assign(segments, turns())
         run.models += [model for model in (found.model, found.segmentation) if model is not None]
         run.ran("diarization", found.detail)
         return segments
