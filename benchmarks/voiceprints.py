@@ -10,7 +10,8 @@ shuffled (seeded) and halved: the "fit" half and the "report" half share no prom
 (trimmed, 0.25 s apart) are joined into one enrolment of >= 20 s (the product needs >= 10 s of speech) and
 PROBES probes of >= 7 s (it needs >= 5 s); each probe is scored clean (16 kHz) and phone-band (8 kHz mu-law and
 back). The two pyannote speakers (about 12 s each, real phone speech) are report-only impostors: two probes each,
-voices no threshold ever saw.
+voices no threshold ever saw. The four actors of the Czech and Dutch dialogues (Fish Fillets NG's dubbed lines,
+with the game's underwater echo) are report-only voices: an enrolment and PROBES probes each, of their lines.
 
 Enrolments and probes go through the product's own functions (`speakers.enroll`, `speakers.voice_embedding` over
 the VAD regions). A trial is one probe against one enrolment: a target trial when they are the same person (the
@@ -48,7 +49,17 @@ from callscope.analysis.decode import decode  # noqa: E402
 from callscope.analysis.speaker_encoder import load_speaker_encoder  # noqa: E402
 from callscope.analysis.types import SAMPLE_RATE, Audio  # noqa: E402
 from callscope.config import Settings  # noqa: E402
-from scripts.fetch_real_speech import SOUNDS, VOICES, cache_dir, deb_root, load, pyannote_sample  # noqa: E402
+from scripts.fetch_real_speech import (  # noqa: E402
+    ACTOR_DIALOGUES,
+    FILLETS_TEXT,
+    SOUNDS,
+    VOICES,
+    actor_lines,
+    cache_dir,
+    deb_root,
+    load,
+    pyannote_sample,
+)
 from tests.analysis.speech import silence, write  # noqa: E402
 
 ENROL_S, PROBE_S, PROBES = 20.0, 7.0, 6
@@ -87,12 +98,40 @@ def prompt_voices(downloads: Path) -> tuple[list[Utterance], list[Utterance]]:
         files = sorted((root[0] / SOUNDS / voice.deb.voice_dir).rglob(f"*.{voice.deb.extension}"))
         random.Random(key).shuffle(files)
         for split, half in (("fit", files[::2]), ("report", files[1::2])):
-            wav, rest = joined(half, ENROL_S)
-            enrolments.append(Utterance(voice.speaker, key, split, wav))
-            for _ in range(PROBES):
-                wav, rest = joined(rest, PROBE_S)
-                if len(wav) >= PROBE_S * SAMPLE_RATE:
-                    probes.append(Utterance(voice.speaker, key, split, wav))
+            enrolment, its_probes = enrolment_and_probes(voice.speaker, key, split, half)
+            enrolments.append(enrolment)
+            probes += its_probes
+    return enrolments, probes
+
+
+def enrolment_and_probes(person: str, source: str, split: str, files: list[Path]) -> tuple[Utterance, list[Utterance]]:
+    """One enrolment of >= ENROL_S and up to PROBES probes of >= PROBE_S, of recordings `files` in turn."""
+    wav, rest = joined(files, ENROL_S)
+    enrolment, probes = Utterance(person, source, split, wav), []
+    for _ in range(PROBES):
+        wav, rest = joined(rest, PROBE_S)
+        if len(wav) >= PROBE_S * SAMPLE_RATE:
+            probes.append(Utterance(person, source, split, wav))
+    return enrolment, probes
+
+
+def actor_voices(downloads: Path) -> tuple[list[Utterance], list[Utterance]]:
+    """(enrolments, probes) of the four actors of the Czech and Dutch dialogues, report half only: voices no
+    threshold saw, enrolled and probed on their lines (with the game's underwater echo)."""
+    text = deb_root(downloads, FILLETS_TEXT)
+    enrolments, probes = [], []
+    for spec in ACTOR_DIALOGUES:
+        sounds = deb_root(downloads, spec.deb)
+        if not text or not sounds:
+            continue
+        lines: dict[str, list[Path]] = {}
+        for path, actor, _ in actor_lines(sounds[0], text[0], spec.language):
+            lines.setdefault(actor, []).append(path)
+        for person, files in sorted(lines.items()):
+            random.Random(person).shuffle(files)
+            enrolment, its_probes = enrolment_and_probes(person, person, "report", files)
+            enrolments.append(enrolment)
+            probes += its_probes
     return enrolments, probes
 
 
@@ -193,7 +232,9 @@ def main() -> None:
     args = parser.parse_args()
     downloads = cache_dir() / "downloads"
     enrolments, probes = prompt_voices(downloads)
-    probes += call_speakers(downloads)
+    actors = actor_voices(downloads)
+    enrolments += actors[0]
+    probes += actors[1] + call_speakers(downloads)
     if not enrolments:
         sys.exit(f"no voices under {downloads}: run scripts/fetch_real_speech.py first")
     print(f"{len(enrolments)} enrolments, {len(probes)} probes of {len({p.person for p in probes})} people "

@@ -345,9 +345,9 @@ def build_dialogue(spec: Dialogue, agent: Voice, agent_folder: Path, customer: V
     return track
 
 
-def actor_lines(text_root: Path, language: str) -> list[tuple[str, str, str, str]]:
-    """(level, line id, actor, words) of the heroes' one-sentence lines, in the scripts' order; a line is
-    `dialogId("id", "font", "English")` followed by `dialogStr("words in LANGUAGE")`."""
+def actor_lines(sound_root: Path, text_root: Path, language: str) -> list[tuple[Path, str, str]]:
+    """(recording, actor, words) of the heroes' one-sentence lines that have a recording, in the scripts' order;
+    a line is `dialogId("id", "font", "English")` followed by `dialogStr("words in LANGUAGE")`."""
     pattern = re.compile(r'dialogId\("([^"]+)",\s*"(\w+)",\s*"(?:[^"\\]|\\.)*"\)\s*dialogStr\("((?:[^"\\]|\\.)*)"\)')
     out, stems = [], set()
     for script in sorted((text_root / FILLETS / "script").glob(f"*/dialogs_{language}.lua")):
@@ -356,26 +356,24 @@ def actor_lines(text_root: Path, language: str) -> list[tuple[str, str, str, str
             # one sentence a line: the actors pause between sentences, and where a turn with pauses ends is a
             # matter of convention (the echo fills the pauses)
             one_sentence = not re.search(r"[.?!…]+\s+\S", words.strip())
-            if font in ACTORS and len(words.split()) >= 3 and one_sentence and stem not in stems:
+            path = sound_root / FILLETS / "sound" / script.parent.name / language / f"{line_id}.ogg"
+            if font in ACTORS and len(words.split()) >= 3 and one_sentence and stem not in stems and path.is_file():
                 stems.add(stem)
-                out.append((script.parent.name, line_id, ACTORS[font], " ".join(words.split())))
+                out.append((path, f"{ACTORS[font]}-{language}", " ".join(words.replace('\\"', '"').split())))
     return out
 
 
 def build_actor_dialogue(spec: ActorDialogue, sound_root: Path, text_root: Path) -> Track:
     rng = random.Random(spec.name)
-    speakers = [f"{actor}-{spec.language}" for actor in ACTORS.values()]
-    track = Track(speakers)
+    track = Track([f"{actor}-{spec.language}" for actor in ACTORS.values()])
     track.pause(0.5)
-    for level, line_id, actor, words in actor_lines(text_root, spec.language):
-        path = sound_root / FILLETS / "sound" / level / spec.language / f"{line_id}.ogg"
+    for path, actor, words in actor_lines(sound_root, text_root, spec.language):
         if track.position / RATE >= spec.seconds:
             break
-        if path.is_file():
-            samples = load(str(path))
-            # dubbed with an underwater echo fading over ~1 s: the reference turn ends under ECHO_FLOOR_DB
-            track.add(f"{actor}-{spec.language}", samples, words, voiced=loud_span(samples, ECHO_FLOOR_DB))
-            track.pause(rng.uniform(0.3, 0.8))
+        samples = load(str(path))
+        # dubbed with an underwater echo fading over ~1 s: the reference turn ends under ECHO_FLOOR_DB
+        track.add(actor, samples, words, voiced=loud_span(samples, ECHO_FLOOR_DB))
+        track.pause(rng.uniform(0.3, 0.8))
     return track
 
 
