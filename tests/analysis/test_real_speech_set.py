@@ -7,28 +7,17 @@ import numpy as np
 
 from scripts.fetch_real_speech import FILLETS, actor_lines, loud_span
 
-DIALOGS = '''
-dialogId("bar-v-videt0", "font_big", "Somebody from Greenpeace should see this.")
-dialogStr("Greenpeace zou hier eens moeten komen kijken.")
-
-dialogId("bar-v-videt1", "font_big", "Somebody from Three Mile Island should see this.")
-dialogStr("Dit zouden die lui van Three Mile Island moeten zien, zeg.")
-
-dialogId("bar-m-dost", "font_small", "Enough. Let us go.")
-dialogStr("Genoeg. Laten we gaan.")
-
-dialogId("bar-m-kachna", "font_small", "Look, a \\"duck\\".")
-dialogStr("Kijk, een \\"eend\\" daar.")
-
-dialogId("bar-x-zzz", "font_barrel", "Zzz zzz zzz.")
-dialogStr("Zzz zzz zzz.")
-
-dialogId("bar-m-ticho", "font_small", "Be quiet, will you?")
-dialogStr("Wees nu eens stil, wil je?")
-
-dialogId("bar-v-ja", "font_big", "Me?")
-dialogStr("Ik?")
-'''
+LINES = [  # (line id, font, words in Dutch): the English text of each line plays no part
+    ("bar-v-videt0", "font_big", "Greenpeace zou hier eens moeten komen kijken."),
+    ("bar-v-videt1", "font_big", "Dit zouden die lui van Three Mile Island moeten zien, zeg."),
+    ("bar-m-dost", "font_small", "Genoeg. Laten we gaan."),
+    ("bar-m-kachna", "font_small", 'Kijk, een \\"eend\\" daar.'),
+    ("bar-x-zzz", "font_barrel", "Zzz zzz zzz."),
+    ("bar-m-ticho", "font_small", "Wees nu eens stil, wil je?"),
+    ("bar-v-ja", "font_big", "Ik?"),
+]
+DIALOGS = "".join(f'dialogId("{line_id}", "{font}", "In English.")\ndialogStr("{words}")\n\n'
+                  for line_id, font, words in LINES)
 
 
 def _game(tmp_path, recorded: list[str]):
