@@ -17,11 +17,11 @@ from callscope.api.routing import PATH_INT_MAX, PREFIX, Router
 _PATH_PARAM = re.compile(r"\{(\w+)(?::(\w+))?\}")
 _PATH_SCHEMAS = {"int": {"type": "integer", "minimum": 1, "maximum": PATH_INT_MAX}, "": {"type": "string"}}
 _ERROR_MODELS = {400: s.ErrorBody, 401: s.ErrorBody, 403: s.ErrorBody, 404: s.ErrorBody, 413: s.ErrorBody,
-                 422: s.ErrorsBody, 429: s.RateLimitBody, 503: s.ErrorBody}
+                 422: s.ErrorsBody, 429: s.RateLimitBody, 502: s.ErrorBody, 503: s.ErrorBody}
 _ERROR_TEXT = {400: "Malformed request", 401: "Missing, malformed, revoked or expired API key",
                403: "The key lacks the permission or the scope", 404: "Not found or outside the key's scope",
                413: "Request body too large", 422: "Validation failed", 429: "Rate limit exceeded",
-               503: "Temporarily unavailable"}
+               502: "An upstream service's answer could not be read", 503: "Temporarily unavailable"}
 
 
 class _Document(GenerateJsonSchema):

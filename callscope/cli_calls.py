@@ -2,24 +2,20 @@
 
 The command is the carrier: it sends the voice webhook, follows the TwiML the server answers (rings the operators it
 names, one of them answering or none), sends the dial, recording and call-status callbacks, every request signed
-with the sandbox's auth token (kept in the data directory's `sandbox-provider.json`), and serves the call's
-recording itself from a small local HTTP server standing in for the provider's recordings API. Registered on the
-main group by `register(main)`.
+with the sandbox's auth token (kept in the data directory's `sandbox-provider.json`), and puts the call's recording
+where the sandbox keeps its recordings (`sandbox-recordings/` in the data directory) before the recording callback;
+what the server leaves there is removed when the call is over. Registered on the main group by `register(main)`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import math
 import secrets
 import struct
 import tempfile
-import threading
 import wave
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -62,53 +58,24 @@ def _seconds(path: Path) -> int:
         return max(1, round(float(container.duration or 0) / av.time_base))
 
 
-@contextlib.contextmanager
-def _recordings_api(audio: Path, account_sid: str, auth_token: str) -> Iterator[str]:
-    """The provider's recordings API on loopback: the audio of any recording (.wav, with the sandbox's
-    credentials), and its deletion (.json). Yields its base URL."""
-    expected = "Basic " + base64.b64encode(f"{account_sid}:{auth_token}".encode()).decode()
-
-    class Handler(BaseHTTPRequestHandler):
-        def _authorized(self) -> bool:
-            if self.headers.get("Authorization") == expected:
-                return True
-            self.send_response(401)
-            self.end_headers()
-            return False
-
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            if not self._authorized():
-                return
-            body = audio.read_bytes()
-            self.send_response(200)
-            self.send_header("Content-Type", "audio/x-wav")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            click.echo(f"  provider: recording downloaded ({len(body)} bytes)")
-
-        def do_DELETE(self) -> None:  # noqa: N802
-            if self._authorized():
-                self.send_response(204)
-                self.end_headers()
-                click.echo("  provider: recording deleted")
-
-        def log_message(self, *args) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-
-
 class _Carrier:
-    """Signed POSTs to the server, each shown with its answer."""
+    """Signed POSTs to the server, each shown with its answer; the recordings of the call, kept as the sandbox
+    keeps them."""
 
-    def __init__(self, http: httpx.AsyncClient, auth_token: str):
-        self.http, self.auth_token = http, auth_token
+    def __init__(self, http: httpx.AsyncClient, sandbox: SandboxProvider, audio: Path):
+        self.http, self.sandbox, self.audio = http, sandbox, audio
+        self.auth_token = sandbox.voice_credentials()[1]
+        self.recordings: list[Path] = []
+
+    def keep_recording(self, recording_sid: str) -> Path:
+        path = self.sandbox.add_recording(recording_sid, self.audio)
+        self.recordings.append(path)
+        return path
+
+    def remove_recordings(self) -> None:
+        """The call is over: nothing is left to fetch (as when the carrier's copy expires)."""
+        for path in self.recordings:
+            path.unlink(missing_ok=True)
 
     async def post(self, url: str, params: dict[str, str]) -> httpx.Response:
         pairs = list(params.items())
@@ -145,7 +112,8 @@ def simulate(to: str, caller: str, caller_name: str, answer_by: str | None, audi
     settings = load_settings()
     if settings.number_provider != "sandbox":
         raise click.ClickException("calls simulate plays the sandbox provider (CALLSCOPE_NUMBER_PROVIDER=sandbox)")
-    account_sid, auth_token = SandboxProvider(settings.data_dir / SANDBOX_STATE_FILE).voice_credentials()
+    sandbox = SandboxProvider(settings.data_dir / SANDBOX_STATE_FILE)
+    account_sid = sandbox.voice_credentials()[0]
     base = (base_url or settings.base_url).rstrip("/")
 
     @run_async
@@ -156,10 +124,13 @@ def simulate(to: str, caller: str, caller_name: str, answer_by: str | None, audi
                 recording = audio or Path(scratch) / "call.wav"
                 if audio is None:
                     _tone_wav(recording)
-                with _recordings_api(recording, account_sid, auth_token) as api:
-                    async with httpx.AsyncClient(timeout=120) as http:
-                        call_sid = await _play(_Carrier(http, auth_token), base, api, account_sid, to, caller,
-                                               caller_name, answering, _seconds(recording))
+                async with httpx.AsyncClient(timeout=120) as http:
+                    carrier = _Carrier(http, sandbox, recording)
+                    try:
+                        call_sid = await _play(carrier, base, account_sid, to, caller, caller_name, answering,
+                                               _seconds(recording))
+                    finally:
+                        carrier.remove_recordings()
             if wait_seconds:
                 await _show(rt, account, call_sid, wait_seconds)
     run()
@@ -175,7 +146,7 @@ def _answering_phone(rt, account: str, answer_by: str | None) -> str | None:
     return operator.spec.phone_number
 
 
-async def _play(carrier: _Carrier, base: str, api: str, account_sid: str, to: str, caller: str, caller_name: str,
+async def _play(carrier: _Carrier, base: str, account_sid: str, to: str, caller: str, caller_name: str,
                 answering: str | None, seconds: int) -> str:
     """The call, webhook by webhook, as far as the server's TwiML leads; returns its CallSid."""
     call_sid = "CA" + secrets.token_hex(16)
@@ -203,11 +174,11 @@ async def _play(carrier: _Carrier, base: str, api: str, account_sid: str, to: st
             answer = await carrier.post(dial.get("action", ""), {
                 **common, "DialCallStatus": "completed", "DialCallSid": leg, "DialCallDuration": str(seconds)})
             if dial.get("recordingStatusCallback"):
-                await _recorded(carrier, dial.get("recordingStatusCallback", ""), api, common, 2, seconds)
+                await _recorded(carrier, dial.get("recordingStatusCallback", ""), common, 2, seconds)
             continue
         if record is not None:
             click.echo(f"  voicemail: the caller speaks {seconds} s")
-            await _recorded(carrier, record.get("recordingStatusCallback", ""), api, common, 1, seconds)
+            await _recorded(carrier, record.get("recordingStatusCallback", ""), common, 1, seconds)
             answer = await carrier.post(record.get("action", ""), {**common, "RecordingDuration": str(seconds)})
             continue
         break
@@ -217,13 +188,18 @@ async def _play(carrier: _Carrier, base: str, api: str, account_sid: str, to: st
     return call_sid
 
 
-async def _recorded(carrier: _Carrier, url: str, api: str, common: dict[str, str], channels: int,
-                    seconds: int) -> None:
+async def _recorded(carrier: _Carrier, url: str, common: dict[str, str], channels: int, seconds: int) -> None:
     recording_sid = "RE" + secrets.token_hex(16)
+    kept = carrier.keep_recording(recording_sid)
+    click.echo(f"  provider: recording {recording_sid} ready ({kept.stat().st_size} bytes)")
     await carrier.post(url, {
         **common, "RecordingSid": recording_sid, "RecordingStatus": "completed", "RecordingChannels": str(channels),
         "RecordingDuration": str(seconds), "RecordingSource": "DialVerb" if channels == 2 else "RecordVerb",
-        "RecordingUrl": f"{api}/2010-04-01/Accounts/{common['AccountSid']}/Recordings/{recording_sid}"})
+        # As Twilio sends it; the server never fetches a URL a webhook names.
+        "RecordingUrl": f"https://api.twilio.com/2010-04-01/Accounts/{common['AccountSid']}/Recordings/"
+                        + recording_sid})
+    if not kept.exists():
+        click.echo("  provider: recording deleted")
 
 
 async def _show(rt, account: str, call_sid: str, wait_seconds: int) -> None:

@@ -62,6 +62,12 @@ class RateLimited(CallscopeError):
         self.reset_at = reset_at
 
 
+class BadGateway(CallscopeError):
+    """An upstream service answered something this service cannot read."""
+
+    status = 502
+
+
 class ServiceUnavailable(CallscopeError):
     status = 503
 

@@ -56,7 +56,7 @@ class NumberItem(Resource):
 
 class AvailableNumbers(Resource):
     @operation("Search numbers available for purchase", "read", response=s.Data[list[s.NumberCandidate]],
-               query=s.AvailableQuery, errors=(401, 403, 422))
+               query=s.AvailableQuery, errors=(401, 403, 422, 502))
     async def on_get(self, req, resp):
         query = parse_query(req, s.AvailableQuery)
         found = await numbers.search_available(self.ctx, query.country, query.number_type)
@@ -65,7 +65,7 @@ class AvailableNumbers(Resource):
 
 class NumberPurchase(Resource):
     @operation("Purchase a number", "write", body=s.NumberPurchase, response=s.Data[s.NumberListItem], status=201,
-               errors=(400, 401, 403, 422, 503))
+               errors=(400, 401, 403, 422, 502, 503))
     async def on_post(self, req, resp):
         body = await parse_json(req, s.NumberPurchase, self.body_limit)
         number = await numbers.purchase_number(self.ctx, principal_of(req), body.model_dump(exclude_unset=True))

@@ -46,6 +46,7 @@ from callscope.telephony.voice import (
     Target,
     Voicemail,
 )
+from callscope.validation import NAME_MAX
 
 log = structlog.get_logger()
 
@@ -95,7 +96,7 @@ async def inbound(ctx: Context, event: InboundCall) -> Instruction:
     if number is None or not number.spec.active:
         log.info("call_rejected", to=event.to, call_id=event.call_id, known=number is not None)
         return Reject()
-    row = Call(account=number.namespace, virtual_number_id=number.status.id, phone_number=event.caller[:32],
+    row = Call(account=number.namespace, virtual_number_id=number.status.id, phone_number=event.caller,
                caller_name=event.caller_name, call_status=calls.RINGING, call_duration=0, direction="inbound",
                ai_handled=False, created_at=ctx.clock(), provider_call_id=event.call_id)
     rounds = _dial_rounds(ctx, number)
@@ -215,7 +216,8 @@ async def recording_ready(ctx: Context, ready: RecordingReady) -> None:
                 await upload.write(chunk)
         found, created = await uploads.finish(upload, uploads.UploadFields(
             project_id=project.status.id, external_id=call.provider_call_id,
-            name=f"{'Voicemail' if call.call_status == MISSED else 'Call'} from {caller}",
+            # A caller name as long as its column leaves no room for the words around it.
+            name=f"{'Voicemail' if call.call_status == MISSED else 'Call'} from {caller}"[:NAME_MAX],
             operator_id=operator.status.id if operator else None, called_at=call.created_at,
             recording_source=RECORDING_SOURCE,
             agent_channel=ctx.provider.operator_channel if ready.channels == 2 else None))

@@ -4,7 +4,8 @@ A provider searches, purchases and releases virtual numbers, and carries their c
 webhooks and hands over (and deletes) call recordings (voice.py holds the provider-neutral call models).
 
 Every upstream rejection is a `ProviderError` (422) with a message a user can read; an outage is
-`ProviderUnavailable`, a `ProviderError` subclass with the fixed message `Phone-number provider is unavailable`.
+`ProviderUnavailable`, a `ProviderError` subclass with the fixed message `Phone-number provider is unavailable`; an
+answer that cannot be read (not JSON, not the documented shape) is `ProviderBadAnswer` (502).
 
 The regulatory rule (a country that needs documents may be bought in only with an approved
 requirement group) lives here, in `ProviderBase.purchase` / `ensure_requirement_group`, not in
@@ -21,7 +22,7 @@ import phonenumbers
 from phonenumbers import PhoneNumberType
 from pydantic import BaseModel, Field
 
-from callscope.errors import ProviderError
+from callscope.errors import BadGateway, ProviderError
 
 from .voice import RecordingReady
 
@@ -34,6 +35,7 @@ REQUIREMENT_GROUP_STATUSES: tuple[str, ...] = ("approved", "pending", "rejected"
 REQUIREMENT_GROUP_NOT_APPROVED = "Requirement group must be approved before purchasing"
 NUMBER_NOT_AVAILABLE = "Phone number is not available"
 PROVIDER_UNAVAILABLE = "Phone-number provider is unavailable"
+PROVIDER_BAD_ANSWER = "Phone-number provider gave an answer that cannot be read"
 
 # Countries (ISO 3166-1 alpha-2) whose numbers may be purchased only with an approved
 # regulatory requirement group (proof of address / identity). Deliberately a small, fixed set.
@@ -49,6 +51,13 @@ class ProviderUnavailable(ProviderError):
     """
 
     def __init__(self, message: str = PROVIDER_UNAVAILABLE):
+        super().__init__(message)
+
+
+class ProviderBadAnswer(BadGateway):
+    """The provider answered, but not what its API documents (not JSON, a field missing or of another type)."""
+
+    def __init__(self, message: str = PROVIDER_BAD_ANSWER):
         super().__init__(message)
 
 

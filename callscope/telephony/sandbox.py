@@ -16,8 +16,10 @@ lock on `<state>.lock`, so several processes can share it):
 
 Voice: the sandbox plays Twilio (twilio_voice.py). Its webhooks are signed with `voice.auth_token`, made once on
 first use; `callscope calls simulate` reads it from this file (the data directory is the trust boundary, as for
-every other embedded secret). A recording is fetched from the `RecordingUrl` the signed webhook names (the
-simulator serves it itself), so no carrier account is needed.
+every other embedded secret). Its recordings API is a folder beside the state file, `sandbox-recordings/`
+(0700), one `<RecordingSid>.wav` (0600) each, where the simulator puts a call's recording before its callback: as
+with Twilio, where a recording lives comes from the provider's own configuration and the RecordingSid, never from
+the webhook, so nothing is fetched from a URL a request names and no carrier account is needed.
 """
 
 from __future__ import annotations
@@ -30,12 +32,12 @@ import json
 import os
 import random
 import secrets
+import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import phonenumbers
 from phonenumbers import PhoneNumberType, geocoder
 
@@ -56,6 +58,8 @@ from .twilio_voice import TwilioVoice
 from .voice import RecordingReady
 
 MAX_CANDIDATES = 10
+RECORDINGS_DIR = "sandbox-recordings"
+_CHUNK_BYTES = 1 << 20
 _POOL_SIZE = 60  # candidates generated per (country, type) before purchased ones are removed
 
 # (upfront_cost, monthly_cost) per number type, in USD.
@@ -157,7 +161,7 @@ class SandboxProvider(TwilioVoice, ProviderBase):
         self._lock_path = self.state_path.with_name(self.state_path.name + ".lock")
         self._pools: dict[tuple[str, str], list[phonenumbers.PhoneNumber]] = {}
         self._credentials: tuple[str, str] | None = None
-        self._client = httpx.AsyncClient(timeout=30.0)
+        self.recordings_dir = self.state_path.with_name(RECORDINGS_DIR)
 
     # --- state file ---------------------------------------------------------------------
 
@@ -217,10 +221,33 @@ class SandboxProvider(TwilioVoice, ProviderBase):
     def _voice_credentials(self) -> tuple[str, str]:
         return self.voice_credentials()
 
-    def _recording_resource(self, ready: RecordingReady) -> str:
-        if not ready.url.startswith(("http://", "https://")):
-            raise ProviderError("RecordingUrl must be an http(s) URL")
-        return ready.url
+    def recording_path(self, recording_id: str) -> Path:
+        """Where the sandbox keeps a recording (the id is a checked RecordingSid: RecordingReady's pattern)."""
+        return self.recordings_dir / f"{recording_id}.wav"
+
+    def add_recording(self, recording_id: str, audio: Path) -> Path:
+        """Keep `audio` as the recording `recording_id` (what the simulator does before its callback)."""
+        self.recordings_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = self.recording_path(recording_id)
+        with open(audio, "rb") as source, open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+                                               "wb") as target:
+            shutil.copyfileobj(source, target)
+        return path
+
+    async def recording_chunks(self, ready: RecordingReady) -> AsyncGenerator[bytes, None]:
+        try:
+            audio = await asyncio.to_thread(open, self.recording_path(ready.recording_id), "rb")
+        except FileNotFoundError:
+            raise ProviderError(f"The provider has no recording {ready.recording_id}") from None
+        try:
+            while chunk := await asyncio.to_thread(audio.read, _CHUNK_BYTES):
+                yield chunk
+        finally:
+            audio.close()
+
+    async def delete_recording(self, ready: RecordingReady) -> None:
+        with contextlib.suppress(FileNotFoundError):  # already gone is what we wanted
+            await asyncio.to_thread(os.unlink, self.recording_path(ready.recording_id))
 
     # --- requirement groups (CLI) -------------------------------------------------------
 

@@ -13,7 +13,11 @@
 - voice (twilio_voice.py): webhooks signed with the auth token; a call's recording is
   GET {base}/2010-04-01/Accounts/{sid}/Recordings/{RecordingSid}.wav (RequestedChannels=2 for both channels of
   a dual-channel one), deleted with DELETE .../Recordings/{RecordingSid}.json. The URL is built from the
-  configured base, never taken from the webhook, so the credentials go nowhere else.
+  configured base and the RecordingSid, never taken from the webhook, so the credentials go nowhere else.
+
+Answers are read into the models below (what Twilio documents, and what the service passes on: E.164 numbers, a
+2-letter country, prices as decimals, SIDs that become URL paths); one that is not JSON or not of that shape is
+ProviderBadAnswer (502).
 
 Errors: a 4xx becomes ProviderError with Twilio's `message` (a search 404, which Twilio gives
 for a country or type it does not offer, gets a readable message instead of the resource path);
@@ -26,23 +30,27 @@ from __future__ import annotations
 
 import logging
 import time
-from decimal import Decimal, InvalidOperation
-from typing import Any
+from collections.abc import AsyncGenerator
+from decimal import Decimal
+from typing import Annotated, Any, TypeVar
 
 import httpx
 import phonenumbers
+from pydantic import BaseModel, Field, ValidationError
 
 from callscope.errors import ProviderError
+from callscope.validation import line
 
 from .base import (
     NumberCandidate,
+    ProviderBadAnswer,
     ProviderBase,
     ProviderUnavailable,
     PurchasedNumber,
     RegionInfo,
     RequirementGroupStatus,
 )
-from .twilio_voice import TwilioVoice
+from .twilio_voice import E164, TwilioVoice, sid
 from .voice import RecordingReady
 
 log = logging.getLogger(__name__)
@@ -57,10 +65,64 @@ _BUNDLE_STATUSES: dict[str, RequirementGroupStatus] = {
     "draft": "pending",
     "twilio-rejected": "rejected",
 }
-_REGION_FIELDS = (("locality", "locality"), ("region", "region"), ("rate_center", "rate_center"))
+_REGION_FIELDS = ("locality", "region", "rate_center")  # region_information entries, by Twilio's own names
 PAGE_SIZE = 10
 PRICING_TTL_S = 3600.0
 UPFRONT_COST = "0.00"
+PhoneNumberSid = sid("PN")
+
+
+# ----- Twilio's answers, as far as they are read ---------------------------------------------------
+
+class _Available(BaseModel):
+    phone_number: E164
+    iso_country: Annotated[str, Field(pattern=r"^[A-Za-z]{2}$")] | None = None
+    locality: str | None = None
+    region: str | None = None
+    rate_center: str | None = None
+    capabilities: dict[str, bool | None] = Field(default_factory=dict)
+
+
+class _AvailablePage(BaseModel):
+    available_phone_numbers: list[_Available] | None = None
+
+
+Price = Annotated[Decimal, Field(ge=0, lt=1_000_000, allow_inf_nan=False)]
+
+
+class _NumberPrice(BaseModel):
+    number_type: str = ""
+    current_price: Price | None = None
+    base_price: Price | None = None
+
+
+class _CountryPrices(BaseModel):
+    phone_number_prices: list[_NumberPrice] | None = None
+
+
+class _IncomingNumber(BaseModel):
+    sid: PhoneNumberSid  # it becomes the URL path of the number's release
+    phone_number: E164 | None = None
+
+
+class _Bundle(BaseModel):
+    status: str = ""
+
+
+class _Refusal(BaseModel):
+    message: line(500) | None = None  # type: ignore[valid-type]  # shown to the user as it is
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _read(response: httpx.Response, model: type[M]) -> M:
+    try:
+        return model.model_validate_json(response.content)
+    except ValidationError:
+        log.warning("twilio %s %s answered %s with an unreadable body", response.request.method,
+                    response.request.url, response.status_code)
+        raise ProviderBadAnswer() from None
 
 
 class TwilioProvider(TwilioVoice, ProviderBase):
@@ -126,6 +188,31 @@ class TwilioProvider(TwilioVoice, ProviderBase):
     def _recording_resource(self, ready: RecordingReady) -> str:
         return f"{self._account_url}/Recordings/{ready.recording_id}"
 
+    async def recording_chunks(self, ready: RecordingReady) -> AsyncGenerator[bytes, None]:
+        """The recording as WAV, streamed (both channels of a dual-channel recording)."""
+        query = {"RequestedChannels": "2"} if ready.channels == 2 else {}
+        url = self._recording_resource(ready) + ".wav"
+        try:
+            # A redirect to another host (Twilio's media store) drops the credentials (httpx's rule).
+            async with self._client.stream("GET", url, params=query, auth=self._auth,
+                                           follow_redirects=True) as response:
+                _check_recording(response, "GET", url)
+                async for chunk in response.aiter_bytes():
+                    yield chunk
+        except httpx.HTTPError as exc:
+            log.warning("twilio recording download failed: %s: %s", url, type(exc).__name__)
+            raise ProviderUnavailable() from None
+
+    async def delete_recording(self, ready: RecordingReady) -> None:
+        url = self._recording_resource(ready) + ".json"
+        try:
+            response = await self._client.delete(url, auth=self._auth)
+        except httpx.HTTPError as exc:
+            log.warning("twilio recording delete failed: %s: %s", url, type(exc).__name__)
+            raise ProviderUnavailable() from None
+        if response.status_code != 404:  # already gone is what we wanted
+            _check_recording(response, "DELETE", url)
+
     # --- pricing ----------------------------------------------------------------------------
 
     async def _monthly_prices(self, country: str) -> dict[str, str]:
@@ -135,11 +222,10 @@ class TwilioProvider(TwilioVoice, ProviderBase):
         response = await self._request("GET", f"{self.pricing_base_url}/v1/PhoneNumbers/Countries/{country}")
         prices: dict[str, str] = {}
         if response.status_code != 404:
-            for entry in response.json().get("phone_number_prices") or []:
-                kind = str(entry.get("number_type", "")).lower()
-                price = entry.get("current_price") or entry.get("base_price")
-                if kind and price is not None:
-                    prices[kind] = _decimal(price)
+            for entry in _read(response, _CountryPrices).phone_number_prices or []:
+                price = entry.current_price or entry.base_price
+                if entry.number_type and price is not None:
+                    prices[entry.number_type.lower()] = str(price.quantize(Decimal("0.01")))
         self._prices[country] = (time.monotonic(), prices)
         return prices
 
@@ -157,7 +243,7 @@ class TwilioProvider(TwilioVoice, ProviderBase):
         response = await self._request("GET", url, params={"PageSize": PAGE_SIZE})
         if response.status_code == 404:
             raise ProviderError(f"No {number_type} numbers are offered in {country}")
-        entries = response.json().get("available_phone_numbers") or []
+        entries = _read(response, _AvailablePage).available_phone_numbers or []
         if not entries:
             return []
         monthly = await self._monthly_cost(country, number_type)
@@ -178,13 +264,13 @@ class TwilioProvider(TwilioVoice, ProviderBase):
         response = await self._request("POST", f"{self._account_url}/IncomingPhoneNumbers.json", data=form)
         if response.status_code == 404:
             raise ProviderError(_twilio_message(response))
-        body = response.json()
+        body = _read(response, _IncomingNumber)
         return PurchasedNumber(
-            phone_number=body.get("phone_number") or phone_number,
+            phone_number=body.phone_number or phone_number,
             country_code=country,
             number_type=number_type,  # type: ignore[arg-type]
             provider=self.name,
-            provider_ref=body["sid"],
+            provider_ref=body.sid,
             upfront_cost=UPFRONT_COST,
             monthly_cost=monthly,
         )
@@ -196,7 +282,7 @@ class TwilioProvider(TwilioVoice, ProviderBase):
         response = await self._request("GET", f"{self.numbers_base_url}/v2/RegulatoryCompliance/Bundles/{bundle_sid}")
         if response.status_code == 404:
             return None
-        return _BUNDLE_STATUSES.get(str(response.json().get("status", "")))
+        return _BUNDLE_STATUSES.get(_read(response, _Bundle).status)
 
     async def release(self, provider_ref: str) -> None:
         response = await self._request("DELETE", f"{self._account_url}/IncomingPhoneNumbers/{provider_ref}.json")
@@ -206,33 +292,29 @@ class TwilioProvider(TwilioVoice, ProviderBase):
 
 def _twilio_message(response: httpx.Response) -> str:
     try:
-        message = response.json().get("message")
-    except (ValueError, AttributeError):
+        message = _Refusal.model_validate_json(response.content).message
+    except ValidationError:
         message = None
-    return str(message) if message else f"Phone-number provider rejected the request (HTTP {response.status_code})"
+    return message or f"Phone-number provider rejected the request (HTTP {response.status_code})"
 
 
-def _decimal(value: Any) -> str:
-    try:
-        return str(Decimal(str(value)).quantize(Decimal("0.01")))
-    except InvalidOperation:
-        return str(value)
-
-
-def _candidate(entry: dict[str, Any], country: str, number_type: str, monthly: str) -> NumberCandidate:
-    capabilities = entry.get("capabilities") or {}
-    features = [name.lower() for name, enabled in capabilities.items() if enabled]
-    regions = [
-        RegionInfo(region_type=region_type, region_name=str(entry[field]))
-        for field, region_type in _REGION_FIELDS
-        if entry.get(field)
-    ]
+def _candidate(entry: _Available, country: str, number_type: str, monthly: str) -> NumberCandidate:
     return NumberCandidate(
-        phone_number=entry["phone_number"],
-        country_code=str(entry.get("iso_country") or country).upper(),
+        phone_number=entry.phone_number,
+        country_code=(entry.iso_country or country).upper(),
         number_type=number_type,  # type: ignore[arg-type]
         upfront_cost=UPFRONT_COST,
         monthly_cost=monthly,
-        features=features,
-        region_information=regions,
+        features=[name.lower() for name, enabled in entry.capabilities.items() if enabled],
+        region_information=[RegionInfo(region_type=field, region_name=value)
+                            for field in _REGION_FIELDS if (value := getattr(entry, field))],
     )
+
+
+def _check_recording(response: httpx.Response, method: str, url: str) -> None:
+    if response.is_success:
+        return
+    log.warning("twilio %s %s answered %s", method, url, response.status_code)
+    if response.status_code >= 500 or response.status_code in (401, 429):
+        raise ProviderUnavailable()
+    raise ProviderError(f"The provider refused the recording (HTTP {response.status_code})")

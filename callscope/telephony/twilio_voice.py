@@ -1,15 +1,18 @@
-"""Twilio's voice dialect: request signatures, webhook parameters read into events, instructions written as TwiML,
-and the recordings API. The Twilio adapter and the sandbox (which plays Twilio) both speak it.
+"""Twilio's voice dialect: request signatures, webhook parameters read into events, and instructions written as
+TwiML. The Twilio adapter and the sandbox (which plays Twilio) both speak it; each fetches its recordings its own way.
 
 Signature (`X-Twilio-Signature`): the full URL Twilio requested (query string included), then every POST parameter
 sorted by name (a repeated name: its distinct values sorted) as name+value, HMAC-SHA1 with the auth token, base64.
 Twilio is not consistent about default ports, so the URL is also checked with the port added (or removed); the
 comparison is constant-time. (The rules of twilio-python's RequestValidator, implemented here.)
 
-Parameters read: voice webhook `CallSid`, `From`, `To`, `CallerName`; `<Dial action>` `DialCallStatus`,
-`DialCallDuration`; recording status callback `RecordingSid`, `RecordingUrl`, `RecordingStatus`,
-`RecordingChannels`, `RecordingDuration`; call status callback `CallStatus`, `CallDuration`. (A dialled number's
-`answered` callback is known by its URL, which names the caller's call and the operator.)
+Parameters: each webhook's form is a model below (Twilio's names as aliases), and so is the query string of each URL
+the service hands Twilio; the API's edge (api/resources/telephony.py) validates both before anything is read or
+written, so no value reaches the catalog, a URL or a log that its column or its use would refuse. Read: voice
+webhook `CallSid`, `From`, `To`, `CallerName`; `<Dial action>` `CallSid`, `DialCallStatus`, `DialCallDuration`;
+recording status callback `CallSid`, `RecordingSid`, `RecordingStatus`, `RecordingChannels`, `RecordingDuration`
+(never `RecordingUrl`: a recording is fetched from where the provider's configuration says); call status callback
+`CallSid`, `CallStatus`, `CallDuration`. A blank parameter counts as absent; other parameters are ignored.
 """
 
 from __future__ import annotations
@@ -18,28 +21,27 @@ import abc
 import base64
 import hashlib
 import hmac
-import logging
-import re
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 from xml.etree import ElementTree
 
-import httpx
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from callscope.errors import ProviderError, ValidationFailed
+from callscope.catalog.tables import Call
+from callscope.validation import SINGLE_LINE, line
 
-from .base import ProviderUnavailable
 from .voice import CallEnded, Dial, DialResult, Hangup, InboundCall, Instruction, RecordingReady, Reject, Voicemail
-
-log = logging.getLogger(__name__)
 
 DIALECT = "twilio"
 SIGNATURE_HEADER = "X-Twilio-Signature"
 TWIML_CONTENT_TYPE = "application/xml"
-_ANSWERED = {"completed", "answered"}
-_DIAL_STATUSES = {"busy", "no-answer", "failed", "canceled"}
-_FINAL_CALL_STATUSES = {"completed", *_DIAL_STATUSES}
-_SID = re.compile(r"^[A-Za-z0-9]{2,64}$")  # it becomes part of a URL path
+ANONYMOUS = "anonymous"
+DialStatus = Literal["completed", "answered", "busy", "no-answer", "failed", "canceled"]
+_ANSWERED = ("completed", "answered")
+_FINAL_CALL_STATUSES = ("completed", "busy", "no-answer", "failed", "canceled")
+INT32_MAX = 2**31 - 1  # the catalog's INTEGER columns: durations, the dial attempt
+INT64_MAX = 2**63 - 1  # its BIGINT ids
 
 Params = list[tuple[str, str]]
 
@@ -72,53 +74,108 @@ def valid_signature(auth_token: str, url: str, params: Params, given: str | None
                for variant in _port_variants(url))
 
 
-# ----- webhook parameters into events -----------------------------------------------------------
+# ----- webhook parameters -----------------------------------------------------------------------
 
-def _field(params: Params, name: str, required: bool = True) -> str:
-    value = next((v for k, v in reversed(params) if k == name), "").strip()
-    if required and not value:
-        raise ValidationFailed(f"{name} is required")
-    return value
+def sid(prefix: str) -> Any:
+    """A Twilio SID: two letters naming its kind, then 32 hex digits (what the sandbox makes, too)."""
+    return Annotated[str, Field(pattern=rf"^{prefix}[0-9a-fA-F]{{32}}$")]
 
 
-def _int(params: Params, name: str) -> int:
-    value = _field(params, name, required=False)
-    return int(value) if value.isdigit() else 0
+CallSid = sid("CA")
+RecordingSid = sid("RE")
+E164 = Annotated[str, Field(pattern=r"^\+[1-9][0-9]{1,14}$")]
+# The caller as the carrier gives it: a number (E.164, or the digits a withheld id is dialled as), a withheld id
+# spelt out (anonymous, RESTRICTED, ...), or a client: or sip: address; no longer than the call's column.
+CALLER_PATTERN = r"^(?:\+?[0-9]+|[A-Za-z]+|(?:client|sip):[^\s\x00-\x1f\x7f-\x9f]+)$"
+Caller = line(Call.phone_number.type.length, CALLER_PATTERN)
+CallerName = line(Call.caller_name.type.length, SINGLE_LINE)
+Status = line(32, SINGLE_LINE)  # a status Twilio may add to; the known ones are matched
+Seconds = Annotated[int, Field(ge=0, le=INT32_MAX)]
 
 
-def inbound_call(params: Params) -> InboundCall:
-    return InboundCall(call_id=_field(params, "CallSid"), to=_field(params, "To"),
-                       caller=_field(params, "From", required=False) or "anonymous",
-                       caller_name=_field(params, "CallerName", required=False)[:255])
+class TwilioParams(BaseModel):
+    """A webhook's form or query string, by Twilio's names; blank values count as absent, so defaults stand."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _blank_is_absent(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if not (isinstance(v, str) and not v.strip())}
+        return data
 
 
-def dial_result(params: Params) -> DialResult:
-    status = _field(params, "DialCallStatus")
-    if status in _ANSWERED:
-        return DialResult(call_id=_field(params, "CallSid"), status="answered",
-                          duration=_int(params, "DialCallDuration"))
-    if status not in _DIAL_STATUSES:
-        raise ValidationFailed(f"DialCallStatus {status!r} is unknown")
-    return DialResult(call_id=_field(params, "CallSid"), status=status)  # type: ignore[arg-type]
+class VoiceForm(TwilioParams):
+    """The voice URL: a call comes in."""
+
+    call_id: CallSid = Field(alias="CallSid")
+    to: E164 = Field(alias="To")
+    caller: Caller = Field(ANONYMOUS, alias="From")
+    caller_name: CallerName = Field("", alias="CallerName")
 
 
-def recording_ready(params: Params) -> RecordingReady:
-    recording_id = _field(params, "RecordingSid")
-    if not _SID.match(recording_id):
-        raise ValidationFailed("RecordingSid is malformed")
-    return RecordingReady(call_id=_field(params, "CallSid"), recording_id=recording_id,
-                          url=_field(params, "RecordingUrl"),
-                          completed=_field(params, "RecordingStatus", required=False) in ("", "completed"),
-                          channels=_int(params, "RecordingChannels") or 1,
-                          duration=_int(params, "RecordingDuration"))
+class DialForm(TwilioParams):
+    """`<Dial action>`: a dial attempt ended."""
+
+    call_id: CallSid = Field(alias="CallSid")
+    status: DialStatus = Field(alias="DialCallStatus")
+    duration: Seconds = Field(0, alias="DialCallDuration")
 
 
-def call_ended(params: Params) -> CallEnded | None:
-    """The call's end; None for a progress report (ringing, in-progress), which a status callback may also be."""
-    status = _field(params, "CallStatus")
-    if status not in _FINAL_CALL_STATUSES:
+class RecordingForm(TwilioParams):
+    """The recording status callback."""
+
+    call_id: CallSid = Field(alias="CallSid")
+    recording_id: RecordingSid = Field(alias="RecordingSid")
+    status: Status = Field("completed", alias="RecordingStatus")
+    channels: Annotated[int, Field(ge=1, le=2)] = Field(1, alias="RecordingChannels")
+    duration: Seconds = Field(0, alias="RecordingDuration")
+
+
+class StatusForm(TwilioParams):
+    """The call status callback: the call's end, or a progress report (ringing, in-progress)."""
+
+    call_id: CallSid = Field(alias="CallSid")
+    status: Status = Field(alias="CallStatus")
+    duration: Seconds = Field(0, alias="CallDuration")
+
+
+# The query strings of the URLs the service hands Twilio (callscope/services/phone_calls.py webhook_url).
+
+class DialQuery(TwilioParams):
+    attempt: Annotated[int, Field(ge=0, le=INT32_MAX)]
+
+
+class AnsweredQuery(TwilioParams):
+    call_id: CallSid = Field(alias="call")
+    operator_id: Annotated[int, Field(ge=1, le=INT64_MAX)] = Field(alias="operator")
+
+
+class RecordingQuery(TwilioParams):
+    call_id: CallSid | None = Field(None, alias="call")  # the caller's call (a dial's recording names the leg)
+
+
+def inbound_call(form: VoiceForm) -> InboundCall:
+    return InboundCall(call_id=form.call_id, to=form.to, caller=form.caller, caller_name=form.caller_name)
+
+
+def dial_result(form: DialForm) -> DialResult:
+    if form.status in _ANSWERED:
+        return DialResult(call_id=form.call_id, status="answered", duration=form.duration)
+    return DialResult(call_id=form.call_id, status=form.status)  # type: ignore[arg-type]
+
+
+def recording_ready(form: RecordingForm, query: RecordingQuery) -> RecordingReady:
+    return RecordingReady(call_id=query.call_id or form.call_id, recording_id=form.recording_id,
+                          completed=form.status == "completed", channels=form.channels, duration=form.duration)
+
+
+def call_ended(form: StatusForm) -> CallEnded | None:
+    """The call's end; None for a progress report."""
+    if form.status not in _FINAL_CALL_STATUSES:
         return None
-    return CallEnded(call_id=_field(params, "CallSid"), status=status, duration=_int(params, "CallDuration"))
+    return CallEnded(call_id=form.call_id, status=form.status, duration=form.duration)
 
 
 # ----- instructions as TwiML --------------------------------------------------------------------
@@ -155,57 +212,18 @@ def twiml(instruction: Instruction) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>' + ElementTree.tostring(response, encoding="unicode")
 
 
-# ----- the recordings API -----------------------------------------------------------------------
+# ----- voice, for a provider that speaks Twilio ------------------------------------------------------
 
 class TwilioVoice(abc.ABC):
-    """Voice for a provider that speaks Twilio's dialect; the provider says which credentials sign its webhooks
-    and fetch its recordings, and where a recording lives (the two abstract methods)."""
+    """The dialect's part of a provider: its webhooks are signed with the auth token of `_voice_credentials`."""
 
     voice_dialect = DIALECT
     # record-from-answer-dual: the first channel is the parent call (the caller), the second the dialled operator
     operator_channel = 1
-    _client: httpx.AsyncClient
 
     @abc.abstractmethod
     def _voice_credentials(self) -> tuple[str, str]:
         """(account sid, auth token)."""
 
-    @abc.abstractmethod
-    def _recording_resource(self, ready: RecordingReady) -> str:
-        """The recording's resource URL, without extension."""
-
     def valid_signature(self, url: str, params: Params, given: str | None) -> bool:
         return valid_signature(self._voice_credentials()[1], url, params, given)
-
-    async def recording_chunks(self, ready: RecordingReady) -> AsyncGenerator[bytes, None]:
-        """The recording as WAV, streamed (both channels of a dual-channel recording)."""
-        query = {"RequestedChannels": "2"} if ready.channels == 2 else {}
-        url = self._recording_resource(ready) + ".wav"
-        try:
-            async with self._client.stream("GET", url, params=query, auth=httpx.BasicAuth(*self._voice_credentials()),
-                                           follow_redirects=True) as response:
-                _check(response, "GET", url)
-                async for chunk in response.aiter_bytes():
-                    yield chunk
-        except httpx.HTTPError as exc:
-            log.warning("twilio recording download failed: %s: %s", url, type(exc).__name__)
-            raise ProviderUnavailable() from None
-
-    async def delete_recording(self, ready: RecordingReady) -> None:
-        url = self._recording_resource(ready) + ".json"
-        try:
-            response = await self._client.delete(url, auth=httpx.BasicAuth(*self._voice_credentials()))
-        except httpx.HTTPError as exc:
-            log.warning("twilio recording delete failed: %s: %s", url, type(exc).__name__)
-            raise ProviderUnavailable() from None
-        if response.status_code != 404:  # already gone is what we wanted
-            _check(response, "DELETE", url)
-
-
-def _check(response: httpx.Response, method: str, url: str) -> None:
-    if response.is_success:
-        return
-    log.warning("twilio %s %s answered %s", method, url, response.status_code)
-    if response.status_code >= 500 or response.status_code in (401, 429):
-        raise ProviderUnavailable()
-    raise ProviderError(f"The provider refused the recording (HTTP {response.status_code})")

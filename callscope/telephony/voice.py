@@ -29,9 +29,13 @@ class DialResult(BaseModel):
 
 
 class RecordingReady(BaseModel):
+    """A recording the provider holds. Where it lives the provider knows from its own configuration and the id,
+    never from the webhook (credentials go with the download)."""
+
     call_id: str
-    recording_id: str = Field(description="The provider's id of the recording (Twilio's RecordingSid).")
-    url: str = Field(description="Where the provider says the recording is (its resource URL).")
+    # It names the provider's copy in a URL path or a file name.
+    recording_id: str = Field(pattern=r"^[A-Za-z0-9]{2,64}$",
+                              description="The provider's id of the recording (Twilio's RecordingSid).")
     completed: bool = Field(description="False when the provider has no audio (absent, failed).")
     channels: int = 1
     duration: int = 0

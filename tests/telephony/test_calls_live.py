@@ -44,7 +44,7 @@ NUMBERS = {  # name: (phone, strategy, recording, project, operators, active)
     "oversize": ("+14155550115", "priority", True, "support", ["alice"], True),
 }
 MAX_RECORDING_BYTES = 1_000_000
-OVERSIZE = "REbig"  # recordings whose sid starts so are larger than MAX_RECORDING_BYTES
+OVERSIZE = "REb1"  # recordings whose sid starts so are larger than MAX_RECORDING_BYTES
 CALLER = "+15105550199"
 
 
@@ -342,7 +342,7 @@ def test_a_recording_over_the_size_limit_is_not_stored(world: World) -> None:
     call_sid, twiml = world.call("oversize")
     world.dial_ended(twiml, call_sid, "completed", duration=9)
     callback = twiml.find("Dial").get("recordingStatusCallback")
-    assert world.recorded(callback, call_sid, OVERSIZE + secrets.token_hex(8)).status_code == 413
+    assert world.recorded(callback, call_sid, OVERSIZE + secrets.token_hex(15)).status_code == 413
     assert world.recording(call_sid) is None
     assert sorted(p for p in blobs.rglob("*") if p.is_file()) == before  # nothing left behind
     assert world.recorded(callback, call_sid, new_sid("RE")).status_code == 204  # a later delivery still can

@@ -272,7 +272,19 @@ def test_voice_credentials_are_made_once_and_kept_private(provider, state_path):
     assert state_path.stat().st_mode & 0o077 == 0
 
 
-async def test_recordings_come_from_the_signed_recording_url_only_over_http(provider):
-    from_callback = RecordingReady(call_id="CA1", recording_id="RE1", url="file:///etc/passwd", completed=True)
-    with pytest.raises(ProviderError):
-        [chunk async for chunk in provider.recording_chunks(from_callback)]
+async def test_recordings_are_served_from_the_sandbox_folder_only(provider, state_path, tmp_path):
+    audio = tmp_path / "call.wav"
+    audio.write_bytes(b"RIFF....WAVE" * 1000)
+    recording_id = "RE" + "0" * 32
+    held = provider.add_recording(recording_id, audio)
+    assert held.parent == state_path.with_name("sandbox-recordings")
+    assert (held.parent.stat().st_mode & 0o777, held.stat().st_mode & 0o777) == (0o700, 0o600)
+    ready = RecordingReady(call_id="CA1", recording_id=recording_id, completed=True)
+    assert b"".join([chunk async for chunk in provider.recording_chunks(ready)]) == audio.read_bytes()
+    await provider.delete_recording(ready)
+    await provider.delete_recording(ready)  # gone already is fine
+    assert not held.exists()
+    with pytest.raises(ProviderError, match="has no recording"):
+        [chunk async for chunk in provider.recording_chunks(ready)]
+    with pytest.raises(ValueError):  # the id names a file: no path in it
+        RecordingReady(call_id="CA1", recording_id="../catalog", completed=True)

@@ -1,11 +1,12 @@
 """One phone call all the way, without a carrier account: `callscope calls simulate` plays the sandbox provider
-against a real `callscope serve` (signed webhooks, the TwiML followed, the recording served from its own loopback
-server), and the call's stereo recording of real speech is stored, analysed by channel, and its summary shown in the
-number's `recent_calls`; a call to an unknown number is rejected and one nobody answers is missed."""
+against a real `callscope serve` (signed webhooks, the TwiML followed, the recording kept where the sandbox keeps its
+recordings), and the call's stereo recording of real speech is stored, analysed by channel, and its summary shown in
+the number's `recent_calls`; a call to an unknown number is rejected and one nobody answers is missed."""
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -59,7 +60,8 @@ def test_a_simulated_call_is_routed_recorded_analysed_and_summarised(tmp_path: P
                          "--answer-by", str(ids["bob"]), "--audio", str(audio), "--url", server.url).stdout
         assert f"<Number>{OPERATOR_PHONE}</Number>" in out and 'record="record-from-answer-dual"' in out
         assert f"{OPERATOR_PHONE} answers" in out and "<Hangup />" in out
-        assert "provider: recording downloaded" in out
+        assert re.search(r"provider: recording RE[0-9a-f]{32} ready \(\d+ bytes\)", out)
+        assert list((tmp_path / "data" / "sandbox-recordings").iterdir()) == []  # the carrier's copy is gone
 
         [recording] = httpx.get(f"{server.url}{API}/recordings", headers=headers).json()["data"]
         assert (recording["operator_id"], recording["recording_source"]) == (ids["bob"], "phone")

@@ -11,10 +11,12 @@ from pytest_httpserver import HTTPServer
 
 from callscope.errors import ProviderError
 from callscope.telephony.base import (
+    PROVIDER_BAD_ANSWER,
     PROVIDER_UNAVAILABLE,
     REQUIREMENT_GROUP_NOT_APPROVED,
     NumberCandidate,
     NumberProvider,
+    ProviderBadAnswer,
     ProviderUnavailable,
     RegionInfo,
 )
@@ -264,7 +266,7 @@ async def test_purchase_with_approved_bundle(provider, httpserver):
     )
     _expect(httpserver, "/pricing/v1/PhoneNumbers/Countries/DE").respond_with_json(DE_PRICES)
     _expect(httpserver, f"{ACCOUNT}/IncomingPhoneNumbers.json", method="POST").respond_with_json(
-        {"sid": "PNde", "phone_number": "+4915123456789"}, status=201
+        {"sid": "PN" + "de" * 16, "phone_number": "+4915123456789"}, status=201
     )
     bought = await provider.purchase("+4915123456789", None, None, 7)
     httpserver.check_assertions()
@@ -345,6 +347,69 @@ async def test_release_deletes_the_incoming_number(provider, httpserver):
         await provider.release("PNgone")
 
 
+# An answer that is not what Twilio documents: not JSON, nested past any parser's depth, of another shape, or
+# with a value the service would pass on (a number, a SID that becomes a URL path, a price).
+UNREADABLE = ["<html>502 Bad Gateway</html>", "", "[" * 100_000, "[]", '"text"', "null"]
+SEARCH_ANSWERS = [*UNREADABLE, '{"available_phone_numbers": "none"}', '{"available_phone_numbers": [{}]}',
+                  '{"available_phone_numbers": [{"phone_number": "+1808\\u00009251571"}]}',
+                  '{"available_phone_numbers": [{"phone_number": "+18089251571", "iso_country": "U S"}]}',
+                  '{"available_phone_numbers": [{"phone_number": "+18089251571", "locality": 7}]}']
+PRICING_ANSWERS = [*UNREADABLE, '{"phone_number_prices": {}}',
+                   '{"phone_number_prices": [{"number_type": "local", "current_price": "NaN"}]}',
+                   '{"phone_number_prices": [{"number_type": "local", "current_price": "1e999999"}]}',
+                   '{"phone_number_prices": [{"number_type": "local", "current_price": [1]}]}']
+PURCHASE_ANSWERS = [*UNREADABLE, "{}", '{"sid": "../../Accounts/AC1"}', '{"sid": 7}',
+                    '{"sid": "PN0123456789abcdef0123456789abcdef", "phone_number": "+1 808"}']
+
+
+@pytest.mark.parametrize("body", SEARCH_ANSWERS)
+async def test_a_search_answer_that_cannot_be_read_is_a_bad_answer(provider, httpserver, body):
+    _expect(httpserver, f"{ACCOUNT}/AvailablePhoneNumbers/US/Local.json").respond_with_data(
+        body, content_type="application/json")
+    _expect(httpserver, "/pricing/v1/PhoneNumbers/Countries/US").respond_with_json(US_PRICES)
+    with pytest.raises(ProviderBadAnswer) as err:
+        await provider.search("US", "local")
+    assert (err.value.status, err.value.message) == (502, PROVIDER_BAD_ANSWER)
+
+
+@pytest.mark.parametrize("body", PRICING_ANSWERS)
+async def test_a_pricing_answer_that_cannot_be_read_is_a_bad_answer(provider, httpserver, body):
+    _expect(httpserver, f"{ACCOUNT}/AvailablePhoneNumbers/US/Local.json").respond_with_json(AVAILABLE)
+    _expect(httpserver, "/pricing/v1/PhoneNumbers/Countries/US").respond_with_data(
+        body, content_type="application/json")
+    with pytest.raises(ProviderBadAnswer):
+        await provider.search("US", "local")
+
+
+@pytest.mark.parametrize("body", PURCHASE_ANSWERS)
+async def test_a_purchase_answer_that_cannot_be_read_is_a_bad_answer(provider, httpserver, body, caplog):
+    _expect(httpserver, "/pricing/v1/PhoneNumbers/Countries/US").respond_with_json(US_PRICES)
+    _expect(httpserver, f"{ACCOUNT}/IncomingPhoneNumbers.json", method="POST").respond_with_data(
+        body, status=201, content_type="application/json")
+    with caplog.at_level(logging.WARNING), pytest.raises(ProviderBadAnswer):
+        await provider.purchase("+18089251571", "US", "local", None)
+    assert "IncomingPhoneNumbers.json answered 201 with an unreadable body" in caplog.text
+    assert TOKEN not in caplog.text
+
+
+@pytest.mark.parametrize("body", UNREADABLE + ['{"status": ["twilio-approved"]}'])
+async def test_a_bundle_answer_that_cannot_be_read_is_a_bad_answer(provider, httpserver, body):
+    _expect(httpserver, "/numbers/v2/RegulatoryCompliance/Bundles/BU_pending").respond_with_data(
+        body, content_type="application/json")
+    with pytest.raises(ProviderBadAnswer):
+        await provider.requirement_group_status(8)
+
+
+@pytest.mark.parametrize("body", [*UNREADABLE, '{"message": ["a"]}', '{"message": "two\\nlines"}',
+                                  '{"message": "' + "x" * 501 + '"}'])
+async def test_a_refusal_that_cannot_be_read_gets_a_message_of_its_own(provider, httpserver, body):
+    _expect(httpserver, f"{ACCOUNT}/IncomingPhoneNumbers/PNabc.json", method="DELETE").respond_with_data(
+        body, status=400, content_type="application/json")
+    with pytest.raises(ProviderError) as err:
+        await provider.release("PNabc")
+    assert err.value.errors == ["Phone-number provider rejected the request (HTTP 400)"]
+
+
 async def test_unexpected_request_fails_loudly(provider, httpserver):
     # No expectation registered: the server answers 500, which must read as unavailable, not crash.
     with pytest.raises(ProviderUnavailable):
@@ -355,8 +420,7 @@ async def test_unexpected_request_fails_loudly(provider, httpserver):
 
 # --- voice: recordings ------------------------------------------------------------------------------------------
 
-RECORDING = RecordingReady(call_id="CA1", recording_id="RE0123", url="https://api.twilio.com/elsewhere",
-                           completed=True, channels=2, duration=3)
+RECORDING = RecordingReady(call_id="CA1", recording_id="RE0123", completed=True, channels=2, duration=3)
 
 
 async def _download(provider) -> bytes:
@@ -366,8 +430,23 @@ async def _download(provider) -> bytes:
 async def test_recording_is_fetched_from_the_configured_api_with_both_channels(provider, httpserver):
     _expect(httpserver, f"{ACCOUNT}/Recordings/RE0123.wav", query_string="RequestedChannels=2").respond_with_data(
         b"RIFF...WAVE", content_type="audio/x-wav")
-    assert await _download(provider) == b"RIFF...WAVE"  # never the RecordingUrl the webhook named
+    assert await _download(provider) == b"RIFF...WAVE"
     httpserver.check_assertions()
+
+
+async def test_a_recording_redirected_to_another_host_is_fetched_without_the_credentials(provider, httpserver):
+    media = HTTPServer(host="127.0.0.1", port=0)
+    media.start()
+    try:
+        media.expect_oneshot_request("/media/RE0123.wav").respond_with_data(b"RIFF...WAVE")
+        _expect(httpserver, f"{ACCOUNT}/Recordings/RE0123.wav").respond_with_data(
+            b"", status=302, headers={"Location": media.url_for("/media/RE0123.wav")})
+        assert await _download(provider) == b"RIFF...WAVE"
+        [(request, _)] = media.log
+        assert "Authorization" not in request.headers
+    finally:
+        media.clear()
+        media.stop()
 
 
 @pytest.mark.parametrize(("status", "error"), [(500, ProviderUnavailable), (401, ProviderUnavailable),
