@@ -10,7 +10,6 @@ what the server leaves there is removed when the call is over. Registered on the
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import secrets
 import struct

@@ -46,7 +46,6 @@ from callscope.telephony.voice import (
     Target,
     Voicemail,
 )
-from callscope.validation import NAME_MAX
 
 log = structlog.get_logger()
 
@@ -216,8 +215,7 @@ async def recording_ready(ctx: Context, ready: RecordingReady) -> None:
                 await upload.write(chunk)
         found, created = await uploads.finish(upload, uploads.UploadFields(
             project_id=project.status.id, external_id=call.provider_call_id,
-            # A caller name as long as its column leaves no room for the words around it.
-            name=f"{'Voicemail' if call.call_status == MISSED else 'Call'} from {caller}"[:NAME_MAX],
+            name=f"{'Voicemail' if call.call_status == MISSED else 'Call'} from {caller}",
             operator_id=operator.status.id if operator else None, called_at=call.created_at,
             recording_source=RECORDING_SOURCE,
             agent_channel=ctx.provider.operator_channel if ready.channels == 2 else None))
