@@ -1,5 +1,6 @@
 """The in-process driver of the reconcile handlers for `callscope serve` (Kopf drives them in a cluster):
-one pass over everything at start, then every change the store's watch reports."""
+one pass over everything at start, then every change the store's watch reports (with the objects that depend on
+the changed one), and a pass over everything every `reconcile_interval_seconds`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 
 import structlog
 
-from callscope.operator.handlers import key_writer, reconcile
+from callscope.operator.handlers import dependents, key_writer, reconcile
 from callscope.resources import KINDS, Resource
 from callscope.services.context import Context
 from callscope.store.factory import build_secret_store
@@ -43,11 +44,13 @@ class EmbeddedOperator:
             try:
                 _, version = await self.ctx.store.list_with_version(cls)
                 async for event in self.ctx.store.watch(cls, None, version):
-                    if event.type != "DELETED":
-                        await self.ctx.store.sync()
-                        current = self.ctx.store.cached_get(cls, event.object.namespace, event.object.name)
-                        if current is not None:
-                            await self.reconcile_one(current)
+                    await self.ctx.store.sync()
+                    current = self.ctx.store.cached_get(cls, event.object.namespace, event.object.name)
+                    if current is not None:
+                        await self.reconcile_one(current)
+                    # A deleted object's dependents too: references to it dangle, the value it held is free.
+                    for obj in dependents(self.ctx, current or event.object):
+                        await self.reconcile_one(obj)
             except Gone:
                 await self.reconcile_all()
             except asyncio.CancelledError:
@@ -56,9 +59,16 @@ class EmbeddedOperator:
                 log.exception("operator_watch_failed", kind=cls.KIND)
                 await asyncio.sleep(1)
 
+    async def _recheck(self) -> None:
+        """What the controller's timers do: a value freed by a change elsewhere, or a missed event, is seen here."""
+        while True:
+            await asyncio.sleep(self.ctx.settings.reconcile_interval_seconds)
+            await self.reconcile_all()
+
     async def start(self) -> None:
         await self.reconcile_all()
         self._tasks = [asyncio.create_task(self._follow(cls), name=f"reconcile-{cls.KIND}") for cls in KINDS.values()]
+        self._tasks.append(asyncio.create_task(self._recheck(), name="recheck"))
 
     async def stop(self) -> None:
         for task in self._tasks:

@@ -2,24 +2,25 @@
 
 They fill in what objects applied as YAML (kubectl, `callscope apply`) lack and what REST-created
 objects already carry: the integer id (status and the `callscope.io/id` label), tag colours, key
-material for ApiKeys, the account-wide uniqueness rules as a Conflict condition, observedGeneration
-and a Ready condition. They write status (and the id label), never spec: applied YAML does not drift.
+material for ApiKeys, the uniqueness rules as a Conflict condition, the names the spec gives of other
+objects as a ReferencesResolved condition, observedGeneration and a Ready condition (False while either of the two
+others says something is wrong). They write status (and the id label), never spec: applied YAML does not drift.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 
 import structlog
 
 from callscope.catalog.ids import Owner, allocate_id, claim, claim_of, transfer_claim
-from callscope.resources import ApiKey, Condition, Operator, Project, Resource, Tag, VirtualNumber
+from callscope.resources import KINDS, ApiKey, Condition, Operator, Project, Resource, Tag, VirtualNumber
 from callscope.resources.meta import ID_LABEL
 from callscope.secret_store import SecretStore
 from callscope.services.context import Context
-from callscope.services.indexes import OPERATOR_EXTERNAL_ID, PHONE, TAG_NAME, holders
+from callscope.services.indexes import CALLED_NUMBER, OPERATOR_EXTERNAL_ID, PHONE, TAG_NAME, holder, seniority
 from callscope.services.keys import generate_key, key_status
 from callscope.services.tags import next_color, project_tags
 
@@ -47,28 +48,51 @@ def key_writer(secrets: SecretStore) -> KeyWriter:
     return write
 
 
-def conflicts(ctx: Context, obj: Resource) -> list[str]:
-    """Account-wide uniqueness rules the REST API enforces at write time, checked for YAML-made objects.
-    The object created first keeps the value; a later one is the one in conflict."""
-    ns = obj.namespace
-
-    def taken(kind, index: str, value: tuple) -> bool:
-        mine = (obj.metadata.creation_timestamp, obj.name)
-        return any((h.metadata.creation_timestamp, h.name) < mine for h in holders(ctx.store, kind, index, value, obj.name))
-
-    found: list[str] = []
+def _unique_values(obj: Resource) -> list[tuple[str, Hashable, str]]:
+    """The values the object must hold alone, as (index, value, what it is): the account-wide rules the REST API
+    enforces at write time, and a number's E.164 in all accounts (the carrier routes it to one number)."""
+    ns, spec = obj.namespace, obj.spec
     if isinstance(obj, Operator):
-        if obj.spec.external_id and taken(Operator, OPERATOR_EXTERNAL_ID, (ns, obj.spec.external_id)):
-            found.append(f"externalId {obj.spec.external_id!r} is used by another operator")
-        if obj.spec.phone_number and taken(Operator, PHONE, (ns, obj.spec.phone_number)):
-            found.append(f"phoneNumber {obj.spec.phone_number} is used by another operator")
-    elif isinstance(obj, VirtualNumber):
-        if taken(VirtualNumber, PHONE, (ns, obj.spec.phone_number)):
-            found.append(f"phoneNumber {obj.spec.phone_number} is used by another virtual number")
-    elif isinstance(obj, Tag):
-        if taken(Tag, TAG_NAME, (ns, obj.spec.project, obj.spec.name.casefold())):
-            found.append(f"tag {obj.spec.name!r} already exists in project {obj.spec.project}")
+        values = []
+        if spec.external_id:
+            values.append((OPERATOR_EXTERNAL_ID, (ns, spec.external_id), f"externalId {spec.external_id!r}"))
+        if spec.phone_number:
+            values.append((PHONE, (ns, spec.phone_number), f"phoneNumber {spec.phone_number}"))
+        return values
+    if isinstance(obj, VirtualNumber):
+        return [(CALLED_NUMBER, spec.phone_number, f"phoneNumber {spec.phone_number}")]
+    if isinstance(obj, Tag):
+        return [(TAG_NAME, (ns, spec.project, spec.name.casefold()),
+                 f"tag name {spec.name!r} in project {spec.project}")]
+    return []
+
+
+def conflicts(ctx: Context, obj: Resource) -> list[str]:
+    """The unique values another object holds: the senior claimant (services.indexes.holder) keeps a value, a later
+    one is the one in conflict. Another account's holder is not named: its names are not this account's to read."""
+    found = []
+    for index, value, what in _unique_values(obj):
+        senior = holder(ctx.store, type(obj), index, value)
+        if senior is not None and seniority(senior) < seniority(obj):
+            by = f"another {obj.KIND}" if senior.namespace == obj.namespace else f"a {obj.KIND} of another account"
+            found.append(f"{what} is used by {by}")
     return found
+
+
+def unresolved(ctx: Context, obj: Resource) -> list[str]:
+    """The objects the spec names that do not exist in the object's own account (a name never reaches another)."""
+    return [f"{kind} {name!r} does not exist in account {obj.namespace}" for kind, name in obj.references()
+            if ctx.store.cached_get(KINDS[kind], obj.namespace, name) is None]
+
+
+def dependents(ctx: Context, obj: Resource) -> list[Resource]:
+    """The objects whose conditions may change when `obj` appears, changes or goes: those that name it, and those
+    claiming one of its unique values. (Values it held before a change are left to the periodic re-check.)"""
+    key = (obj.KIND, obj.name)
+    naming = [o for cls in KINDS.values() for o in ctx.store.cached_list(cls, obj.namespace) if key in o.references()]
+    claiming = [o for index, value, _ in _unique_values(obj) for o in ctx.store.by_index(type(obj), index, value)
+                if (o.namespace, o.name) != (obj.namespace, obj.name)]
+    return naming + claiming
 
 
 def _condition(conditions: list[Condition], new: Condition, now) -> list[Condition]:
@@ -94,12 +118,16 @@ async def reconcile(ctx: Context, obj: Resource, write_key: KeyWriter | None = N
     if status.observed_generation != obj.metadata.generation:
         status.observed_generation = obj.metadata.generation
         status.updated_at = now if status.updated_at is None or obj.metadata.generation != 1 else status.updated_at
-    problems = conflicts(ctx, obj)
+    problems, missing = conflicts(ctx, obj), unresolved(ctx, obj)
     conflict = Condition(type="Conflict", status="True" if problems else "False",
                          reason="NotUnique" if problems else "Unique", message="; ".join(problems))
-    ready = Condition(type="Ready", status="False" if problems else "True",
-                      reason="Conflict" if problems else "Reconciled", message="; ".join(problems))
-    status.conditions = _condition(_condition(status.conditions, conflict, now), ready, now)
+    resolved = Condition(type="ReferencesResolved", status="False" if missing else "True",
+                         reason="NotFound" if missing else "Resolved", message="; ".join(missing))
+    ready = Condition(type="Ready", status="False" if problems or missing else "True",
+                      reason="Conflict" if problems else "UnresolvedReferences" if missing else "Reconciled",
+                      message="; ".join(problems + missing))
+    for condition in (conflict, resolved, ready):
+        status.conditions = _condition(status.conditions, condition, now)
     if status == obj.status:
         return obj
     if key is not None and write_key is not None:
@@ -109,8 +137,9 @@ async def reconcile(ctx: Context, obj: Resource, write_key: KeyWriter | None = N
     draft = obj.model_copy(deep=True)
     draft.status = status
     updated = await ctx.store.update_status(draft)
-    if problems:
-        log.warning("reconcile_conflict", kind=obj.KIND, account=obj.namespace, name=obj.name, problems=problems)
+    if problems or missing:
+        log.warning("reconcile_not_ready", kind=obj.KIND, account=obj.namespace, name=obj.name,
+                    problems=problems + missing)
     return updated
 
 
@@ -141,19 +170,14 @@ async def _keep_unique_id(ctx: Context, obj: Resource) -> Resource:
             return obj
         return await _write_id(ctx, obj, obj.status.id, f"the {ID_LABEL} label {label!r} does not name this object's "
                                                          f"id {obj.status.id}: label restored")
-    holder = ctx.store.cached_get(type(obj), *on_record)
-    if holder is not None and holder.status.id == obj.status.id and _age(holder) <= _age(obj):
+    recorded = ctx.store.cached_get(type(obj), *on_record)
+    if recorded is not None and recorded.status.id == obj.status.id and seniority(recorded) <= seniority(obj):
         note = f"id {obj.status.id} belongs to {on_record.account}/{on_record.name}: id reassigned"
         return await _write_id(ctx, obj, await _new_id(ctx, obj), note)
     await ctx.catalog.write(transfer_claim, obj.KIND, obj.status.id, owner)
-    if holder is not None and holder.status.id == obj.status.id:  # the younger holder moves
-        await _keep_unique_id(ctx, holder)
+    if recorded is not None and recorded.status.id == obj.status.id:  # the younger holder moves
+        await _keep_unique_id(ctx, recorded)
     return obj
-
-
-def _age(obj: Resource) -> tuple:
-    created = obj.metadata.creation_timestamp
-    return (created.timestamp() if created else float("inf"), obj.namespace, obj.name)
 
 
 async def _new_id(ctx: Context, obj: Resource) -> int:

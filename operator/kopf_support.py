@@ -1,6 +1,6 @@
 """What the controller's Kopf handlers (operator/main.py) lean on: Kopf's settings, its login (the same
-cluster and credentials as the store's, callscope/kube.py), the freshest copy of the object an event is about,
-and the Kubernetes Events posted on transitions."""
+cluster and credentials as the store's, callscope/kube.py), the freshest copy of the object an event is about
+(or the cache without it, after a deletion), and the Kubernetes Events posted on transitions."""
 
 from __future__ import annotations
 
@@ -52,6 +52,11 @@ def connection_info(app: Settings, settings: kopf.OperatorSettings) -> kopf.Conn
     )
 
 
+def _from_body(cls: type[Resource], body: kopf.Body) -> Resource:
+    raw = {k: body.get(k) for k in ("apiVersion", "kind", "metadata", "spec", "status") if body.get(k) is not None}
+    return cls.from_dict(dict(raw))
+
+
 async def current_object(ctx: Context, cls: type[Resource], body: kopf.Body) -> Resource:
     """The freshest copy of the object Kopf reports: the cache's once it has caught up with the event (its
     indexes answer the uniqueness checks), or a newer one it already holds (our own write), else the body."""
@@ -67,8 +72,18 @@ async def current_object(ctx: Context, cls: type[Resource], body: kopf.Body) -> 
         if loop.time() >= deadline:
             break
         await asyncio.sleep(0.05)
-    raw = {k: body.get(k) for k in ("apiVersion", "kind", "metadata", "spec", "status") if body.get(k) is not None}
-    return cls.from_dict(dict(raw))
+    return _from_body(cls, body)
+
+
+async def forgotten(ctx: Context, cls: type[Resource], body: kopf.Body) -> Resource:
+    """The object the API server reports deleted, once the cache has dropped it too (what depends on it is then
+    checked against a cache without it), or after CACHE_WAIT_SECONDS."""
+    ns, name = body["metadata"].get("namespace"), body["metadata"]["name"]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CACHE_WAIT_SECONDS
+    while ctx.store.cached_get(cls, ns, name) is not None and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    return _from_body(cls, body)
 
 
 async def project_with_id(ctx: Context, body: kopf.Body) -> Project:
@@ -86,10 +101,13 @@ def _condition(obj: Resource, kind: str) -> tuple[str, str, str] | None:
 
 
 def post_transitions(body: kopf.Body, before: Resource, after: Resource) -> None:
-    """Kubernetes Events for what changed: a new conflict, or the object becoming Ready."""
+    """Kubernetes Events for what changed: a new conflict or dangling reference, or the object becoming Ready."""
     old_conflict, new_conflict = _condition(before, "Conflict"), _condition(after, "Conflict")
     if new_conflict and new_conflict[0] == "True" and new_conflict != old_conflict:
         kopf.warn(body, reason="Conflict", message=new_conflict[2])
+    old_refs, new_refs = _condition(before, "ReferencesResolved"), _condition(after, "ReferencesResolved")
+    if new_refs and new_refs[0] == "False" and new_refs != old_refs:
+        kopf.warn(body, reason="UnresolvedReferences", message=new_refs[2])
     old_ready, new_ready = _condition(before, "Ready"), _condition(after, "Ready")
     if new_ready and new_ready[0] == "True" and (old_ready is None or old_ready[0] != "True"):
         kopf.info(body, reason="Ready", message=f"{after.KIND} {after.name} reconciled (id {after.status.id})"

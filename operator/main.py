@@ -12,27 +12,37 @@ Kopf, each delegating to the module that does the work:
   status (and the id label), never spec. ApiKeys applied without key material get a key written to the
   Secret `<apikey-name>-key` (key `api-key`, owned by the ApiKey so it goes with it) in the account's
   namespace; only the hash goes into the ApiKey's status;
-- a timer per object re-runs the same reconcile now and then (a conflict that the deletion of the older
-  object resolved, a missed event); a no-op when nothing changed;
+- every event of an object, its deletion included, re-runs that reconcile on the objects that depend on it: those
+  naming it in their spec and those claiming one of its unique values (a conflict the deletion of the older object
+  resolved, a reference that now resolves or dangles);
+- a timer per object re-runs the same reconcile now and then (a value freed by a change of the older object's
+  spec, a missed event); a no-op when nothing changed;
 - delete of a Project, behind the finalizer `callscope.io/project-cleanup`: `cascade_project_delete`,
   exactly the REST delete (recordings and their blobs, numbers, tags, links, scoped keys);
 - timers on Projects: retention (operator/retention.py) and the quality baseline (operator/baseline.py);
 - the annotation `analysis.callscope.io/reanalyze: "<any new value>"` on a Project queues a re-analysis of its
   completed recordings once per value (the value handled is kept in the annotation
   `callscope.io/reanalyze-handled`: status fields outside the CRD schema would be pruned);
-- Kubernetes Events on transitions only: Warning `Conflict` when an object becomes conflicted, Normal
-  `Ready` when it becomes ready, Warning `RetentionFailed`, Normal `RetentionApplied`.
+- Kubernetes Events on transitions only: Warning `Conflict` when an object becomes conflicted, Warning
+  `UnresolvedReferences` when a name in its spec stops resolving, Normal `Ready` when it becomes ready, Warning
+  `RetentionFailed`, Normal `RetentionApplied`.
 
-Uniqueness rules (E.164 phone numbers and external ids per account, tag names per project): a status
-condition, NOT an admission webhook. The E.164 format itself is enforced by the CRD's OpenAPI pattern,
-which the API server checks without any webhook. For uniqueness, an admission webhook needs a TLS
-certificate, an in-cluster Service and a (Validating|Mutating)WebhookConfiguration that points at the
-controller; while the controller is down it either blocks every write to the kinds (failurePolicy Fail) or
-lets everything through (Ignore), and it would reject the second object of a `kubectl apply -f dir/` or a
-GitOps sync half-way, leaving the applier retrying forever. A condition keeps appliers unblocked and tells
-the engineer what is wrong: the object created later gets `Conflict=True` (reason NotUnique, message
-naming the value) and `Ready=False`, plus a Warning Event; the earlier object keeps the value, and the REST
-API only ever sees the objects that are Ready.
+References between objects are names in the object's own namespace (its account): a VirtualNumber's project and
+operators, an Operator's projects, a Tag's project, an ApiKey's project. A name that does not resolve there is the
+condition `ReferencesResolved=False` (reason NotFound, message naming what is missing) and `Ready=False`; the object
+acts on nothing it names that is not there (a number routes to its own account's operators only, a key bound to a
+missing project authenticates nobody), and the condition turns True on the reconcile after the object appears.
+
+Uniqueness rules (operators' E.164 phone numbers and external ids per account, a VirtualNumber's E.164 in all
+accounts, tag names per project): a status condition, NOT an admission webhook. The E.164 format itself is enforced
+by the CRD's OpenAPI pattern, which the API server checks without any webhook. For uniqueness, an admission webhook
+needs a TLS certificate, an in-cluster Service and a (Validating|Mutating)WebhookConfiguration that points at the
+controller; while the controller is down it either blocks every write to the kinds (failurePolicy Fail) or lets
+everything through (Ignore), and it would reject the second object of a `kubectl apply -f dir/` or a GitOps sync
+half-way, leaving the applier retrying forever. A condition keeps appliers unblocked and tells the engineer what is
+wrong: the object created later gets `Conflict=True` (reason NotUnique, message naming the value) and `Ready=False`,
+plus a Warning Event; the earlier object keeps the value (calls to an E.164 reach the earlier number, whichever
+account the later one is in).
 
 GitOps: the controller writes status, the `callscope.io/id` label, its finalizer and Kopf's bookkeeping
 annotations (`callscope.io/last-handled-configuration`), never spec, so objects applied from git do not
@@ -50,13 +60,14 @@ import kopf
 
 from callscope.config import Settings
 from callscope.operator.baseline import update_project_baseline
-from callscope.operator.handlers import key_writer, reconcile
+from callscope.operator.handlers import dependents, key_writer, reconcile
 from callscope.operator.kopf_support import (
     FINALIZER,
     PEERING_NAME,
     configure,
     connection_info,
     current_object,
+    forgotten,
     post_transitions,
     project_with_id,
 )
@@ -128,11 +139,28 @@ async def recheck_object(**kwargs) -> None:
         await reconcile_object(**kwargs)
 
 
+async def recheck_dependents(body: kopf.Body, event: kopf.RawEvent, memo: kopf.Memo, **_) -> None:
+    """Every change of an object, its deletion included, re-checks the objects that depend on it: those naming it
+    (ReferencesResolved) and those claiming one of its unique values (Conflict)."""
+    if event["type"] is None:  # the initial listing: the resume handlers reconcile everything
+        return
+    kind = KINDS[body["kind"]]
+    deleted = event["type"] == "DELETED"
+    obj = await (forgotten if deleted else current_object)(memo.ctx, kind, body)
+    for dependent in dependents(memo.ctx, obj):
+        try:
+            updated = await reconcile(memo.ctx, dependent, memo.write_key)
+        except (StaleResourceVersion, ObjectNotFound):
+            continue  # changed or gone meanwhile: its own handlers and timer take it from there
+        post_transitions(dependent.to_dict(), dependent, updated)
+
+
 for _kind in KINDS.values():
     for _on in (kopf.on.create, kopf.on.update, kopf.on.resume):
         _on(GROUP, VERSION, _kind.PLURAL, id=f"reconcile-{_kind.KIND}")(reconcile_object)
     kopf.timer(GROUP, VERSION, _kind.PLURAL, id=f"recheck-{_kind.KIND}", interval=INTERVALS.reconcile_interval_seconds,
                initial_delay=INTERVALS.reconcile_interval_seconds)(recheck_object)
+    kopf.on.event(GROUP, VERSION, _kind.PLURAL, id=f"dependents-{_kind.KIND}")(recheck_dependents)
 
 
 @kopf.on.delete(GROUP, VERSION, Project.PLURAL, id="cascade-project-delete")

@@ -185,6 +185,9 @@ class Operator(Resource[OperatorSpec, BaseStatus]):
     spec: OperatorSpec
     status: BaseStatus = Field(default_factory=BaseStatus)
 
+    def references(self) -> list[tuple[str, str]]:
+        return [(Project.KIND, name) for name in self.spec.projects]
+
 
 class VirtualNumberSpec(CamelModel):
     phone_number: str = Field(pattern=E164_PATTERN, description="E.164; unique per account.")
@@ -215,6 +218,10 @@ class VirtualNumber(Resource[VirtualNumberSpec, VirtualNumberStatus]):
     spec: VirtualNumberSpec
     status: VirtualNumberStatus = Field(default_factory=VirtualNumberStatus)
 
+    def references(self) -> list[tuple[str, str]]:
+        project = [(Project.KIND, self.spec.project)] if self.spec.project is not None else []
+        return project + [(Operator.KIND, name) for name in self.spec.operators]
+
 
 class TagSpec(CamelModel):
     name: Name = Field(description="Tag name; unique within its project, case-insensitively.")
@@ -232,6 +239,9 @@ class Tag(Resource[TagSpec, TagStatus]):
     kind: Literal["Tag"] = "Tag"
     spec: TagSpec
     status: TagStatus = Field(default_factory=TagStatus)
+
+    def references(self) -> list[tuple[str, str]]:
+        return [(Project.KIND, self.spec.project)]
 
 
 class ApiKeySpec(CamelModel):
@@ -255,6 +265,9 @@ class ApiKey(Resource[ApiKeySpec, ApiKeyStatus]):
     kind: Literal["ApiKey"] = "ApiKey"
     spec: ApiKeySpec
     status: ApiKeyStatus = Field(default_factory=ApiKeyStatus)
+
+    def references(self) -> list[tuple[str, str]]:
+        return [(Project.KIND, self.spec.project)] if self.spec.project is not None else []
 
 
 KINDS: dict[str, type[Resource]] = {

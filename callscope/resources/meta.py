@@ -40,7 +40,7 @@ class ObjectMeta(CamelModel):
 
 
 class Condition(CamelModel):
-    type: str = Field(description="Ready, Conflict, Degraded...")
+    type: str = Field(description="Ready, Conflict, ReferencesResolved, Degraded...")
     status: str = Field(description="True, False or Unknown.")
     reason: str = Field("", description="One CamelCase word for machines.")
     message: str = Field("", description="What happened, for people.")
@@ -85,6 +85,10 @@ class Resource(CamelModel, Generic[SpecT, StatusT]):
     @property
     def id(self) -> int | None:
         return self.status.id
+
+    def references(self) -> list[tuple[str, str]]:
+        """(kind, metadata.name) of each object the spec names; a name means that object of this namespace only."""
+        return []
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -9,7 +9,7 @@ from callscope.errors import NotFound, ServiceUnavailable, ValidationFailed
 from callscope.resources import Operator, VirtualNumber, VirtualNumberSpec, VirtualNumberStatus
 from callscope.services import scope
 from callscope.services.context import Context, Principal
-from callscope.services.indexes import PHONE, holders
+from callscope.services.indexes import CALLED_NUMBER, holder
 from callscope.services.objects import change_spec, create_with_id
 from callscope.services.operators import PHONE_INVALID, PHONE_TAKEN, create_operator
 from callscope.services.phones import normalize_e164, region_of
@@ -78,7 +78,7 @@ async def purchase_number(ctx: Context, principal: Principal, fields: dict[str, 
     number_type = fields.get("number_type") or "mobile"
     project = scope.own_project(ctx, principal) if principal.scoped else None
     async with ctx.account_locks[principal.account]:
-        if holders(ctx.store, VirtualNumber, PHONE, (principal.account, phone)):
+        if holder(ctx.store, VirtualNumber, CALLED_NUMBER, phone) is not None:  # in any account: calls reach one
             raise ValidationFailed(PHONE_TAKEN)
         bought = await ctx.provider.purchase(phone, country, number_type, fields.get("requirement_group_id"))
         spec = VirtualNumberSpec(

@@ -32,7 +32,7 @@ from callscope.errors import PayloadTooLarge, ProviderError
 from callscope.resources import Operator, Project, VirtualNumber
 from callscope.services import scope, uploads
 from callscope.services.context import Context, Principal
-from callscope.services.indexes import CALLED_NUMBER, holders
+from callscope.services.indexes import CALLED_NUMBER, holder
 from callscope.services.numbers import attached_operators
 from callscope.telephony.voice import (
     CallEnded,
@@ -62,11 +62,9 @@ def webhook_url(ctx: Context, name: str, **query: str | int) -> str:
 
 
 def called_number(ctx: Context, phone_number: str) -> VirtualNumber | None:
-    """The number a call is for, in whichever account holds it (None for none, or several: which is unknowable)."""
-    found = holders(ctx.store, VirtualNumber, CALLED_NUMBER, phone_number)
-    if len(found) > 1:
-        log.warning("call_number_ambiguous", phone_number=phone_number, accounts=[n.namespace for n in found])
-    return found[0] if len(found) == 1 and found[0].status.id is not None else None
+    """The number a call is for, in whichever account holds it: the senior claimant (a later one is in Conflict)."""
+    number = holder(ctx.store, VirtualNumber, CALLED_NUMBER, phone_number)
+    return number if number is not None and number.status.id is not None else None
 
 
 def _number_of(ctx: Context, call: Call) -> VirtualNumber | None:

@@ -8,6 +8,7 @@ import phonenumbers
 import pytest
 
 from callscope.catalog.tables import Call
+from callscope.services.apply import apply_documents
 
 LIST_FIELDS = {"id", "phone_number", "name", "country_code", "active", "project_id", "operators", "operators_count"}
 DETAIL_FIELDS = {"id", "phone_number", "name", "country_code", "active", "project_id", "recording", "routing_strategy",
@@ -260,3 +261,16 @@ async def test_stats_and_recent_calls_read_call_records(client, admin, buy, runt
     assert data["stats"] == {"total_calls": 12, "answered_calls": 8, "missed_calls": 4, "average_duration_seconds": 60}
     assert len(data["recent_calls"]) == 10
     assert data["recent_calls"][0]["caller_name"] == "Caller 0"
+
+
+async def test_purchase_of_a_number_another_account_holds_is_refused(client, admin, runtime):
+    """The carrier routes an E.164 to one number: a number applied as YAML in another account holds it, and buying
+    it here would pay for a number in Conflict that never gets a call."""
+    phone = (await client.get("/virtual_numbers/available", headers=admin)).json()["data"][0]["phone_number"]
+    await apply_documents(runtime.ctx, [{"apiVersion": "callscope.io/v1alpha1", "kind": "VirtualNumber",
+                                         "metadata": {"name": "desk", "namespace": "other"},
+                                         "spec": {"phoneNumber": phone, "countryCode": "US"}}], "other")
+    await runtime.store.sync()
+    resp = await client.post("/virtual_numbers/purchase", json={"phone_number": phone}, headers=admin)
+    assert (resp.status_code, resp.json()) == (422, {"errors": ["Phone number has already been taken"]})
+    assert (await client.get("/virtual_numbers", headers=admin)).json()["data"] == []

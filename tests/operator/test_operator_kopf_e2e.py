@@ -82,15 +82,15 @@ async def operator(kube_api, kube, tmp_path, monkeypatch):
         pass
 
 
-async def create(kube: httpx.AsyncClient, plural: str, kind: str, name: str, spec: dict) -> dict:
-    response = await kube.post(path(plural), json={"apiVersion": "callscope.io/v1alpha1", "kind": kind,
-                                                   "metadata": {"name": name, "namespace": NS}, "spec": spec})
+async def create(kube: httpx.AsyncClient, plural: str, kind: str, name: str, spec: dict, ns: str = NS) -> dict:
+    response = await kube.post(path(plural, ns=ns), json={"apiVersion": "callscope.io/v1alpha1", "kind": kind,
+                                                          "metadata": {"name": name, "namespace": ns}, "spec": spec})
     assert response.status_code == 201, response.text
     return response.json()
 
 
-async def get(kube: httpx.AsyncClient, plural: str, name: str) -> dict | None:
-    response = await kube.get(path(plural, name))
+async def get(kube: httpx.AsyncClient, plural: str, name: str, ns: str = NS) -> dict | None:
+    response = await kube.get(path(plural, name, ns))
     if response.status_code == 404:
         return None
     response.raise_for_status()
@@ -179,6 +179,64 @@ async def test_the_later_of_two_operators_with_one_external_id_is_in_conflict(op
 
 async def _with_reason(events: Awaitable[list[dict]], reason: str) -> list[dict]:
     return [e for e in await events if e["reason"] == reason]
+
+
+async def _status_of(kube: httpx.AsyncClient, plural: str, name: str, kind: str, ns: str = NS) -> str | None:
+    return (condition(await get(kube, plural, name, ns) or {}, kind) or {}).get("status")
+
+
+async def test_a_number_whose_e164_another_account_holds_is_in_conflict_until_the_holder_goes(operator, kube):
+    response = await kube.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
+                                                            "metadata": {"name": "globex"}})
+    assert response.status_code == 201, response.text
+    spec = {"phoneNumber": "+14155550110", "countryCode": "US"}
+    await create(kube, "virtualnumbers", "VirtualNumber", "desk", spec)
+    await eventually(lambda: ready(kube, "virtualnumbers", "desk"), "the first number to be Ready")
+    await asyncio.sleep(1.05)  # creation timestamps have whole seconds
+    await create(kube, "virtualnumbers", "VirtualNumber", "desk", spec, ns="globex")
+
+    async def conflicted():
+        return await _status_of(kube, "virtualnumbers", "desk", "Conflict", "globex") == "True"
+
+    await eventually(conflicted, "Conflict=True on the other account's number")
+    later = await get(kube, "virtualnumbers", "desk", "globex")
+    message = condition(later, "Conflict")["message"]
+    assert "+14155550110" in message and NS not in message
+    assert condition(later, "Ready")["status"] == "False"
+    assert await _status_of(kube, "virtualnumbers", "desk", "Ready") == "True"
+
+    # the holder goes: the event of its deletion re-checks the other number (the timer is minutes away)
+    response = await kube.delete(path("virtualnumbers", "desk"))
+    assert response.status_code in (200, 202), response.text
+
+    async def freed():
+        return await _status_of(kube, "virtualnumbers", "desk", "Ready", "globex") == "True"
+
+    await eventually(freed, "the later number to be Ready once the earlier is deleted")
+
+
+async def test_a_dangling_reference_is_reported_and_clears_when_the_named_object_appears(operator, kube):
+    await create(kube, "virtualnumbers", "VirtualNumber", "line", {"phoneNumber": "+14155550120", "countryCode": "US",
+                                                                   "project": "later", "operators": ["zed"]})
+
+    async def dangling():
+        obj = await get(kube, "virtualnumbers", "line")
+        cond = condition(obj or {}, "ReferencesResolved")
+        return obj if cond and cond["status"] == "False" else None
+
+    obj = await eventually(dangling, "ReferencesResolved=False")
+    message = condition(obj, "ReferencesResolved")["message"]
+    assert "Project 'later'" in message and "Operator 'zed'" in message
+    assert (condition(obj, "Ready")["status"], condition(obj, "Ready")["reason"]) == ("False", "UnresolvedReferences")
+    warnings = await eventually(lambda: _with_reason(events_for(kube, "line"), "UnresolvedReferences"),
+                                "an UnresolvedReferences Warning event")
+    assert warnings[0]["type"] == "Warning"
+
+    # the named objects appear: the number is re-checked on their events, not on its own
+    await create(kube, "projects", "Project", "later", {"name": "Later", "language": "en"})
+    await create(kube, "operators", "Operator", "zed", {"name": "Zed", "projects": ["later"]})
+    await eventually(lambda: ready(kube, "virtualnumbers", "line"), "the number to be Ready")
+    assert await _status_of(kube, "virtualnumbers", "line", "ReferencesResolved") == "True"
 
 
 async def test_deleting_a_project_cascades_like_the_rest_delete(operator, kube):
