@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import grpc
 import ray
 import structlog
 from pydantic import BaseModel
@@ -101,6 +102,7 @@ class RayExecutor:
         self._listeners: dict[int, Callable[[str, float], None]] = {}
         self._poller: asyncio.Task | None = None
         self._turn = 0
+        self.lost = asyncio.Event()
 
     async def start(self) -> None:
         await asyncio.to_thread(ray_cluster.connect, self.settings)
@@ -109,7 +111,8 @@ class RayExecutor:
             pool = []
             for i in range(count):
                 handle = ModelActor.options(name=f"{name}-{i}", lifetime="detached", get_if_exists=True,
-                                            num_cpus=cpus, num_gpus=gpus).remote(name, self.settings)
+                                            num_cpus=cpus, num_gpus=gpus, **self._placement()
+                                            ).remote(name, self.settings)
                 attributes = await handle.describe.remote()
                 if attributes is None:  # not installed or configured: its stages do not run
                     ray.kill(handle)
@@ -127,13 +130,25 @@ class RayExecutor:
                 latest = await self._board.take.remote()
             except asyncio.CancelledError:
                 raise
-            except Exception:  # the board's worker died: a new board, progress resumes
-                log.warning("progress_board_lost", exc_info=True)
+            except Exception as exc:
+                if self._connection_lost(exc):
+                    return
+                log.warning("progress_board_lost", exc_info=True)  # its worker died: a new board, progress resumes
                 self._board = ProgressBoard.remote()
                 continue
             for job_id, (stage, fraction) in latest.items():
                 if (listener := self._listeners.get(job_id)) is not None:
                     listener(stage, fraction)
+
+    def _connection_lost(self, exc: BaseException) -> bool:
+        """Whether ``exc`` says this process lost its Ray cluster (the head, or its client server, went away);
+        then ``lost`` is set, and the dispatcher starts a new executor that joins the cluster when it is back."""
+        if ray.is_initialized() and not isinstance(exc, (ConnectionError, grpc.RpcError)):  # gRPC: Ray's client
+            return False
+        if not self.lost.is_set():
+            log.warning("ray_connection_lost", error=f"{type(exc).__name__}: {exc}"[:500])
+            self.lost.set()
+        return True
 
     def _resources(self, name: str) -> tuple[int, float, float]:
         """(actors, CPUs, GPUs) of the model ``name``: Whisper, the language model and the speakers actor (with the
@@ -148,23 +163,33 @@ class RayExecutor:
             return 1, s.ray_model_num_cpus, s.ray_speakers_num_gpus
         return 1, s.ray_model_num_cpus, 0
 
+    def _placement(self) -> dict[str, Any]:
+        """A sliver of CALLSCOPE_RAY_WORKER_RESOURCE: only the worker nodes that offer it take the work."""
+        resource = self.settings.ray_worker_resource
+        return {"resources": {resource: 0.001}} if resource else {}
+
     def _pick(self) -> dict[str, tuple[Any, dict] | None]:
         self._turn += 1
         return {name: pool[self._turn % len(pool)] if pool else None for name, pool in self._models.items()}
 
     async def analyze(self, work: Work, progress: Callable[[str, float], None]) -> AnalysisResult:
-        ref = analyze_recording.options(num_cpus=self.settings.ray_task_num_cpus).remote(
-            self.settings, work, self._pick(), self._board)
         self._listeners[work.job_id] = progress
+        ref = None
         try:
+            ref = analyze_recording.options(num_cpus=self.settings.ray_task_num_cpus, **self._placement()).remote(
+                self.settings, work, self._pick(), self._board)
             return await ref
         except asyncio.CancelledError:
-            ray.cancel(ref)
+            if ref is not None:
+                ray.cancel(ref)
             raise
         except ray.exceptions.RayTaskError as exc:
             if isinstance(exc.cause, AnalysisError):
                 raise AnalysisError(str(exc.cause)) from None
             raise
+        except Exception as exc:
+            self._connection_lost(exc)
+            raise  # the queue tries the job again
         finally:
             self._listeners.pop(work.job_id, None)
 

@@ -235,6 +235,12 @@ class Settings(BaseSettings):
     ray_address: str | None = Field(
         None, description="Ray cluster to connect to (ray://... or host:port); unset: RAY_ADDRESS, else a local Ray."
     )
+    ray_worker_resource: str | None = Field(
+        None, pattern=r"^[A-Za-z][A-Za-z0-9_.-]{0,62}$",
+        description="A custom Ray resource that the analysis tasks and model actors ask for (a sliver each), so Ray "
+        "places them only on the worker nodes that offer it (`ray start --resources`), never on the head; unset: "
+        "anywhere.",
+    )
     ray_num_cpus: int | None = Field(None, ge=1, description="CPUs of the local Ray; unset: all of this machine's.")
     ray_object_store_mb: int = Field(512, ge=64, description="Object store memory of the local Ray, in MiB.")
     ray_asr_actors: int = Field(1, ge=1, description="Transcription actors (each keeps a Whisper model loaded).")

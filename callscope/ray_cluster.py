@@ -47,7 +47,11 @@ def address(settings) -> str | None:
 def connect(settings) -> None:
     """Join the configured Ray cluster, or start this process's own local Ray. Idempotent."""
     import ray  # loads only where analysis runs on Ray (start-up time of everything else)
+    from ray._private import auto_init_hook
 
+    # Ray's calls start a local Ray by themselves where none is connected: a driver that lost its cluster would
+    # start one inside the server (its CPUs, a second set of models) instead of failing and joining again.
+    auto_init_hook.enable_auto_connect = False
     if ray.is_initialized():
         return
     remote = address(settings)
@@ -92,9 +96,7 @@ def disconnect() -> None:
     """Leave Ray; a local Ray this process started stops with it, and its temp dir goes."""
     import ray  # see connect()
 
-    if not ray.is_initialized():
-        return
-    ray.shutdown()
+    ray.shutdown()  # also where the connection is already lost: Ray's client forgets it, and a later init joins anew
     global _watch
     if _watch is not None:
         _watch.stop()  # ends what is left of the local Ray and removes its temp dir

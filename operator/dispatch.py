@@ -45,9 +45,12 @@ from callscope.services.context import Context
 log = structlog.get_logger()
 
 PROGRESS_SECONDS = 1.0
+LOST_GRACE_SECONDS = 10.0
 
 
 class Executor(Protocol):
+    lost: asyncio.Event  # set when the executor can run nothing more (its Ray cluster is gone): start a new one
+
     async def start(self) -> None: ...
 
     async def analyze(self, work: Work, progress: Progress) -> AnalysisResult: ...
@@ -62,6 +65,7 @@ class InlineExecutor:
         self.settings = settings
         self._pipeline = pipeline
         self._threads = ThreadPoolExecutor(settings.dispatcher_slots, thread_name_prefix="analysis")
+        self.lost = asyncio.Event()  # threads of this process are never lost
 
     async def start(self) -> None:
         if self._pipeline is None:
@@ -87,7 +91,8 @@ def build_executor(settings) -> Executor:
 async def run_dispatcher(ctx: Context, restart_delay: float = 10.0) -> None:
     """Start the analysis executor (Ray, or inline) and dispatch jobs until cancelled; the executor stops with it.
 
-    Started as a task, so the API answers while Ray starts; an executor that fails to start is tried again.
+    Started as a task, so the API answers while Ray starts; an executor that fails to start is tried again, and
+    so is one that is lost (the Ray head went away: the dispatcher joins the cluster again when it is back).
     """
     while True:
         executor = build_executor(ctx.settings)
@@ -105,6 +110,8 @@ async def run_dispatcher(ctx: Context, restart_delay: float = 10.0) -> None:
             await Dispatcher(ctx, executor).run()
         finally:
             await executor.stop()
+        log.warning("analysis_executor_lost", executor=ctx.settings.analysis_executor, restart_in_s=restart_delay)
+        await asyncio.sleep(restart_delay)
 
 
 def owner_id() -> str:
@@ -132,12 +139,22 @@ class Dispatcher:
         self.running: dict[int, asyncio.Task] = {}
 
     async def run(self) -> None:
-        """Tick forever (the caller starts and cancels it); a failing tick is logged and the loop goes on."""
+        """Tick until cancelled (a failing tick is logged and the loop goes on) or until the executor is lost.
+
+        Lost, the jobs in hand get LOST_GRACE_SECONDS to fail on their own (their analyses cannot finish; they go
+        back to the queue with their attempt given back); the rest are cancelled and their leases expire."""
         log.info("dispatcher_started", owner=self.owner, slots=self.settings.dispatcher_slots,
                  executor=type(self.executor).__name__)
+        ticking = asyncio.create_task(every(self.settings.dispatcher_poll_seconds, self.tick, "dispatcher"))
+        lost = asyncio.create_task(self.executor.lost.wait())
         try:
-            await every(self.settings.dispatcher_poll_seconds, self.tick, "dispatcher")
+            await asyncio.wait({ticking, lost}, return_when=asyncio.FIRST_COMPLETED)
         finally:
+            for task in (ticking, lost):
+                task.cancel()
+            await asyncio.gather(ticking, lost, return_exceptions=True)
+            if self.running and self.executor.lost.is_set():
+                await asyncio.wait(list(self.running.values()), timeout=LOST_GRACE_SECONDS)
             for task in self.running.values():
                 task.cancel()
             await asyncio.gather(*self.running.values(), return_exceptions=True)
@@ -177,6 +194,10 @@ class Dispatcher:
         except asyncio.CancelledError:
             raise  # shutting down: the lease expires and another dispatcher takes the job
         except Exception as exc:
+            if self.executor.lost.is_set():  # not the recording's fault: queued again, the attempt given back
+                await self.ctx.catalog.write(jobs.retry_later, job, _describe(exc), self.policy.delay(1),
+                                             self.ctx.clock(), counted=False)
+                return
             await self._retry_or_fail(job, exc)
             return
         try:

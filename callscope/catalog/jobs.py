@@ -153,11 +153,16 @@ def move_recording(session: Session, recording_id: int, kind: str, values: dict)
                                 f"from its current status")
 
 
-def retry_later(session: Session, claimed: Claimed, error: str, delay_seconds: float, now: datetime) -> bool:
-    """Put the job back in the queue for another attempt after ``delay_seconds``; False when the lease was lost."""
+def retry_later(session: Session, claimed: Claimed, error: str, delay_seconds: float, now: datetime,
+                counted: bool = True) -> bool:
+    """Put the job back in the queue for another attempt after ``delay_seconds``; False when the lease was lost.
+
+    ``counted=False`` gives the attempt back: the analysis never had its chance (the dispatcher lost its Ray
+    cluster), so an outage of the cluster does not use up a recording's attempts."""
+    attempts = Job.attempts if counted else Job.attempts - 1
     result = session.execute(update(Job).where(_owned(claimed.id, claimed.owner)).values(
         state="queued", available_at=now + timedelta(seconds=delay_seconds), lease_owner=None,
-        lease_expires_at=None, last_error=error[:4000], updated_at=now))
+        lease_expires_at=None, last_error=error[:4000], attempts=attempts, updated_at=now))
     if result.rowcount == 1:
         session.execute(update(Recording).where(Recording.id == claimed.recording_id).values(
             stage="retrying", updated_at=now))
