@@ -49,7 +49,7 @@ async def project_detail(ctx: Context, project: Project) -> s.ProjectDetail:
 def _project_ids(ctx: Context, principal: Principal, operator: Operator) -> list[int]:
     """The operator's projects that the key can see (a project-scoped key: its own only)."""
     ids = (scope.project_id_of(ctx, operator.namespace, name) for name in operator.spec.projects
-           if not principal.scoped or name == principal.project)
+           if scope.project_visible(principal, name))
     return sorted(i for i in ids if i is not None)
 
 
@@ -95,8 +95,13 @@ def _number_base(ctx: Context, number: VirtualNumber) -> dict:
             "project_id": scope.project_id_of(ctx, number.namespace, spec.project)}
 
 
-def number_item(ctx: Context, number: VirtualNumber) -> s.NumberListItem:
-    attached = attached_operators(ctx, number)
+def _attached(ctx: Context, principal: Principal, number: VirtualNumber) -> list[tuple[int, Operator]]:
+    """The number's operators that the key can see, each with its place in the number's routing order."""
+    return [(i, o) for i, o in enumerate(attached_operators(ctx, number)) if scope.operator_visible(principal, o)]
+
+
+def number_item(ctx: Context, principal: Principal, number: VirtualNumber) -> s.NumberListItem:
+    attached = [o for _, o in _attached(ctx, principal, number)]
     return s.NumberListItem(
         **_number_base(ctx, number),
         operators=[s.OperatorBrief(id=o.status.id, name=o.spec.name, initials=initials(o.spec.name)) for o in attached[:3]],
@@ -113,7 +118,7 @@ async def number_detail(ctx: Context, principal: Principal, number: VirtualNumbe
         operators=[
             s.OperatorAttached(id=o.status.id, name=o.spec.name, phone_number=o.spec.phone_number,
                                initials=initials(o.spec.name), priority=i)
-            for i, o in enumerate(attached_operators(ctx, number))
+            for i, o in _attached(ctx, principal, number)
         ],
         available_operators=[
             s.OperatorAvailable(id=o.status.id, name=o.spec.name, phone_number=o.spec.phone_number,
@@ -133,14 +138,15 @@ async def tag_outs(ctx: Context, tags: list[Tag]) -> list[s.TagOut]:
                      recordings_count=counts.get(t.status.id, 0)) for t in tags]
 
 
-def recording_out(found: Found) -> s.RecordingOut:
+def recording_out(ctx: Context, principal: Principal, found: Found) -> s.RecordingOut:
     r = found.recording
     return s.RecordingOut(
         public_id=r.public_id, name=r.name, status=r.status, language=r.language, duration_ms=r.duration_ms,
         created_at=r.created_at, updated_at=r.updated_at, dialogues_count=r.dialogues_count,
         goals_evaluated=r.goals_evaluated, pauses_detected=r.pauses_detected, audio_attached=r.blob_key is not None,
         project_id=r.project_id, external_id=r.external_id, called_at=r.called_at,
-        recording_source=r.recording_source, operator_id=r.operator_id, tag_ids=found.tag_ids,
+        recording_source=r.recording_source, operator_id=scope.visible_operator_id(ctx, principal, r.operator_id),
+        tag_ids=found.tag_ids,
         processing_restricted=r.processing_restricted, stage=r.stage, progress=r.progress,
         status_reason=r.status_reason, audio_format=r.audio_format, size_bytes=r.size_bytes,
     )

@@ -69,7 +69,7 @@ class RecordingCollection(Resource):
                 await upload.abort()
             raise
         resp.status = 201 if created else 200
-        resp.media = data(presenters.recording_out(found))
+        resp.media = data(presenters.recording_out(self.ctx, principal_of(req), found))
 
     @operation("List recordings, newest first", "read", response=s.Page[s.RecordingOut],
                query=s.RecordingListQuery, errors=(401, 403, 422))
@@ -77,8 +77,9 @@ class RecordingCollection(Resource):
         query = parse_query(req, s.RecordingListQuery)
         page = paging(query)
         filters = recordings.Filters(**query.model_dump(exclude={"page", "per_page"}))
-        found, total = await recordings.list_recordings(self.ctx, principal_of(req), filters, page.offset, page.limit)
-        resp.media = {"data": [presenters.recording_out(f).model_dump(mode="json") for f in found],
+        principal = principal_of(req)
+        found, total = await recordings.list_recordings(self.ctx, principal, filters, page.offset, page.limit)
+        resp.media = {"data": [presenters.recording_out(self.ctx, principal, f).model_dump(mode="json") for f in found],
                       "meta": page.meta(total).model_dump()}
 
 
@@ -94,14 +95,16 @@ class RecordingItem(Resource):
     @operation("Get a recording by public_id or legacy id", "read", response=s.Data[s.RecordingOut],
                errors=(401, 403, 404))
     async def on_get(self, req, resp, id: str):
-        resp.media = data(presenters.recording_out(await recordings.get_recording(self.ctx, principal_of(req), id)))
+        principal = principal_of(req)
+        found = await recordings.get_recording(self.ctx, principal, id)
+        resp.media = data(presenters.recording_out(self.ctx, principal, found))
 
     @operation("Change a recording", "write", body=s.RecordingUpdate, response=s.Data[s.RecordingOut],
                errors=(400, 401, 403, 404, 422))
     async def on_patch(self, req, resp, id: str):
         body = await parse_json(req, s.RecordingUpdate, self.body_limit)
         found = await recordings.update_recording(self.ctx, principal_of(req), id, body.model_dump(exclude_unset=True))
-        resp.media = data(presenters.recording_out(found))
+        resp.media = data(presenters.recording_out(self.ctx, principal_of(req), found))
 
     @operation("Delete a recording permanently (audio, transcript, results, shares, metadata)", "delete",
                status=204, errors=(401, 403, 404))

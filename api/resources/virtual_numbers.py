@@ -14,8 +14,9 @@ class NumberCollection(Resource):
     @operation("List virtual numbers", "read", response=s.Data[list[s.NumberListItem]], errors=(401, 403),
                forbidden_message="Forbidden")
     async def on_get(self, req, resp):
-        found = numbers.list_numbers(self.ctx, principal_of(req))
-        resp.media = data([presenters.number_item(self.ctx, n) for n in found])
+        principal = principal_of(req)
+        found = numbers.list_numbers(self.ctx, principal)
+        resp.media = data([presenters.number_item(self.ctx, principal, n) for n in found])
 
 
 class NumberItem(Resource):
@@ -68,6 +69,7 @@ class NumberPurchase(Resource):
                errors=(400, 401, 403, 422, 502, 503))
     async def on_post(self, req, resp):
         body = await parse_json(req, s.NumberPurchase, self.body_limit)
-        number = await numbers.purchase_number(self.ctx, principal_of(req), body.model_dump(exclude_unset=True))
+        principal = principal_of(req)
+        number = await numbers.purchase_number(self.ctx, principal, body.model_dump(exclude_unset=True))
         resp.status = 201
-        resp.media = data(presenters.number_item(self.ctx, number))
+        resp.media = data(presenters.number_item(self.ctx, principal, number))

@@ -119,8 +119,8 @@ async def remove_operator(ctx: Context, principal: Principal, number_id: int, op
     number = scope.visible_number(ctx, principal, number_id)
     if operator_id is None:
         raise ValidationFailed("operator_id is required")
-    operator = scope.by_id(ctx, Operator, principal.account, operator_id)
-    if operator is None or operator.name not in number.spec.operators:
+    operator = scope.visible_operator(ctx, principal, operator_id)
+    if operator.name not in number.spec.operators:
         raise NotFound()
 
     def detach(draft: VirtualNumber) -> None:

@@ -20,9 +20,7 @@ SCOPED_CANNOT = "Project-scoped API keys cannot create or destroy projects"
 
 
 def list_projects(ctx: Context, principal: Principal) -> list[Project]:
-    projects = scope.all_of(ctx, Project, principal.account)
-    if principal.scoped:
-        projects = [p for p in projects if p.name == principal.project]
+    projects = [p for p in scope.all_of(ctx, Project, principal.account) if scope.project_visible(principal, p.name)]
     return sorted(projects, key=lambda p: (p.spec.name.casefold(), p.status.id))
 
 

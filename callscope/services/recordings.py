@@ -47,8 +47,7 @@ async def list_recordings(ctx: Context, principal: Principal, f: Filters, offset
 async def filter_values(ctx: Context, principal: Principal) -> dict[str, Any]:
     """What a client can filter the list on, within the key's scope."""
     facets = await ctx.catalog.read(recording_rows.facets, principal.scope)
-    projects = [p for p in scope.all_of(ctx, Project, principal.account)
-                if not principal.scoped or p.name == principal.project]
+    projects = [p for p in scope.all_of(ctx, Project, principal.account) if scope.project_visible(principal, p.name)]
     project_names = {p.name for p in projects}
     return {
         **facets,

@@ -1,5 +1,6 @@
 """The spec's key-scope rules for configuration objects, in one place: every lookup by id for a caller goes
-through `visible_*` here (recordings: `Principal.scope` with callscope.catalog.recordings.in_scope)."""
+through `visible_*` here, and every object shown inside another (a number's operators, an operator's projects, a
+recording's operator) through `*_visible` (recordings: `Principal.scope` with callscope.catalog.recordings.in_scope)."""
 
 from __future__ import annotations
 
@@ -58,9 +59,14 @@ def project_for_request(ctx: Context, principal: Principal, project_id: int | No
     return project
 
 
+def project_visible(principal: Principal, name: str | None) -> bool:
+    """A project-scoped key sees its own project only."""
+    return not principal.scoped or name == principal.project
+
+
 def visible_project(ctx: Context, principal: Principal, project_id: int) -> Project:
     project = by_id(ctx, Project, principal.account, project_id)
-    if project is None or (principal.scoped and project.name != principal.project):
+    if project is None or not project_visible(principal, project.name):
         raise NotFound()
     return project
 
@@ -76,6 +82,14 @@ def operator_visible(principal: Principal, operator: Operator) -> bool:
     return not principal.scoped or principal.project in operator.spec.projects
 
 
+def visible_operator_id(ctx: Context, principal: Principal, operator_id: int | None) -> int | None:
+    """A reference to an operator as the key may see it: one a project-scoped key cannot see shows as none."""
+    if not principal.scoped or operator_id is None:
+        return operator_id
+    operator = by_id(ctx, Operator, principal.account, operator_id)
+    return operator_id if operator is not None and operator_visible(principal, operator) else None
+
+
 def visible_number(ctx: Context, principal: Principal, number_id: int) -> VirtualNumber:
     number = by_id(ctx, VirtualNumber, principal.account, number_id)
     if number is None or not number_visible(principal, number):
@@ -84,11 +98,11 @@ def visible_number(ctx: Context, principal: Principal, number_id: int) -> Virtua
 
 
 def number_visible(principal: Principal, number: VirtualNumber) -> bool:
-    return not principal.scoped or number.spec.project == principal.project
+    return project_visible(principal, number.spec.project)
 
 
 def visible_tag(ctx: Context, principal: Principal, tag_id: int) -> Tag:
     tag = by_id(ctx, Tag, principal.account, tag_id)
-    if tag is None or (principal.scoped and tag.spec.project != principal.project):
+    if tag is None or not project_visible(principal, tag.spec.project):
         raise NotFound()
     return tag
