@@ -23,7 +23,7 @@ from callscope.analysis.report import render
 from callscope.catalog.usage import read_usage
 from callscope.cli_support import ACCOUNT_OPTION, load_settings, parse_time, run_async
 from callscope.errors import CallscopeError, one_line
-from callscope.operator.handlers import key_writer, reconcile
+from callscope.operator.handlers import dependents, reconcile
 from callscope.resources import Project, kind_class
 from callscope.resources.kinds import ProjectSpec
 from callscope.runtime import Runtime, opened
@@ -249,10 +249,12 @@ async def apply(path, account) -> None:
     settings = load_settings()
     async with opened(settings) as rt, contextlib.aclosing(build_secret_store(settings)) as secrets:
         for obj, line in await apply_documents(rt.ctx, documents, account or "default"):
-            # Reconcile at once so `get` shows ids right away. A running server does the same: when it got there
-            # first (the object changed under us), its reconciler has done the job.
-            with contextlib.suppress(StaleResourceVersion):
-                await reconcile(rt.ctx, obj, key_writer(secrets))
+            # Reconcile at once so `get` shows ids right away, and again what names this object (a number applied
+            # before its project). A running server does the same: when it got there first (the object changed
+            # under us), its reconciler has done the job.
+            for changed in (obj, *dependents(rt.ctx, obj)):
+                with contextlib.suppress(StaleResourceVersion):
+                    await reconcile(rt.ctx, changed, secrets)
             click.echo(line)
 
 

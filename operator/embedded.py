@@ -8,7 +8,7 @@ import asyncio
 
 import structlog
 
-from callscope.operator.handlers import dependents, key_writer, reconcile
+from callscope.operator.handlers import dependents, reconcile
 from callscope.resources import KINDS, Resource
 from callscope.services.context import Context
 from callscope.store.factory import build_secret_store
@@ -21,12 +21,11 @@ class EmbeddedOperator:
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.secrets = build_secret_store(ctx.settings)
-        self.write_key = key_writer(self.secrets)
         self._tasks: list[asyncio.Task] = []
 
     async def reconcile_one(self, obj: Resource) -> None:
         try:
-            await reconcile(self.ctx, obj, self.write_key)
+            await reconcile(self.ctx, obj, self.secrets)
         except StaleResourceVersion:
             pass  # someone changed it meanwhile; their change comes back through the watch
         except Exception:

@@ -9,9 +9,8 @@ others says something is wrong). They write status (and the id label), never spe
 
 from __future__ import annotations
 
-import inspect
 import re
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Hashable
 
 import structlog
 
@@ -30,22 +29,17 @@ ID_KINDS = (Project, Operator, VirtualNumber, Tag)
 _ID_LABEL_VALUE = re.compile(r"^[0-9]{1,18}$")
 API_KEY_SECRET_KEY = "api-key"
 
-KeyWriter = Callable[[ApiKey, str], None | Awaitable[None]]
-
-
 def api_key_secret(api_key_name: str) -> str:
     """The Secret that gets the key of an ApiKey applied without key material (under API_KEY_SECRET_KEY)."""
     return f"{api_key_name}-key"
 
 
-def key_writer(secrets: SecretStore) -> KeyWriter:
-    """`reconcile`'s write_key in both modes: the key into the ApiKey's Secret, which in a cluster the ApiKey owns
-    (it goes with it); embedded, the file of that Secret."""
-    async def write(obj: ApiKey, key: str) -> None:
-        name = api_key_secret(obj.name)
-        await secrets.put(obj.namespace, name, API_KEY_SECRET_KEY, key, owner=obj)
-        log.info("api_key_written", account=obj.namespace, apikey=obj.name, secret=name)
-    return write
+async def _write_key(secrets: SecretStore, obj: ApiKey, key: str) -> None:
+    """The key into the ApiKey's Secret, which in a cluster the ApiKey owns (it goes with it); embedded, the file of
+    that Secret."""
+    name = api_key_secret(obj.name)
+    await secrets.put(obj.namespace, name, API_KEY_SECRET_KEY, key, owner=obj)
+    log.info("api_key_written", account=obj.namespace, apikey=obj.name, secret=name)
 
 
 def _unique_values(obj: Resource) -> list[tuple[str, Hashable, str]]:
@@ -79,10 +73,21 @@ def conflicts(ctx: Context, obj: Resource) -> list[str]:
     return found
 
 
-def unresolved(ctx: Context, obj: Resource) -> list[str]:
-    """The objects the spec names that do not exist in the object's own account (a name never reaches another)."""
-    return [f"{kind} {name!r} does not exist in account {obj.namespace}" for kind, name in obj.references()
-            if ctx.store.cached_get(KINDS[kind], obj.namespace, name) is None]
+async def unresolved(ctx: Context, obj: Resource, secrets: SecretStore | None) -> list[str]:
+    """The objects the spec names that do not exist in the object's own account (a name never reaches another), and
+    a project's webhook signing Secret (or its key) that does not (read where `secrets` is given: Secrets are not
+    watched, the periodic re-check sees one made later)."""
+    missing = [f"{kind} {name!r} does not exist in account {obj.namespace}" for kind, name in obj.references()
+               if ctx.store.cached_get(KINDS[kind], obj.namespace, name) is None]
+    ref = obj.spec.webhook.signing_secret_ref if isinstance(obj, Project) and obj.spec.webhook else None
+    if ref is not None and secrets is not None:
+        try:
+            found = await secrets.read(obj.namespace, ref.name, ref.key)
+        except ValueError:  # not a Secret's name or key: none can have it
+            found = None
+        if found is None:
+            missing.append(f"Secret {ref.name!r} with key {ref.key!r} does not exist in account {obj.namespace}")
+    return missing
 
 
 def dependents(ctx: Context, obj: Resource) -> list[Resource]:
@@ -103,8 +108,9 @@ def _condition(conditions: list[Condition], new: Condition, now) -> list[Conditi
     return [*kept, new.model_copy(update={"last_transition_time": now})]
 
 
-async def reconcile(ctx: Context, obj: Resource, write_key: KeyWriter | None = None) -> Resource:
-    """Bring one object's status (and id label) in line with its spec; a no-op when it already is."""
+async def reconcile(ctx: Context, obj: Resource, secrets: SecretStore | None = None) -> Resource:
+    """Bring one object's status (and id label) in line with its spec; a no-op when it already is. `secrets`: where
+    an ApiKey's new key is written and a project's signing Secret is looked up (without it, neither happens)."""
     now = ctx.clock()
     if isinstance(obj, ID_KINDS):
         obj = await _assign_id(ctx, obj) if obj.status.id is None else await _keep_unique_id(ctx, obj)
@@ -118,7 +124,7 @@ async def reconcile(ctx: Context, obj: Resource, write_key: KeyWriter | None = N
     if status.observed_generation != obj.metadata.generation:
         status.observed_generation = obj.metadata.generation
         status.updated_at = now if status.updated_at is None or obj.metadata.generation != 1 else status.updated_at
-    problems, missing = conflicts(ctx, obj), unresolved(ctx, obj)
+    problems, missing = conflicts(ctx, obj), await unresolved(ctx, obj, secrets)
     conflict = Condition(type="Conflict", status="True" if problems else "False",
                          reason="NotUnique" if problems else "Unique", message="; ".join(problems))
     resolved = Condition(type="ReferencesResolved", status="False" if missing else "True",
@@ -130,10 +136,8 @@ async def reconcile(ctx: Context, obj: Resource, write_key: KeyWriter | None = N
         status.conditions = _condition(status.conditions, condition, now)
     if status == obj.status:
         return obj
-    if key is not None and write_key is not None:
-        written = write_key(obj, key)  # before the hash is stored, so a key that works is never lost
-        if inspect.isawaitable(written):  # key_writer's is: a Secret store writes asynchronously
-            await written
+    if key is not None and secrets is not None:
+        await _write_key(secrets, obj, key)  # before the hash is stored, so a key that works is never lost
     draft = obj.model_copy(deep=True)
     draft.status = status
     updated = await ctx.store.update_status(draft)

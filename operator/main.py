@@ -60,7 +60,7 @@ import kopf
 
 from callscope.config import Settings
 from callscope.operator.baseline import update_project_baseline
-from callscope.operator.handlers import dependents, key_writer, reconcile
+from callscope.operator.handlers import dependents, reconcile
 from callscope.operator.kopf_support import (
     FINALIZER,
     PEERING_NAME,
@@ -103,9 +103,8 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_) -> None
     app = Settings()
     memo.resources = contextlib.AsyncExitStack()
     memo.ctx = (await memo.resources.enter_async_context(memo.open_runtime(app))).ctx
-    secrets = build_secret_store(app)
-    memo.resources.push_async_callback(secrets.aclose)
-    memo.write_key = key_writer(secrets)
+    memo.secrets = build_secret_store(app)
+    memo.resources.push_async_callback(memo.secrets.aclose)
     memo.resources.push_async_callback(stop_loops, start_loops(memo.ctx, project_jobs=False))
 
 
@@ -126,7 +125,7 @@ async def reconcile_object(body: kopf.Body, memo: kopf.Memo, **_) -> None:
     if obj.metadata.deletion_timestamp is not None:
         return
     try:
-        updated = await reconcile(memo.ctx, obj, memo.write_key)
+        updated = await reconcile(memo.ctx, obj, memo.secrets)
     except StaleResourceVersion:
         raise kopf.TemporaryError(f"{kind.KIND} {obj.name} changed meanwhile; reconciling again", delay=1) from None
     except ObjectNotFound:
@@ -149,7 +148,7 @@ async def recheck_dependents(body: kopf.Body, event: kopf.RawEvent, memo: kopf.M
     obj = await (forgotten if deleted else current_object)(memo.ctx, kind, body)
     for dependent in dependents(memo.ctx, obj):
         try:
-            updated = await reconcile(memo.ctx, dependent, memo.write_key)
+            updated = await reconcile(memo.ctx, dependent, memo.secrets)
         except (StaleResourceVersion, ObjectNotFound):
             continue  # changed or gone meanwhile: its own handlers and timer take it from there
         post_transitions(dependent.to_dict(), dependent, updated)

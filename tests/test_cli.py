@@ -157,7 +157,7 @@ def test_keys_create_wins_a_race_with_the_servers_reconciler(cli, monkeypatch, t
             ctx = type("Ctx", (), {})()  # what reconcile reads of a Context
             ctx.store, ctx.clock = self, lambda: datetime.now(UTC)
             ctx.settings = type("S", (), {"api_key_prefix": "cs_live_"})()
-            raced.append(await reconcile(ctx, created, lambda o, k: None))
+            raced.append(await reconcile(ctx, created))
         return created
 
     monkeypatch.setattr(CachedStore, "create", create_then_reconcile)
@@ -373,6 +373,19 @@ def test_apply_assigns_ids_shown_by_get(cli, tmp_path):
         assert isinstance(obj["status"]["id"], int) and obj["status"]["id"] > 0, obj
         assert obj["metadata"]["labels"]["callscope.io/id"] == str(obj["status"]["id"])
         assert {c["type"]: c["status"] for c in obj["status"]["conditions"]}["Ready"] == "True"
+
+
+def test_apply_in_any_order_leaves_every_reference_resolved(cli, tmp_path):
+    """A file that names an object before it defines it (the project and operator after the number): the number
+    is checked again once they exist, as a running server would; a name nothing defines stays reported."""
+    documents = MANIFEST.split("---\n")
+    cli("apply", "-f", write(tmp_path, "---\n".join(documents[::-1])))
+    conditions = {c["type"]: c for c in get_json(cli, "vnum", "main-line")["status"]["conditions"]}
+    assert conditions["ReferencesResolved"]["status"] == "True" and conditions["Ready"]["status"] == "True"
+    cli("apply", "-f", write(tmp_path, MANIFEST.replace("operators: [alice]", "operators: [alice, bob]")))
+    conditions = {c["type"]: c for c in get_json(cli, "vnum", "main-line")["status"]["conditions"]}
+    assert conditions["ReferencesResolved"]["message"] == "Operator 'bob' does not exist in account default"
+    assert conditions["Ready"]["reason"] == "UnresolvedReferences"
 
 
 def test_get_table_shows_ids(cli, tmp_path):

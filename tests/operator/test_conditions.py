@@ -12,13 +12,14 @@ import pytest
 
 from callscope.errors import Unauthorized
 from callscope.operator.embedded import EmbeddedOperator
-from callscope.operator.handlers import reconcile
-from callscope.resources import ApiKey, ObjectMeta, Resource, VirtualNumber, VirtualNumberSpec
+from callscope.operator.handlers import API_KEY_SECRET_KEY, api_key_secret, reconcile
+from callscope.resources import ObjectMeta, Project, Resource, VirtualNumber, VirtualNumberSpec
 from callscope.services.apply import apply_documents
 from callscope.services.indexes import seniority
 from callscope.services.keys import authenticate
 from callscope.services.numbers import attached_operators
 from callscope.services.phone_calls import called_number
+from callscope.store.factory import build_secret_store
 
 PHONE = "+14155550110"
 
@@ -45,17 +46,23 @@ def condition(obj: Resource, kind: str) -> tuple[str, str, str]:
     return found.status, found.reason, found.message
 
 
-async def apply(runtime, document: dict, write_key=None) -> Resource:
+async def apply(runtime, document: dict) -> Resource:
     """`callscope apply` of one document, then the reconcile the operator runs on it."""
     [(obj, _)] = await apply_documents(runtime.ctx, [document], "default")
     await runtime.store.sync()
-    return await recheck(runtime, obj, write_key)
+    return await recheck(runtime, obj)
 
 
-async def recheck(runtime, obj: Resource, write_key=None) -> Resource:
+async def recheck(runtime, obj: Resource) -> Resource:
     """The reconcile of the object as it is now (the next event or timer tick)."""
     await runtime.store.sync()
-    return await reconcile(runtime.ctx, runtime.store.cached_get(type(obj), obj.namespace, obj.name), write_key)
+    current = runtime.store.cached_get(type(obj), obj.namespace, obj.name)
+    return await reconcile(runtime.ctx, current, build_secret_store(runtime.ctx.settings))
+
+
+async def applied_key(runtime, account: str, name: str) -> str:
+    """The key the reconciler wrote for an ApiKey applied without key material."""
+    return await build_secret_store(runtime.ctx.settings).read(account, api_key_secret(name), API_KEY_SECRET_KEY)
 
 
 async def next_second() -> None:
@@ -156,19 +163,30 @@ async def test_an_operator_and_a_tag_naming_missing_projects_are_not_ready(runti
 async def test_a_key_bound_to_a_project_that_does_not_resolve_authenticates_nobody(runtime, elsewhere):
     if elsewhere:
         await apply(runtime, project("acme", "support"))
-    keys: dict[str, str] = {}
-    key = await apply(runtime, doc("ApiKey", "globex", "bot", permissions=["read"], project="support"),
-                      write_key=lambda obj, k: keys.__setitem__(obj.name, k))
+    key = await apply(runtime, doc("ApiKey", "globex", "bot", permissions=["read"], project="support"))
+    secret = await applied_key(runtime, "globex", "bot")
     assert condition(key, "ReferencesResolved")[:2] == ("False", "NotFound")
     assert condition(key, "Ready")[0] == "False"
     with pytest.raises(Unauthorized):  # never the whole account
-        await authenticate(runtime.ctx, f"Bearer {keys['bot']}")
+        await authenticate(runtime.ctx, f"Bearer {secret}")
 
     made = await apply(runtime, project("globex", "support"))
     key = await recheck(runtime, key)
     assert condition(key, "ReferencesResolved")[0] == "True" and condition(key, "Ready")[0] == "True"
-    principal = await authenticate(runtime.ctx, f"Bearer {keys['bot']}")
+    principal = await authenticate(runtime.ctx, f"Bearer {secret}")
     assert (principal.account, principal.project, principal.project_id) == ("globex", "support", made.status.id)
+
+
+@pytest.mark.parametrize("secret_name", ["signing", "Not_A_Secret_Name"])
+async def test_a_project_naming_a_missing_signing_secret_is_not_ready_until_it_exists(runtime, secret_name):
+    webhook = {"url": "https://hooks.example.com/calls", "signingSecretRef": {"name": secret_name}}
+    made = await apply(runtime, doc("Project", "acme", "support", name="Support", language="en", webhook=webhook))
+    status, _, message = condition(made, "ReferencesResolved")
+    assert status == "False" and f"Secret {secret_name!r} with key 'signing-secret'" in message
+    assert condition(made, "Ready")[:2] == ("False", "UnresolvedReferences")
+    if secret_name == "signing":
+        await build_secret_store(runtime.ctx.settings).put("acme", "signing", "signing-secret", "whsec_abc")
+        assert condition(await recheck(runtime, made), "Ready")[0] == "True"
 
 
 # ----- the embedded driver: objects that depend on a changed one ---------------------------------------------
@@ -203,11 +221,9 @@ async def test_the_embedded_operator_rechecks_what_depends_on_a_created_or_delet
         await apply_documents(runtime.ctx, [project("alpha", "support")], "default")
         await eventually(lambda: cond(VirtualNumber, "alpha", "desk", "Ready") == "True", "the resolved project")
 
-        keys: dict[str, str] = {}
-        driver.write_key = lambda obj, k: keys.__setitem__(obj.name, k)
-        await apply_documents(runtime.ctx, [doc("ApiKey", "alpha", "bot", permissions=["read"], project="support")],
-                              "default")
-        await eventually(lambda: cond(ApiKey, "alpha", "bot", "Ready") == "True", "the key Ready")
-        await runtime.store.delete(type(runtime.store.cached_get(ApiKey, "alpha", "bot")), "alpha", "bot")
+        # and the project goes again: the name dangles
+        await runtime.store.delete(Project, "alpha", "support")
+        await eventually(lambda: cond(VirtualNumber, "alpha", "desk", "ReferencesResolved") == "False",
+                         "the dangling project")
     finally:
         await driver.stop()
