@@ -28,10 +28,11 @@ Kopf, each delegating to the module that does the work:
   `RetentionFailed`, Normal `RetentionApplied`.
 
 References between objects are names in the object's own namespace (its account): a VirtualNumber's project and
-operators, an Operator's projects, a Tag's project, an ApiKey's project. A name that does not resolve there is the
-condition `ReferencesResolved=False` (reason NotFound, message naming what is missing) and `Ready=False`; the object
-acts on nothing it names that is not there (a number routes to its own account's operators only, a key bound to a
-missing project authenticates nobody), and the condition turns True on the reconcile after the object appears.
+operators, an Operator's projects, a Tag's project, an ApiKey's project, a Project's webhook signing Secret. A name
+that does not resolve there is the condition `ReferencesResolved=False` (reason NotFound, message naming what is
+missing) and `Ready=False`; the object acts on nothing it names that is not there (a number routes to its own
+account's operators only, a key bound to a missing project authenticates nobody), and the condition turns True on
+the reconcile after the object appears (a Secret is not watched: the timer sees it).
 
 Uniqueness rules (operators' E.164 phone numbers and external ids per account, a VirtualNumber's E.164 in all
 accounts, tag names per project): a status condition, NOT an admission webhook. The E.164 format itself is enforced
