@@ -8,7 +8,8 @@ for the YAML objects), in each of the accounts `default` and `other`:
   purchasing is briefly unpaused) with the operator attached, two tags, two recordings (real audio; tagged,
   one with the operator) and two shares (one with the member, one with everyone);
 * an operator linked to both projects and attached to both numbers, an unlinked operator and a number
-  attached to no project (account-wide keys only see those two);
+  attached to no project (account-wide keys only see those two); each number also has the unlinked operator
+  and the other project's operator attached, which its project's key must not see inside it;
 * YAML objects with HOSTILE `callscope.io/id` labels: a Project, Tag, Operator and VirtualNumber labelled
   with the id of the other account's p1 object, and copies in p2 labelled with the id of the same account's
   p1 object;
@@ -188,7 +189,7 @@ class Builder:
         await accounts.add_member(self.rt.ctx, account, email, f"Member {t}")
         w.register(Obj("member", account, None, f"{account}/member", tokens=(email, f"Member {t}"),
                        extra={"email": email}))
-        await self.operator(account, admin, frozenset(), f"{account}/unlinked-operator")
+        unlinked = await self.operator(account, admin, frozenset(), f"{account}/unlinked-operator")
         number = await self.buy(admin, f"number-{account}-unattached-{token()}")
         w.register(Obj("number", account, frozenset(), f"{account}/unattached-number", id=number["id"],
                        tokens=(number["phone_number"], number["name"])))
@@ -200,7 +201,11 @@ class Builder:
         await self.call("POST", f"/operators/{shared.id}/add_project", admin, json={"project_id": projects["p2"].id})
         for label in PROJECTS:
             number = next(o for o in w.of("number", account) if o.scope == frozenset({label}))
-            await self.call("POST", f"/virtual_numbers/{number.id}/add_operator", admin, json={"operator_id": shared.id})
+            # attached too, the operators its project's key cannot see: a number must not show them to that key
+            strangers = [o for o in w.of("operator", account) if o.scope == frozenset(PROJECTS) - {label}]
+            for operator in (shared, unlinked, *strangers):
+                await self.call("POST", f"/virtual_numbers/{number.id}/add_operator", admin,
+                                json={"operator_id": operator.id})
         rec = w.own(Key(account, None, ALL, admin), "recording")
         url = (await self.call("GET", f"/recordings/{rec.public_id}/audio_url", admin))["url"]
         if "/files/" in url:
