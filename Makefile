@@ -9,7 +9,7 @@ INSTALLED := $(VENV)/.installed
 # builds the wheel once into ~/.cache/callscope/wheels (CALLSCOPE_WHEEL_CACHE) and every venv reuses it.
 LLAMA_CPP_VERSION := $(shell sed -n 's/.*"llama-cpp-python==\([^"]*\)".*/\1/p' pyproject.toml)
 
-.PHONY: serve test install bench clean
+.PHONY: serve test install bench clean cluster-up cluster-down
 
 $(INSTALLED): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is needed (set PYTHON=...)"; exit 1; }
@@ -28,6 +28,14 @@ serve: $(INSTALLED)
 
 test: $(INSTALLED)
 	$(VENV)/bin/python -P -m pytest $(PYTEST_ARGS)
+
+# The cluster shape on one machine (README, "The cluster shape on one machine"): Ray head and workers, two API
+# replicas, PostgreSQL, S3 (moto) and Redis.
+cluster-up: $(INSTALLED)
+	$(VENV)/bin/python -P scripts/cluster.py up
+
+cluster-down:
+	$(VENV)/bin/python -P scripts/cluster.py down
 
 bench: $(INSTALLED)
 	$(VENV)/bin/python benchmarks/api_load.py

@@ -108,6 +108,7 @@ class LocalCluster:
     postgres: str = field(default_factory=lambda: os.environ.get(
         "CALLSCOPE_CLUSTER_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432"))
     redis: str = field(default_factory=lambda: os.environ.get("CALLSCOPE_CLUSTER_REDIS", "redis://127.0.0.1:6379/5"))
+    database: str = DATABASE
     settings: dict[str, str] = field(default_factory=dict)  # more CALLSCOPE_* settings of the replicas
     ray_token: str = field(default_factory=lambda: secrets.token_hex(32))  # Ray's token authentication, as in a cluster
     pieces: dict[str, Piece] = field(default_factory=dict)
@@ -120,7 +121,7 @@ class LocalCluster:
 
     @property
     def catalog_url(self) -> str:
-        return f"{self.postgres}/{DATABASE}"
+        return f"{self.postgres}/{self.database}"
 
     def ray_env(self) -> dict[str, str]:
         """Ray's token authentication, explicitly on (its default depends on a ~/.ray/auth_token file)."""
@@ -155,16 +156,20 @@ class LocalCluster:
         self.save()
         return piece
 
-    def _ray(self, name: str, *args: str) -> Piece:
+    def _ray(self, name: str, *args: str, env: dict[str, str] | None = None) -> Piece:
         temp = self.root / name  # a temp dir per node: a lost node's files go with it
         temp.mkdir(exist_ok=True)
         return self._spawn(name, [str(BIN / "ray"), "start", "--block", "--disable-usage-stats",
-                                  "--node-ip-address", LOOPBACK, "--temp-dir", str(temp), *args], self.ray_env())
+                                  "--node-ip-address", LOOPBACK, "--temp-dir", str(temp), *args],
+                           {**self.ray_env(), **(env or {})})
 
     def start_head(self) -> None:
         _wait_port_free(self.ports.gcs)  # a head killed a moment ago may still hold it
         self._ray("ray-head", "--head", "--num-cpus", "0", "--port", str(self.ports.gcs),
-                  "--ray-client-server-port", str(self.ports.client), "--include-dashboard", "false")
+                  "--ray-client-server-port", str(self.ports.client), "--include-dashboard", "false",
+                  # the client server starts a Python process per client, which a busy laptop may take more than
+                  # Ray's 30 s to import
+                  env={"RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S": "120"})
         _wait_port(self.ports.client, "the Ray head's client server", self.pieces["ray-head"])
 
     def add_worker(self, index: int) -> None:
@@ -184,8 +189,8 @@ class LocalCluster:
 
         engine = create_engine(f"{self.postgres}/postgres", isolation_level="AUTOCOMMIT")
         with engine.connect() as connection:
-            connection.execute(text(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)"))
-            connection.execute(text(f"CREATE DATABASE {DATABASE}"))
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)'))
+            connection.execute(text(f'CREATE DATABASE "{self.database}"'))
         engine.dispose()
 
     def start_replica(self, index: int) -> None:
@@ -221,6 +226,15 @@ class LocalCluster:
         for name in sorted(self.pieces, key=_stop_order):
             self.pieces[name].stop()
         self.pieces.clear()
+
+    def restart_ray(self, workers: int) -> None:
+        """The Ray head and its workers anew, as KubeRay restarts them after the head is lost (without GCS fault
+        tolerance a worker's raylet cannot outlive its head, and `ray start --head` refuses to start beside one)."""
+        for name in [n for n in self.pieces if n.startswith("ray-")]:
+            self.pieces.pop(name).stop()
+        self.start_head()
+        for i in range(1, workers + 1):
+            self.add_worker(i)
 
     def raylet_pid(self, worker: int) -> int:
         """The raylet of a worker node: killing it loses the node, as a lost Kubernetes pod does."""

@@ -15,8 +15,10 @@ COPY callscope ./callscope
 COPY api ./api
 COPY operator ./operator
 COPY analysis ./analysis
-# faster-whisper and pyannote.audio explicitly (until the `analysis` extra lists them), Ray for the cluster.
-RUN pip install --no-cache-dir . "ray[default]>=2.9" "faster-whisper>=1.0" "pyannote.audio>=3.1" \
+# Ray comes from the project's own pin (pyproject.toml), so the head, the workers and the dispatchers that join as
+# clients run the same Ray on the same Python (3.11, as api.Dockerfile); `default` adds the head's dashboard and
+# autoscaler. faster-whisper comes with the project; pyannote.audio explicitly (the GPU diarization pipeline).
+RUN pip install --no-cache-dir . "ray[default]" "pyannote.audio>=3.1" \
  && rm -rf /src
 WORKDIR /tmp
 RUN groupadd --gid 10001 callscope \

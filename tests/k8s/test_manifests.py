@@ -4,6 +4,8 @@ the CRDs rendered with them, plus the security and RBAC rules of the deployment.
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -165,7 +167,13 @@ def test_settings_reach_the_containers(target):
     objects = render(target)
     config = named(objects, "ConfigMap", "callscope-config")["data"]
     assert config["CALLSCOPE_STORE"] == "kubernetes" and config["CALLSCOPE_BLOB_STORE"] == "s3"
-    assert config["RAY_ADDRESS"].startswith("ray://callscope-ray-head-svc.")
+    # the form tests/test_cluster.py joins a real cluster with; RAY_ADDRESS would reach the Ray pods too
+    assert config["CALLSCOPE_RAY_ADDRESS"].startswith("ray://callscope-ray-head-svc.") and "RAY_ADDRESS" not in config
+    assert config["RAY_AUTH_MODE"] == "token"
+    ray = named(objects, "RayCluster", "callscope-ray")
+    for group in ray["spec"]["workerGroupSpecs"]:  # the workers offer what every task and actor asks for
+        offered = json.loads(json.loads(group["rayStartParams"]["resources"]))
+        assert config["CALLSCOPE_RAY_WORKER_RESOURCE"] in offered
     for obj, pod in pod_specs(objects):
         for container in pod["containers"]:
             for source in container.get("envFrom", []):
@@ -277,4 +285,8 @@ def test_dockerfiles_run_as_non_root_and_take_models_from_a_volume():
             "pip install" in (images / name).read_text(), name
     worker = (images / "ray-worker.Dockerfile").read_text()
     assert worker.startswith("#") and "FROM nvidia/cuda" in worker
+    # one Ray version on both sides of a client connection: the image takes the project's pin, never its own
+    assert re.search(r'"ray\[default\]"', worker) and not re.search(r"ray\[[a-z,]+\][<>=]", worker)
+    assert "python3.11" in worker and "python:3.11" in (images / "api.Dockerfile").read_text()
+    assert re.search(r'"ray\[client\]==[0-9.]+"', (ROOT / "pyproject.toml").read_text())
     assert "faster-whisper" in worker and "pyannote.audio" in worker and 'VOLUME ["/models"' in worker

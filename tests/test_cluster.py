@@ -1,0 +1,203 @@
+"""The cluster shape on one machine (scripts/cluster.py), against its real processes: a Ray head and two Ray worker
+nodes (each a `ray start` process group), two `callscope serve` replicas whose dispatchers join through
+`ray://…` as the manifests' CALLSCOPE_RAY_ADDRESS does, one PostgreSQL catalog, moto's S3 and Redis rate limits.
+
+Faults: a worker node's raylet killed while it analyses (a lost Kubernetes pod), and the Ray head killed. After
+each, every recording sent must be completed exactly once (analysis version 1, one finished job) with one webhook;
+each test prints sent / completed / duplicated / lost and the time from the fault to the last completion.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import select
+from sqlalchemy.engine import make_url
+
+from callscope.catalog.db import Catalog
+from callscope.catalog.tables import Analysis, Job, Recording
+from tests.analysis import speech
+from tests.live import CLI, WebhookReceiver, free_port
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from cluster import LocalCluster, Ports  # noqa: E402 - scripts/ is not a package
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.postgres, pytest.mark.redis,
+              pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)]
+
+API = "/api/v1/public"
+WORKERS = 2
+SETTINGS = {"job_lease_seconds": "6", "job_retry_base_seconds": "1", "job_retry_max_seconds": "4",
+            "job_max_attempts": "4", "dispatcher_poll_seconds": "0.3", "llm_enabled": "false",
+            "webhook_allow_private_addresses": "true", "webhook_allow_http": "true", "log_level": "WARNING"}
+WHERE_ACTORS_RUN = """
+import json, ray
+ray.init(address=ray_address, namespace="callscope", log_to_driver=False)
+head = next(n["NodeID"] for n in ray.nodes() if n["Alive"] and "node:__internal_head__" in n["Resources"])
+actors = {}
+for entry in ray.util.list_named_actors(all_namespaces=True):
+    if entry["namespace"] == "callscope":
+        handle = ray.get_actor(entry["name"], namespace="callscope")
+        actors[entry["name"]] = ray.get(handle.__ray_call__.remote(lambda self: ray.get_runtime_context().get_node_id()))
+print(json.dumps({"head": head, "actors": actors}))
+"""
+
+
+class Site:
+    """The running cluster with a key, a project whose webhook reaches `receiver`, and a call to upload."""
+
+    def __init__(self, cluster: LocalCluster, receiver: WebhookReceiver, call: Path) -> None:
+        self.cluster, self.receiver, self.call = cluster, receiver, call
+        env = {**os.environ, **cluster.env()}
+        created = subprocess.run([CLI, "keys", "create", "--name", "cluster", "--permissions", "read,write"],
+                                 env=env, capture_output=True, text=True, check=True, timeout=60)
+        self.headers = {"Authorization": f"Bearer {created.stdout.split()[-1]}"}
+        project = cluster.root / "project.yaml"
+        project.write_text(json.dumps({"apiVersion": "callscope.io/v1alpha1", "kind": "Project",
+                                       "metadata": {"name": "cluster"},
+                                       "spec": {"name": "Cluster", "language": "en",
+                                                "webhook": {"url": receiver.url, "sections": ["metadata"]}}}))
+        subprocess.run([CLI, "apply", "-f", str(project)], env=env, check=True, capture_output=True, timeout=60)
+        self.project_id = None
+        while self.project_id is None:  # the replicas' reconcilers number the project
+            listed = self.get("/projects", replica=1)["data"]
+            self.project_id = next((p["id"] for p in listed if p["name"] == "Cluster"), None)
+            time.sleep(0.2)
+        self.catalog = Catalog(cluster.catalog_url)
+        self.sent: list[str] = []
+
+    def get(self, path: str, replica: int = 0) -> dict:
+        return httpx.get(self.cluster.api_url(replica) + API + path, headers=self.headers, timeout=30).json()
+
+    def upload(self, n: int) -> list[str]:
+        """`n` calls, alternately through each replica."""
+        ids = []
+        for i in range(n):
+            resp = httpx.post(self.cluster.api_url(len(self.sent) % 2) + API + "/recordings", headers=self.headers,
+                              data={"project_id": str(self.project_id), "external_id": f"call-{len(self.sent)}"},
+                              files={"file": ("call.wav", self.call.read_bytes(), "audio/wav")}, timeout=60)
+            assert resp.status_code == 201, resp.text
+            ids.append(resp.json()["data"]["public_id"])
+            self.sent.append(ids[-1])
+        return ids
+
+    def wait_running(self, ids: list[str], within: float = 120) -> None:
+        """Until one of `ids` is analysed on Ray (past the queue)."""
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            with self.catalog.session() as session:
+                stages = session.execute(select(Recording.stage).where(Recording.public_id.in_(ids))).scalars().all()
+            if any(stage not in (None, "queued") for stage in stages):
+                return
+            time.sleep(0.2)
+        raise AssertionError("no recording started its analysis")
+
+    def wait_finished(self, ids: list[str], within: float = 480) -> None:
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            with self.catalog.session() as session:
+                statuses = session.execute(select(Recording.status).where(Recording.public_id.in_(ids))).scalars()
+                if all(status in ("completed", "failed") for status in statuses):
+                    return
+            time.sleep(0.5)
+
+    def account_for(self, ids: list[str], fault: str, started: float) -> None:
+        """Every one of `ids` completed exactly once, with one webhook; prints the fault's figures."""
+        self.wait_finished(ids)
+        recovered = time.monotonic() - started
+        with self.catalog.session() as session:
+            rows = session.execute(select(Recording.id, Recording.public_id, Recording.status, Recording.status_reason)
+                                   .where(Recording.public_id.in_(ids))).all()
+            inner = [r[0] for r in rows]
+            versions = session.execute(select(Analysis.version).where(Analysis.recording_id.in_(inner))).scalars().all()
+            jobs = session.execute(select(Job.state).where(Job.recording_id.in_(inner))).scalars().all()
+        until = time.monotonic() + 60
+        while time.monotonic() < until and len(self.delivered(ids)) < len(ids):
+            time.sleep(0.5)
+        deliveries = self.delivered(ids)
+        completed = [r for r in rows if r[2] == "completed"]
+        duplicated = sum(v > 1 for v in versions) + sum(len(d) > 1 for d in deliveries.values())
+        print(f"\n{fault}: sent {len(ids)}, completed {len(completed)}, duplicated {duplicated}, "
+              f"lost {len(ids) - len(rows)}, recovered in {recovered:.1f} s (fault to last completion)")
+        assert [(r[1], r[2], r[3]) for r in rows if r[2] != "completed"] == []
+        assert len(rows) == len(ids) and sorted(versions) == [1] * len(ids)
+        assert sorted(jobs) == ["done"] * len(ids)
+        assert len(deliveries) == len(ids) and all(len(d) == 1 for d in deliveries.values())
+
+    def delivered(self, ids: list[str]) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for headers, raw in list(self.receiver.deliveries):
+            data = json.loads(raw)["data"]
+            ref = str(data.get("public_id") or data.get("recording_id") or data.get("id"))
+            if ref in ids:
+                found.setdefault(ref, set()).add(headers.get("webhook-id", ""))
+        return found
+
+
+@pytest.fixture(scope="module")
+def site(postgres_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    folder = tmp_path_factory.mktemp("cluster")
+    call = speech.make_call([0.3, speech.SENTENCES[0], 0.5, speech.SENTENCES[3], 0.3])
+    wav = speech.write(folder / "call.wav", [call.samples])
+    server = make_url(postgres_url)
+    cluster = LocalCluster(root=Path(f"/tmp/cs-test-cluster-{os.getpid()}"),  # short: Ray's socket paths
+                           ports=Ports(gcs=free_port(), client=free_port(), s3=free_port(), api=free_port()),
+                           postgres=postgres_url.rsplit("/", 1)[0],
+                           redis=redis_url, database=f"{server.database}_cluster", settings=SETTINGS)
+    receiver = WebhookReceiver()
+    try:
+        cluster.up(WORKERS, replicas=2)
+        yield Site(cluster, receiver, wav)
+    finally:
+        cluster.down()
+        receiver.stop()
+        subprocess.run(["rm", "-rf", str(cluster.root)], check=False)
+
+
+def where_actors_run(cluster: LocalCluster) -> dict:
+    script = f"ray_address = {cluster.ray_address!r}\n{WHERE_ACTORS_RUN}"
+    out = subprocess.run([sys.executable, "-P", "-c", script], env={**os.environ, **cluster.ray_env()},
+                         capture_output=True, text=True, timeout=120, cwd=cluster.root)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_both_replicas_analyse_through_the_cluster_and_the_models_live_on_workers(site: Site) -> None:
+    ids = site.upload(2)  # one through each replica
+    started = time.monotonic()
+    site.account_for(ids, "no fault", started)
+    placed = where_actors_run(site.cluster)
+    assert {"transcriber-0", "speakers-0", "embedder-0"} <= set(placed["actors"])
+    assert placed["head"] not in placed["actors"].values()  # the head schedules; workers hold the models
+
+
+def test_a_worker_node_lost_mid_analysis_loses_and_duplicates_nothing(site: Site) -> None:
+    ids = site.upload(4)
+    site.wait_running(ids)
+    started = time.monotonic()
+    os.kill(site.cluster.raylet_pid(1), signal.SIGKILL)  # the node's work and actors die with its raylet
+    site.cluster.pieces.pop("ray-worker-1").stop()
+    time.sleep(3)
+    site.cluster.add_worker(1)  # as KubeRay replaces the pod
+    site.account_for(ids, "worker node lost", started)
+
+
+def test_the_ray_head_lost_mid_analysis_the_dispatchers_join_again(site: Site) -> None:
+    ids = site.upload(3)
+    site.wait_running(ids)
+    started = time.monotonic()
+    site.cluster.pieces["ray-head"].signal(signal.SIGKILL)
+    time.sleep(5)
+    site.cluster.restart_ray(WORKERS)
+    site.account_for(ids, "Ray head lost", started)
+    later = site.upload(1)  # and the cluster takes new work
+    site.account_for(later, "after the head came back", time.monotonic())
