@@ -90,7 +90,7 @@ class Settings(BaseSettings):
     retention_interval_seconds: float = Field(3600, gt=0, description="Seconds between retention passes.")
     baseline_interval_seconds: float = Field(3600, gt=0, description="Seconds between quality-baseline passes.")
     reconcile_interval_seconds: float = Field(
-        300, gt=0, description="Seconds between re-checks of every object by the Kopf operator."
+        300, gt=0, description="Seconds between re-checks of every object (Kopf's timers, the embedded server's loop)."
     )
     default_audio_retention_days: int = Field(90, ge=1, description="Audio retention when a project sets none.")
 
