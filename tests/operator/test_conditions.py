@@ -13,7 +13,7 @@ import pytest
 from callscope.errors import Unauthorized
 from callscope.operator.embedded import EmbeddedOperator
 from callscope.operator.handlers import API_KEY_SECRET_KEY, api_key_secret, reconcile
-from callscope.resources import ObjectMeta, Project, Resource, VirtualNumber, VirtualNumberSpec
+from callscope.resources import ObjectMeta, Operator, Project, Resource, VirtualNumber, VirtualNumberSpec
 from callscope.services.apply import apply_documents
 from callscope.services.indexes import seniority
 from callscope.services.keys import authenticate
@@ -225,5 +225,27 @@ async def test_the_embedded_operator_rechecks_what_depends_on_a_created_or_delet
         await runtime.store.delete(Project, "alpha", "support")
         await eventually(lambda: cond(VirtualNumber, "alpha", "desk", "ReferencesResolved") == "False",
                          "the dangling project")
+    finally:
+        await driver.stop()
+
+
+async def test_the_embedded_operator_rechecks_everything_periodically(runtime):
+    """A value the older object gave up by a change of its spec is no event of the later one's: the periodic
+    re-check (what the controller's timers do) frees it."""
+    runtime.ctx.settings.reconcile_interval_seconds = 0.2
+    await apply(runtime, operator("acme", "alice", phoneNumber="+14155550101"))
+    await next_second()
+    later = await apply(runtime, operator("acme", "alice-copy", phoneNumber="+14155550101"))
+    assert condition(later, "Conflict")[0] == "True"
+    driver = EmbeddedOperator(runtime.ctx)
+    await driver.start()
+    try:
+        await apply_documents(runtime.ctx, [operator("acme", "alice", phoneNumber="+14155550102")], "default")
+
+        def freed():
+            obj = runtime.store.cached_get(Operator, "acme", "alice-copy")
+            return condition(obj, "Conflict")[0] == "False" and condition(obj, "Ready")[0] == "True"
+
+        await eventually(freed, "the later operator to keep the phone number the older one gave up")
     finally:
         await driver.stop()
