@@ -2,9 +2,10 @@
 
 They fill in what objects applied as YAML (kubectl, `callscope apply`) lack and what REST-created
 objects already carry: the integer id (status and the `callscope.io/id` label), tag colours, key
-material for ApiKeys, the uniqueness rules as a Conflict condition, the names the spec gives of other
-objects as a ReferencesResolved condition, observedGeneration and a Ready condition (False while either of the two
-others says something is wrong). They write status (and the id label), never spec: applied YAML does not drift.
+material for ApiKeys, the uniqueness rules as a Conflict condition, whether the objects the spec names
+exist as a ReferencesResolved condition, observedGeneration and a Ready condition (False while either of
+those two says something is wrong). They write status (and the id label), never spec: applied YAML does
+not drift.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ log = structlog.get_logger()
 ID_KINDS = (Project, Operator, VirtualNumber, Tag)
 _ID_LABEL_VALUE = re.compile(r"^[0-9]{1,18}$")
 API_KEY_SECRET_KEY = "api-key"
+
 
 def api_key_secret(api_key_name: str) -> str:
     """The Secret that gets the key of an ApiKey applied without key material (under API_KEY_SECRET_KEY)."""
