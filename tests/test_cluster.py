@@ -2,18 +2,20 @@
 nodes (each a `ray start` process group), two `callscope serve` replicas whose dispatchers join through
 `ray://…` as the manifests' CALLSCOPE_RAY_ADDRESS does, one PostgreSQL catalog, moto's S3 and Redis rate limits.
 
-Faults: a worker node's raylet killed while it analyses (a lost Kubernetes pod), and the Ray head killed. After
-each, every recording sent must be completed exactly once (analysis version 1, one finished job) with one webhook;
+Faults: an API replica killed mid-upload (the client retries on the other with the same external_id), a worker
+node's raylet killed while it analyses (a lost Kubernetes pod), and the Ray head killed. After each, every recording sent must be completed exactly once (analysis version 1, one finished job) with one webhook;
 each test prints sent / completed / duplicated / lost and the time from the fault to the last completion.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -178,6 +180,36 @@ def test_both_replicas_analyse_through_the_cluster_and_the_models_live_on_worker
     placed = where_actors_run(site.cluster)
     assert {"transcriber-0", "speakers-0", "embedder-0"} <= set(placed["actors"])
     assert placed["head"] not in placed["actors"].values()  # the head schedules; workers hold the models
+
+
+def test_a_replica_killed_mid_upload_the_retry_on_the_other_lands_once(site: Site) -> None:
+    cluster, body = site.cluster, site.call.read_bytes()
+    form = {"project_id": str(site.project_id), "external_id": "killed-mid-upload"}
+
+    class Slowly(io.BytesIO):  # the upload is on its way when the replica dies
+        def read(self, size: int | None = -1) -> bytes:
+            time.sleep(0.1)
+            return super().read(8192)  # 2 s for the 5-second call
+    files = {"file": ("call.wav", Slowly(body), "audio/wav")}
+    killer = threading.Timer(0.8, lambda: cluster.pieces["api-0"].signal(signal.SIGKILL))
+    killer.start()
+    try:
+        cut = httpx.post(cluster.api_url(0) + API + "/recordings", headers=site.headers, data=form, files=files,
+                         timeout=60)
+        pytest.fail(f"the upload outlived its replica: {cut.status_code} {cut.text[:300]}")
+    except httpx.HTTPError:
+        pass
+    started = time.monotonic()
+    retried = httpx.post(cluster.api_url(1) + API + "/recordings", headers=site.headers, data=form,
+                         files={"file": ("call.wav", body, "audio/wav")}, timeout=60)
+    assert retried.status_code == 201, retried.text  # the killed upload stored nothing
+    cluster.pieces.pop("api-0").stop()
+    cluster.start_replica(0)
+    again = httpx.post(cluster.api_url(0) + API + "/recordings", headers=site.headers, data=form,
+                       files={"file": ("call.wav", body, "audio/wav")}, timeout=60)
+    assert again.status_code == 200 and again.json()["data"]["public_id"] == retried.json()["data"]["public_id"]
+    site.sent.append(retried.json()["data"]["public_id"])
+    site.account_for([retried.json()["data"]["public_id"]], "API replica killed mid-upload", started)
 
 
 def test_a_worker_node_lost_mid_analysis_loses_and_duplicates_nothing(site: Site) -> None:
