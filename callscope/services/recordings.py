@@ -41,6 +41,8 @@ async def get_recording(ctx: Context, principal: Principal, ref: str) -> Found:
 async def list_recordings(ctx: Context, principal: Principal, f: Filters, offset: int, limit: int):
     if f.project_id is not None and principal.scoped and f.project_id != principal.project_id:
         raise Forbidden(scope.PROJECT_MISMATCH)
+    if f.operator_id is not None and scope.visible_operator_id(ctx, principal, f.operator_id) is None:
+        return [], 0  # an operator the key cannot see answered none of its recordings, as far as the key can tell
     return await ctx.catalog.read(recording_rows.page, principal.scope, f, offset, limit)
 
 

@@ -121,6 +121,13 @@ async def test_a_recordings_operator_outside_the_keys_scope_shows_as_none(client
     assert (single["project_id"], single["tag_ids"]) == (world.sales["id"], [world.sales_tag["id"]])
     listed = {r["public_id"]: r for r in (await client.get("/recordings", headers=world.scoped)).json()["data"]}
     assert listed[hidden_rec]["operator_id"] is None and listed[mine_rec]["operator_id"] == world.mine["id"]
+    # nor does filtering by it tell which of the key's recordings that operator answered
+    by_hidden = await client.get("/recordings", params={"operator_id": world.hidden["id"]}, headers=world.scoped)
+    assert (by_hidden.json()["data"], by_hidden.json()["meta"]["total_count"]) == ([], 0)
+    by_mine = await client.get("/recordings", params={"operator_id": world.mine["id"]}, headers=world.scoped)
+    assert [r["public_id"] for r in by_mine.json()["data"]] == [mine_rec]
+    by_hidden = await client.get("/recordings", params={"operator_id": world.hidden["id"]}, headers=admin)
+    assert [r["public_id"] for r in by_hidden.json()["data"]] == [hidden_rec]
     patched = await client.patch(f"/recordings/{hidden_rec}", json={"name": "Renamed"}, headers=world.scoped)
     assert patched.status_code == 200 and patched.json()["data"]["operator_id"] is None
     # the filter values list the same operators as the key's GET /operators
