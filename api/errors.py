@@ -8,6 +8,7 @@ import falcon.asgi
 import structlog
 
 from callscope.errors import CallscopeError, RateLimited, ValidationFailed
+from callscope.redaction import redact_path
 
 log = structlog.get_logger()
 
@@ -34,7 +35,7 @@ async def handle_callscope_error(req: falcon.asgi.Request, resp: falcon.asgi.Res
     if isinstance(exc, RateLimited):
         resp.set_header("Retry-After", str(exc.retry_after))
     if exc.status >= 500:
-        log.warning("request_failed", status=exc.status, error=exc.message, path=req.path)
+        log.warning("request_failed", status=exc.status, error=exc.message, path=redact_path(req.path))
 
 
 async def handle_http_error(req: falcon.asgi.Request, resp: falcon.asgi.Response, exc: falcon.HTTPError, params) -> None:
@@ -47,7 +48,7 @@ async def handle_http_error(req: falcon.asgi.Request, resp: falcon.asgi.Response
 
 
 async def handle_unexpected(req: falcon.asgi.Request, resp: falcon.asgi.Response, exc: Exception, params) -> None:
-    log.exception("unhandled_error", path=req.path, method=req.method)
+    log.exception("unhandled_error", path=redact_path(req.path), method=req.method)
     resp.status = 500
     resp.media = {"error": "Internal server error"}
 

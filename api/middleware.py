@@ -12,6 +12,7 @@ from callscope.api.routing import Router
 from callscope.catalog.usage import UsageRecorder
 from callscope.errors import Forbidden, RateLimited
 from callscope.ratelimit import RateLimiter
+from callscope.redaction import redact_path
 from callscope.services import keys
 from callscope.services.context import Context
 
@@ -73,6 +74,6 @@ class ApiMiddleware:
         elapsed = time.perf_counter() - req.context.started
         REQUESTS.labels(req.method, route, str(status)).inc()
         LATENCY.labels(req.method, route).observe(elapsed)
-        log.info("request", method=req.method, path=req.path, route=route, status=status,
+        log.info("request", method=req.method, path=redact_path(req.path), route=route, status=status,
                  ms=round(elapsed * 1000, 2), account=principal.account if principal else None,
                  key=principal.key_name if principal else None)

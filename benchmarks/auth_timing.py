@@ -41,7 +41,7 @@ from callscope.services import keys
 
 async def timings(data_dir: Path, rounds: int, warmup: int) -> dict[str, list[float]]:
     settings = Settings(data_dir=data_dir, log_level="WARNING")
-    logs.configure(settings.log_level, settings.log_format)
+    logs.configure(settings)
     async with opened(settings) as rt:
         _, valid = await keys.create_key(rt.ctx, "default", "valid", ["read"])
         _, revoked = await keys.create_key(rt.ctx, "default", "revoked", ["read"])

@@ -19,7 +19,7 @@ ACCOUNT_OPTION = click.option("--account", default="default", show_default=True,
 
 def load_settings() -> Settings:
     settings = Settings()
-    logs.configure(settings.log_level, settings.log_format)
+    logs.configure(settings)
     return settings
 
 
