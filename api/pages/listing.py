@@ -7,12 +7,13 @@ from datetime import UTC, date, datetime, time
 from typing import Literal
 
 import falcon
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, field_validator
 
 from callscope import validation as v
+from callscope.api.body import parse_fields
 from callscope.api.pages import web
+from callscope.api.schemas import text_int
 from callscope.catalog.recordings import Filters
-from callscope.errors import ValidationFailed
 from callscope.resources import Project
 from callscope.services import recordings, scope, shares
 from callscope.services.context import Context
@@ -22,13 +23,13 @@ PER_PAGE = 25
 
 class ListQuery(BaseModel):
     view: Literal["all", "shared"] = "all"
-    project_id: int | None = Field(None, ge=1)
+    project_id: text_int(1) = None  # the API's ids: up to the catalog's BIGINT, 422 past it
     status: Literal["pending", "processing", "completed", "failed"] | None = None
-    tag_id: int | None = Field(None, ge=1)
+    tag_id: text_int(1) = None
     called_from: date | None = None
     called_to: date | None = None
     q: v.Line = None  # the API's search type: no control characters (a NUL fails PostgreSQL), bounded
-    page: int = Field(1, ge=1, le=10_000)
+    page: text_int(1, 10_000) = 1
 
     @field_validator("*", mode="before")
     @classmethod
@@ -51,10 +52,7 @@ class RecordingList:
         person = await web.require_person(self.ctx, req)
         if person.account is None:  # a member of several accounts chooses first
             raise falcon.HTTPSeeOther("/accounts")
-        try:
-            query = ListQuery.model_validate({k: v for k, v in req.params.items() if isinstance(v, str)})
-        except ValidationError as exc:
-            raise ValidationFailed([f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]) from None
+        query = parse_fields(ListQuery, {k: v for k, v in req.params.items() if isinstance(v, str)})
         principal = person.principal(person.account)
         options = await recordings.filter_values(self.ctx, principal)
         if query.view == "shared":

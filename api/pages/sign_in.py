@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import falcon
+from pydantic import TypeAdapter, ValidationError
 
+from callscope import validation as v
 from callscope.api.pages import web
+from callscope.errors import Unauthorized
 from callscope.services import member_auth
 from callscope.services.context import Context
-from callscope.services.member_auth import HOME_PATH, SIGN_IN_PATH, safe_next
+from callscope.services.member_auth import HOME_PATH, LINK_REFUSED, SIGN_IN_PATH, safe_next
+
+# A member's address as Member objects take it: no control characters (a NUL fails PostgreSQL), bounded.
+_EMAIL = TypeAdapter(v.MemberEmail)
 
 
 class SignIn:
@@ -27,9 +33,11 @@ class SignIn:
         form = await web.read_form(req)
         web.check_nonce_csrf(self.ctx, req, form)
         email, next_path = form.get("email", "").strip(), safe_next(form.get("next"))
-        if "@" not in email or len(email) > 320:
+        try:
+            email = _EMAIL.validate_python(email)
+        except ValidationError:
             web.render(req, resp, "sign_in.html", status=422, csrf=web.nonce_csrf(self.ctx, req, resp), next=next_path,
-                       email=email[:320], error="Enter your email address.")
+                       email=email[:v.EMAIL_MAX], error="Enter your email address.")
             return
         await member_auth.request_link(self.ctx, self.limiter, email, next_path, req.remote_addr or "unknown")
         # The same page for every address: whether it belongs to a member is not told here.
@@ -46,7 +54,10 @@ class SignInLink:
 
     @web.page
     async def on_get(self, req, resp):
-        web.render(req, resp, "confirm.html", csrf=web.nonce_csrf(self.ctx, req, resp), token=req.get_param("token") or "")
+        token = req.get_param("token") or ""
+        if not member_auth.is_token(token):  # cut short by a mail program, or never one of ours: say so now
+            raise Unauthorized(LINK_REFUSED)
+        web.render(req, resp, "confirm.html", csrf=web.nonce_csrf(self.ctx, req, resp), token=token)
 
     @web.page
     async def on_post(self, req, resp):

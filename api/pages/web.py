@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 import falcon
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from callscope.errors import BadRequest, CallscopeError, PayloadTooLarge, RateLimited
+from callscope.errors import BadRequest, CallscopeError, PayloadTooLarge
 from callscope.services import member_auth
 from callscope.services.context import Context
 from callscope.services.member_auth import SignedIn
@@ -26,7 +26,7 @@ NONCE_COOKIE = "callscope_signin_nonce"  # CSRF of the forms shown before sign-i
 MAX_FORM_BYTES = 16_384
 _CSRF_DOMAIN = b"callscope-page-csrf-v1\x00"
 _TITLES = {400: "Bad request", 401: "Sign-in needed", 403: "Not allowed", 404: "Not found", 413: "Too large",
-           422: "Not accepted", 429: "Too many attempts", 503: "Starting up"}
+           422: "Not accepted", 429: "Too many attempts", 503: "Unavailable for a moment"}
 
 
 def _clock(ms: int | float | None) -> str:
@@ -66,6 +66,7 @@ def _security_headers(resp, media_origin: str | None = None) -> None:
     resp.set_header("Content-Security-Policy", f"default-src 'none'; script-src 'self'; style-src 'self'; "
                     f"img-src 'self' data:; media-src {media}; connect-src 'self'; form-action 'self'; "
                     "frame-ancestors 'none'; base-uri 'none'")
+    resp.set_header("X-Frame-Options", "DENY")  # frame-ancestors' forerunner: the one older browsers read
     resp.set_header("X-Content-Type-Options", "nosniff")
     resp.set_header("Referrer-Policy", "no-referrer")  # sign-in tokens travel in query strings
     resp.set_header("Cache-Control", "no-store")
@@ -96,7 +97,7 @@ def page(responder):
         try:
             await responder(self, req, resp, **params)
         except CallscopeError as exc:
-            if isinstance(exc, RateLimited):
+            if exc.retry_after is not None:
                 resp.set_header("Retry-After", str(exc.retry_after))
             render(req, resp, "error.html", status=exc.status, title=_TITLES.get(exc.status, "Error"), message=exc.message,
                    person=getattr(req.context, "person", None))
@@ -140,25 +141,35 @@ def _nonce_token(ctx: Context, nonce: str) -> str:
     return hmac.new(ctx.url_secret, _CSRF_DOMAIN + nonce.encode(), hashlib.sha256).hexdigest()
 
 
+def _nonce(req) -> str | None:
+    """The browser's nonce cookie; a value we never made (NUL, non-ASCII, huge) counts as none sent."""
+    values = req.get_cookie_values(NONCE_COOKIE)
+    return values[0] if values and member_auth.is_token(values[0]) else None
+
+
 def nonce_csrf(ctx: Context, req, resp) -> str:
     """The CSRF token of a form shown before sign-in, bound to a random cookie of this browser."""
-    values = req.get_cookie_values(NONCE_COOKIE)
-    nonce = values[0] if values else secrets.token_urlsafe(24)
-    if not values:
+    nonce = _nonce(req)
+    if nonce is None:
+        nonce = secrets.token_urlsafe(24)
         resp.set_cookie(NONCE_COOKIE, nonce, path=member_auth.SIGN_IN_PATH, secure=secure_cookies(ctx),
                         http_only=True, same_site="Strict")
     return _nonce_token(ctx, nonce)
 
 
-def check_nonce_csrf(ctx: Context, req, form: dict[str, str]) -> None:
-    values = req.get_cookie_values(NONCE_COOKIE)
-    if not values or not hmac.compare_digest(form.get("csrf", ""), _nonce_token(ctx, values[0])):
+def _check_csrf(form: dict[str, str], expected: str | None) -> None:
+    # As bytes: compare_digest refuses str with anything but ASCII in it, and a form may send any text.
+    if expected is None or not hmac.compare_digest(form.get("csrf", "").encode(), expected.encode()):
         raise BadRequest("This form has expired. Go back, reload the page and try again.")
+
+
+def check_nonce_csrf(ctx: Context, req, form: dict[str, str]) -> None:
+    nonce = _nonce(req)
+    _check_csrf(form, _nonce_token(ctx, nonce) if nonce is not None else None)
 
 
 def check_session_csrf(person: SignedIn, form: dict[str, str]) -> None:
-    if not hmac.compare_digest(form.get("csrf", ""), person.csrf_token):
-        raise BadRequest("This form has expired. Go back, reload the page and try again.")
+    _check_csrf(form, person.csrf_token)
 
 
 async def read_form(req) -> dict[str, str]:

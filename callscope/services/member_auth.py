@@ -14,9 +14,11 @@ signed-in person is on each request.
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
+from urllib.parse import quote
 
 import structlog
 
@@ -36,6 +38,16 @@ SIGN_IN_PATH = "/sign-in"
 HOME_PATH = "/recordings"
 LINK_REFUSED = "This sign-in link is invalid, was already used, or has expired. Ask for a new one."
 _HOUR = 3600
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what secrets.token_urlsafe makes (links, sessions, nonces)
+NEXT_MAX = SignInLink.next_path.type.length
+# What a URL's path and query keep as they are; anything else (non-ASCII above all) is percent-encoded, so the path
+# fits a Location header. `%` stays: the path usually arrives encoded already (a page's own URL).
+_URL_SAFE = "/?#[]@!$&'()*+,;=:%~"
+
+
+def is_token(value: str) -> bool:
+    """Whether `value` may be one of the random tokens handed out here; nothing else is hashed or looked up."""
+    return _TOKEN.fullmatch(value) is not None
 
 
 def _hash(token: str) -> str:
@@ -47,11 +59,13 @@ def normalize_email(email: str) -> str:
 
 
 def safe_next(path: str | None) -> str:
-    """A page of this site to land on after sign-in: a local absolute path, never another site."""
-    if not path or not path.startswith("/") or path.startswith(("//", "/\\")) or len(path) > 2048 \
-            or any(ord(c) < 33 or ord(c) == 127 for c in path):
+    """A page of this site to land on after sign-in: a local absolute path, never another site, percent-encoded
+    (a Location header and the catalog's column take it as it is)."""
+    if not path or not path.startswith("/") or path.startswith(("//", "/\\")) \
+            or any(ord(c) < 33 or 127 <= ord(c) < 160 for c in path):
         return HOME_PATH
-    return path
+    encoded = quote(path, safe=_URL_SAFE)
+    return encoded if len(encoded) <= NEXT_MAX else HOME_PATH
 
 
 def memberships(ctx: Context, email: str) -> list[Member]:
@@ -88,8 +102,9 @@ class SignedIn:
                          permissions=frozenset({"read"}))
 
 
-async def _limit(limiter: RateLimiter, bucket: str, limit: int) -> None:
-    decision = await limiter.hit(bucket, limit, _HOUR)
+async def _limit(limiter: RateLimiter, kind: str, value: str, limit: int) -> None:
+    # The value's hash names the bucket: an address (or what a trusted proxy forwarded) is any text, the column not.
+    decision = await limiter.hit(f"sign-in:{kind}:{hashlib.sha256(value.encode()).hexdigest()}", limit, _HOUR)
     if not decision.allowed:
         raise RateLimited(decision.retry_after, decision.limit, decision.reset_at)
 
@@ -98,9 +113,8 @@ async def request_link(ctx: Context, limiter: RateLimiter, email: str, next_path
     """Email a one-time sign-in link to ``email`` if it is an unlocked member's; the same outcome otherwise."""
     email = normalize_email(email)[:320]
     settings = ctx.settings
-    await _limit(limiter, f"sign-in:client:{client}", settings.sign_in_per_client_per_hour)
-    await _limit(limiter, f"sign-in:email:{hashlib.sha256(email.encode()).hexdigest()}",
-                 settings.sign_in_per_email_per_hour)
+    await _limit(limiter, "client", client, settings.sign_in_per_client_per_hour)
+    await _limit(limiter, "email", email, settings.sign_in_per_email_per_hour)
     token = secrets.token_urlsafe(32)
     now = ctx.clock()
     ttl = settings.sign_in_link_ttl_seconds
@@ -116,7 +130,7 @@ async def redeem_link(ctx: Context, token: str) -> tuple[str, str]:
     """A new session for the link's person, and the page to land on; Unauthorized when the link is unknown,
     used, expired, or its person is no member any more."""
     now = ctx.clock()
-    link = await ctx.catalog.write(rows.redeem_link, _hash(token), now) if token else None
+    link = await ctx.catalog.write(rows.redeem_link, _hash(token), now) if is_token(token) else None
     members = memberships(ctx, link.email) if link is not None else []
     if not members:
         raise Unauthorized(LINK_REFUSED)
@@ -132,7 +146,7 @@ async def redeem_link(ctx: Context, token: str) -> tuple[str, str]:
 async def signed_in(ctx: Context, session_token: str | None) -> SignedIn | None:
     """Who the session cookie belongs to now; None when there is no live session, or its person is no longer an
     unlocked member of any account (then every session of theirs is deleted)."""
-    if not session_token:
+    if not session_token or not is_token(session_token):
         return None
     session_hash = _hash(session_token)
     row = await ctx.catalog.read(rows.get_session, session_hash, ctx.clock())

@@ -1,0 +1,67 @@
+"""The members' pages in process: an embedded runtime on SQLite or PostgreSQL (the catalog the pages' input
+reaches), its ASGI app behind an httpx client, and a member signed in through the real link flow. The live-server
+tests of this folder (site.py) do not use these fixtures."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from datetime import timedelta
+
+import httpx
+import pytest
+
+from callscope.api.app import create_app
+from callscope.catalog import member_sessions
+from callscope.catalog.tables import SignInLink
+from callscope.config import Settings
+from callscope.services import accounts
+from tests.api.conftest import catalog_on_both
+
+BASE = "http://callscope.test"
+MEMBER = "ana@example.com"
+
+
+@pytest.fixture
+def settings_overrides() -> dict:
+    """Override in a test module to change settings."""
+    return {}
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def settings(request, tmp_path, settings_overrides) -> Settings:
+    return Settings(data_dir=tmp_path / "data", store_poll_interval=0.05, log_level="WARNING",
+                    **catalog_on_both(request), **settings_overrides)
+
+
+@pytest.fixture
+async def pages(runtime):
+    """An anonymous browser of the pages (it keeps cookies)."""
+    app = create_app(runtime.ctx, runtime.usage, runtime.limiter)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as http:
+        yield http
+
+
+def csrf_of(html: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+
+
+async def email_link(runtime, address: str, next_path: str = "/recordings") -> str:
+    """The token of a sign-in link as if emailed to `address` (the outbox is written in the background)."""
+    token, now = secrets.token_urlsafe(32), runtime.ctx.clock()
+    await runtime.ctx.catalog.write(member_sessions.insert_link, SignInLink(
+        token_hash=hashlib.sha256(token.encode()).hexdigest(), email=address, next_path=next_path, created_at=now,
+        expires_at=now + timedelta(minutes=5)))
+    return token
+
+
+@pytest.fixture
+async def member(runtime, pages) -> httpx.AsyncClient:
+    """`pages`, signed in as a member of one account, through the link's confirmation form."""
+    await accounts.add_member(runtime.ctx, "default", MEMBER, "Ana")
+    token = await email_link(runtime, MEMBER)
+    confirm = await pages.get("/sign-in/link", params={"token": token})
+    resp = await pages.post("/sign-in/link", data={"token": token, "csrf": csrf_of(confirm.text)})
+    assert resp.status_code == 303, resp.text
+    return pages
