@@ -56,7 +56,10 @@ def serve(host: str | None, port: int | None) -> None:
     settings = load_settings().model_copy(update=served)
     runtime = Runtime(settings)
     app = create_app(runtime.ctx, runtime.usage, runtime.limiter, Lifespan(runtime.start, runtime.stop))
-    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None, access_log=False, lifespan="on")
+    # Forwarded headers only from the proxies named (uvicorn's default believes any from loopback): a client must
+    # not choose the address its sign-in attempts are counted under.
+    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None, access_log=False, lifespan="on",
+                proxy_headers=bool(settings.trusted_proxies), forwarded_allow_ips=settings.trusted_proxies or None)
 
 
 @main.command("controller")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import ipaddress
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Hosts that listen on every interface, and the address that reaches them from this machine.
@@ -35,6 +36,10 @@ class Settings(BaseSettings):
     port: int = 8080
     public_base_url: str | None = Field(
         None, description="Base URL users reach the service at; unset: the address `callscope serve` listens on."
+    )
+    trusted_proxies: str = Field(
+        "", description="Comma-separated addresses or CIDRs of the reverse proxies whose X-Forwarded-For and "
+        "X-Forwarded-Proto `callscope serve` believes (the client address that sign-in limits count); empty: none.",
     )
     log_level: str = "INFO"
     log_format: Literal["json", "console"] = "json"
@@ -281,6 +286,14 @@ class Settings(BaseSettings):
     webhook_retry_max_seconds: float = Field(3600.0, ge=0, description="Longest backoff between attempts.")
     webhook_poll_seconds: float = Field(1.0, gt=0, description="Seconds between polls of the webhook outbox.")
     webhook_concurrency: int = Field(8, ge=1, description="Deliveries one process makes at once.")
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxy_networks(cls, value: str) -> str:
+        """Each entry an address or a network (ValueError otherwise), so that a typo stops the start instead of
+        trusting the wrong hosts."""
+        return ",".join(str(ipaddress.ip_network(entry.strip(), strict=False))
+                        for entry in value.split(",") if entry.strip())
 
     @cached_property
     def catalog_url(self) -> str:

@@ -1,8 +1,10 @@
-"""Settings derived from others: the public base URL follows the address served unless it is set."""
+"""Settings derived from others: the public base URL follows the address served unless it is set; the trusted
+proxies are addresses and networks, checked on start."""
 
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from callscope.config import Settings
 
@@ -22,3 +24,13 @@ def test_unset_public_base_url_is_the_address_served(monkeypatch, host, port, ex
 def test_a_set_public_base_url_wins_without_its_trailing_slash():
     settings = Settings(host="0.0.0.0", port=9000, public_base_url="https://calls.example.com/scope/")
     assert settings.base_url == "https://calls.example.com/scope"
+
+
+def test_trusted_proxies_are_addresses_or_networks_and_none_by_default(monkeypatch):
+    monkeypatch.delenv("CALLSCOPE_TRUSTED_PROXIES", raising=False)
+    assert Settings().trusted_proxies == ""
+    assert Settings(trusted_proxies=" 10.244.0.0/16, 127.0.0.1 ,::1").trusted_proxies == \
+        "10.244.0.0/16,127.0.0.1/32,::1/128"
+    for wrong in ("ingress-nginx", "10.0.0.300", "*"):
+        with pytest.raises(ValidationError, match="trusted_proxies"):
+            Settings(trusted_proxies=wrong)

@@ -230,3 +230,23 @@ def test_sign_in_is_rate_limited_and_the_cookie_is_secure_behind_https(tmp_path:
         assert all(flag in cookie for flag in ("Secure", "HttpOnly", "SameSite=Lax"))
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(("trusted", "expected"), [
+    ("", [200, 429, 429, 429]),  # by default no proxy is believed, loopback included: the forged header is ignored
+    ("127.0.0.1", [200, 200, 429, 200]),  # a trusted proxy's header names the client: each has its own count
+])
+def test_the_client_limit_counts_forwarded_addresses_only_from_trusted_proxies(tmp_path: Path, trusted, expected):
+    server = start_server(tmp_path / "data", dispatcher_enabled="false", sign_in_per_client_per_hour="1",
+                          trusted_proxies=trusted)
+    try:
+        client = httpx.Client(base_url=server.url, timeout=30)
+        csrf = csrf_of(client.get("/sign-in").text)
+
+        def ask(forwarded_for: str | None) -> int:
+            headers = {"X-Forwarded-For": forwarded_for} if forwarded_for else {}
+            return client.post("/sign-in", headers=headers, data={"email": "ana@example.com", "csrf": csrf}).status_code
+
+        assert [ask(None), ask("10.9.9.9"), ask("10.9.9.9"), ask("10.9.9.8")] == expected
+    finally:
+        server.stop()
