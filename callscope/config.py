@@ -10,6 +10,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from callscope.private_files import private_dir
+
 # Hosts that listen on every interface, and the address that reaches them from this machine.
 _WILDCARD_HOSTS = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}
 
@@ -319,5 +321,6 @@ class Settings(BaseSettings):
         return self.data_dir / "secrets"
 
     def ensure_data_dir(self) -> None:
-        """The data directory, created readable by its owner only (it holds keys, emails and audio)."""
-        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        """The data directory, readable by its owner only (it holds keys, emails and audio): made 0700, narrowed
+        when an earlier version or a hand left it wider."""
+        private_dir(self.data_dir)

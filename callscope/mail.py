@@ -33,6 +33,8 @@ import aiosmtplib
 import structlog
 from pydantic import BaseModel, field_validator
 
+from callscope.private_files import private_dir
+
 if TYPE_CHECKING:
     from callscope.config import Settings
 
@@ -295,7 +297,7 @@ _counter = itertools.count()
 def write_eml(folder: Path, msg: EmailMessage) -> Path:
     """Write ``msg`` into ``folder`` as an RFC 5322 ``.eml`` file (CRLF line ends), atomically: a hidden temporary
     file in the same folder, then a rename. Names sort by time (``<ns since epoch>-<seq>-<random>.eml``)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    private_dir(folder)  # sign-in links and shared recordings: the service's user only (the files are mkstemp's 0600)
     data = message_bytes(msg)
     name = f"{time.time_ns():020d}-{next(_counter) % 1_000_000:06d}-{uuid.uuid4().hex[:8]}.eml"
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
@@ -316,7 +318,7 @@ class OutboxMailer:
     """Writes each email as an ``.eml`` file into ``folder`` (the embedded stand-in for an SMTP server)."""
 
     def __init__(self, folder: Path, sender: str = "Callscope <callscope@localhost>") -> None:
-        self.folder = Path(folder)
+        self.folder = private_dir(Path(folder))  # on start: narrowed when an earlier version made it wider
         self.sender = sender
 
     def __repr__(self) -> str:

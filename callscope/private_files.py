@@ -1,5 +1,11 @@
-"""SQLite databases readable by this service's user only: the store and the catalog hold key hashes and member
-emails (blobs, Secrets and the URL signing key are written 0600 where they are made)."""
+"""The data directory readable by this service's user only: it holds key hashes and member emails (the SQLite
+files), audio (blobs/), emails with sign-in links (outbox/), the Secrets' stand-ins (secrets/) and the URL signing
+key. Every folder the service makes is 0700 and every file 0600, whatever the umask; one made wider by an earlier
+version or by hand is narrowed, with a warning, when the service opens it (on start). A file or folder owned by
+another user cannot be narrowed and is only reported.
+
+The one place that makes and narrows them: `private_dir`, `open_private`, `private_tree`, `private_sqlite_file`.
+"""
 
 from __future__ import annotations
 
@@ -11,24 +17,72 @@ import structlog
 
 log = structlog.get_logger()
 
-OWNER_ONLY = 0o600
+PRIVATE_FILE_MODE = 0o600
+PRIVATE_DIR_MODE = 0o700
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def narrow(path: Path, allowed: int) -> None:
+    """Take from `path`'s mode every bit outside `allowed`, saying so; a missing path is left alone."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return
+    if not mode & ~allowed:
+        return
+    try:
+        path.chmod(mode & allowed)
+    except PermissionError:
+        log.warning("private_mode_not_narrowed", path=str(path), mode=oct(mode), wanted=oct(allowed))
+        return
+    log.warning("private_mode_narrowed", path=str(path), mode=oct(mode), now=oct(mode & allowed))
+
+
+def private_dir(path: Path, *, narrow_existing: bool = True) -> Path:
+    """`path` as a folder only its owner can enter: made 0700 with every missing parent (`Path.mkdir(parents=True)`
+    would give the parents the umask's mode), and narrowed to 0700 when it exists wider. A folder the user named
+    for other uses too (a spool directory, the catalog's folder) is made private but never narrowed:
+    `narrow_existing=False`."""
+    try:
+        os.mkdir(path, PRIVATE_DIR_MODE)
+    except FileNotFoundError:
+        private_dir(path.parent, narrow_existing=False)
+        try:
+            os.mkdir(path, PRIVATE_DIR_MODE)
+        except FileExistsError:  # made at the same time by another thread or process
+            pass
+    except FileExistsError:
+        if not path.is_dir():
+            raise NotADirectoryError(f"{path} exists and is not a folder") from None
+        if narrow_existing:
+            narrow(path, PRIVATE_DIR_MODE)
+    return path
+
+
+def open_private(path: Path, flags: int) -> int:
+    """`os.open(path, flags | O_CREAT)` of a file only its owner can read: made 0600 in a private folder, and an
+    existing one narrowed to 0600 (O_TRUNC keeps a file's mode)."""
+    private_dir(path.parent)
+    fd = os.open(path, flags | os.O_CREAT, PRIVATE_FILE_MODE)
+    narrow(path, PRIVATE_FILE_MODE)
+    return fd
+
+
+def private_tree(root: Path) -> None:
+    """Narrow `root` and everything under it: folders to 0700, files to 0600 (a missing root is fine)."""
+    for folder, folders, files in os.walk(root):
+        narrow(Path(folder), PRIVATE_DIR_MODE)
+        for name in files:
+            narrow(Path(folder, name), PRIVATE_FILE_MODE)
 
 
 def private_sqlite_file(path: Path) -> None:
     """Create the SQLite database ``path`` with mode 0600 when it is missing, and narrow it and its side files
     (write-ahead log, shared memory, rollback journal) to 0600 when an earlier version left them readable by others.
 
-    SQLite gives the side files it creates the database file's mode, so they follow it; a file owned by another
-    user cannot be narrowed and is only reported."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.close(os.open(path, os.O_RDONLY | os.O_CREAT, OWNER_ONLY))  # an existing file keeps its content and mode
+    SQLite gives the side files it creates the database file's mode, so they follow it. The database's folder
+    may be one the user chose (CALLSCOPE_DATABASE_URL): made private when missing, never narrowed."""
+    private_dir(path.parent, narrow_existing=False)
+    os.close(os.open(path, os.O_RDONLY | os.O_CREAT, PRIVATE_FILE_MODE))  # an existing file keeps its content
     for file in (path, *(path.with_name(path.name + suffix) for suffix in SQLITE_SIDE_FILES)):
-        try:
-            mode = stat.S_IMODE(file.stat().st_mode)
-            if mode & ~OWNER_ONLY:
-                file.chmod(OWNER_ONLY)
-        except FileNotFoundError:
-            continue
-        except PermissionError:
-            log.warning("sqlite_file_not_private", path=str(file), mode=oct(mode))
+        narrow(file, PRIVATE_FILE_MODE)

@@ -2,8 +2,8 @@
 (``spec.webhook.signingSecretRef``) is read from one, the key of an ApiKey applied without key material is written
 to one (the Secret ``<apikey>-key``, key ``api-key``). One layout in both modes:
 
-* embedded (``CALLSCOPE_STORE=sqlite``): the file ``$CALLSCOPE_DATA_DIR/secrets/<account>/<name>/<key>``, mode 0600,
-  the local stand-in for a Secret (``callscope webhooks new-secret`` writes one);
+* embedded (``CALLSCOPE_STORE=sqlite``): the file ``$CALLSCOPE_DATA_DIR/secrets/<account>/<name>/<key>``, mode 0600
+  in folders 0700, the local stand-in for a Secret (``callscope webhooks new-secret`` writes one);
 * cluster (``CALLSCOPE_STORE=kubernetes``): the Secret through the Kubernetes API (callscope/kube_secrets.py).
 
 `callscope.store.factory.build_secret_store` picks the one of the configured mode.
@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Protocol
 
+from callscope.private_files import open_private, private_tree
 from callscope.resources.meta import Resource
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")  # a DNS subdomain name: never a path
@@ -42,6 +43,7 @@ def checked(namespace: str, name: str, key: str) -> None:
 class FileSecretStore:
     def __init__(self, root: Path) -> None:
         self.root = root
+        private_tree(root)  # on start: a Secret file or folder widened by hand or an earlier version is narrowed
 
     def path(self, namespace: str, name: str, key: str) -> Path:
         checked(namespace, name, key)
@@ -55,9 +57,7 @@ class FileSecretStore:
 
     def write(self, namespace: str, name: str, key: str, value: str) -> Path:
         path = self.path(namespace, name, key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
+        with os.fdopen(open_private(path, os.O_WRONLY | os.O_TRUNC), "w") as fh:
             fh.write(value + "\n")
         return path
 

@@ -1,6 +1,7 @@
-"""The SQLite files of the data directory (store.db: key hashes; catalog.db: member emails, usage) and their
-write-ahead log, shared memory and journal are readable by the service's user only, made new or left by an
-earlier version with wider modes."""
+"""The data directory is readable by the service's user only, made new or left by an earlier version (or a hand)
+with wider modes: its SQLite files (store.db: key hashes; catalog.db: member emails, usage) with their write-ahead
+log, shared memory and journal, the URL signing key, the Secrets' stand-ins, blobs and emails are 0600, every folder
+0700, under the usual umask."""
 
 from __future__ import annotations
 
@@ -12,9 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from structlog.testing import capture_logs
+
+from callscope.blobs.signing import SECRET_FILE_NAME
 from callscope.config import Settings
+from callscope.mail import Email
 from callscope.private_files import SQLITE_SIDE_FILES
 from callscope.runtime import opened
+from callscope.secret_store import FileSecretStore
 from callscope.services import keys
 
 DATABASES = ("store.db", "catalog.db")
@@ -67,3 +73,58 @@ async def test_wider_files_of_an_earlier_version_are_narrowed_on_start(tmp_path)
 async def test_a_new_data_directory_is_owner_only(tmp_path):
     await use(tmp_path / "data")
     assert stat.S_IMODE((tmp_path / "data").stat().st_mode) == 0o700
+
+
+def tree_modes(data_dir: Path) -> dict[str, int]:
+    """Mode of the data directory and of every folder and file under it, by path relative to it."""
+    found = {".": stat.S_IMODE(data_dir.stat().st_mode)}
+    for path in data_dir.rglob("*"):
+        found[str(path.relative_to(data_dir))] = stat.S_IMODE(path.lstat().st_mode)
+    return found
+
+
+def wrong_modes(data_dir: Path) -> dict[str, str]:
+    """What is not 0700 (a folder) or 0600 (a file) in the data directory."""
+    return {name: oct(mode) for name, mode in tree_modes(data_dir).items()
+            if mode != (0o700 if (data_dir / name).is_dir() else 0o600)}
+
+
+async def fill(data_dir: Path) -> None:
+    """Start the runtime and write what it keeps in the data directory: a blob, an email, a Secret, the database
+    rows and the URL signing key."""
+    settings = Settings(data_dir=data_dir, log_level="WARNING")
+    async with opened(settings) as rt:
+        await keys.create_key(rt.ctx, "default", "k", ["read"])
+        writer = rt.ctx.blobs.writer("accounts/default/recordings/r1/audio.wav")
+        await writer.write(b"RIFF")
+        await writer.commit()
+        rt.ctx.mail.submit(Email(to="ana@example.com", subject="Sign in", text="https://x.test/sign-in/link?token=t"))
+        assert await rt.mail.drain(10)
+        FileSecretStore(settings.secrets_dir).write("acme", "hooks", "signing-secret", "whsec_abc")
+
+
+async def test_every_folder_the_service_makes_is_0700_and_every_file_0600(tmp_path):
+    data = tmp_path / "data"
+    await fill(data)
+    names = set(tree_modes(data))
+    assert {SECRET_FILE_NAME, "blobs", "outbox", "secrets/acme/hooks/signing-secret"} <= names, names
+    assert any(name.startswith("blobs/accounts/default/recordings/r1") for name in names)
+    assert any(name.startswith("outbox/") and name.endswith(".eml") for name in names)
+    assert wrong_modes(data) == {}
+
+
+async def test_a_data_directory_widened_by_hand_is_narrowed_on_start_with_a_warning(tmp_path):
+    data = tmp_path / "data"
+    await fill(data)
+    for path in (data, *data.rglob("*")):  # what chmod -R go+rX, or an earlier version, leaves
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    with capture_logs() as logged:
+        async with opened(Settings(data_dir=data, log_level="WARNING")):
+            pass
+        FileSecretStore(data / "secrets")  # the Secrets are checked where they are opened (the embedded operator)
+    narrowed = {entry["path"] for entry in logged if entry["event"] == "private_mode_narrowed"}
+    assert {str(data), str(data / SECRET_FILE_NAME), str(data / "blobs"), str(data / "outbox"),
+            str(data / "secrets" / "acme" / "hooks" / "signing-secret")} <= narrowed, narrowed
+    # Narrowed where it matters: nothing under a 0700 folder can be reached by another user.
+    assert {name: mode for name, mode in wrong_modes(data).items()
+            if "/" not in name or name.startswith("secrets/")} == {}

@@ -2,7 +2,7 @@
 
 A write goes to a temp file in ``<root>/.tmp`` (same filesystem as the blobs), and commit fsyncs it and
 renames it over ``<root>/<key>``: a reader sees the old blob, or the whole new one, never a part.
-Every blocking call runs in a worker thread.
+Every blocking call runs in a worker thread. Folders are 0700 and files 0600 (mkstemp's): the service's user only.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from callscope.blobs.base import (
     write_all,
 )
 from callscope.errors import NotFound
+from callscope.private_files import private_dir
 
 TMP_DIR = ".tmp"
 TMP_SUFFIX = ".part"
@@ -54,7 +55,7 @@ class FilesystemBlobWriter(BaseBlobWriter):
         self._close_fd()
         for attempt in range(5):
             # A concurrent delete may prune the (empty) parent between mkdir and rename: retry.
-            self._final_path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self._final_path.parent)
             try:
                 os.replace(self._tmp_path, self._final_path)
                 break
@@ -80,7 +81,7 @@ class FilesystemBlobWriter(BaseBlobWriter):
 
 class FilesystemBlobStore:
     def __init__(self, root: Path):
-        self.root = Path(root)
+        self.root = private_dir(Path(root))  # audio: 0700, narrowed on start when an earlier version made it wider
         self.tmp_dir = self.root / TMP_DIR
 
     def __repr__(self) -> str:
@@ -92,7 +93,7 @@ class FilesystemBlobStore:
 
     def writer(self, key: str) -> FilesystemBlobWriter:
         final_path = self.path(key)
-        self.tmp_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.tmp_dir)
         fd, name = tempfile.mkstemp(dir=self.tmp_dir, suffix=TMP_SUFFIX)  # mode 0600
         return FilesystemBlobWriter(key, final_path, Path(name), fd)
 

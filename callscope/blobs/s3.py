@@ -36,6 +36,7 @@ from callscope.blobs.base import (
     write_all,
 )
 from callscope.errors import NotFound
+from callscope.private_files import private_dir
 
 log = structlog.get_logger()
 
@@ -304,7 +305,7 @@ class S3BlobStore:
 
     def writer(self, key: str) -> S3BlobWriter:
         self.s3_key(key)  # validate before creating anything
-        self.spool_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.spool_dir, narrow_existing=False)  # CALLSCOPE_BLOB_SPOOL_DIR may be a shared folder
         fd, name = tempfile.mkstemp(dir=self.spool_dir, prefix="blob-", suffix=SPOOL_SUFFIX)  # O_RDWR, 0600
         return S3BlobWriter(self, key, Path(name), fd)
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from callscope.errors import Forbidden
+from callscope.private_files import PRIVATE_FILE_MODE, narrow, open_private, private_dir
 
 if TYPE_CHECKING:
     from callscope.config import Settings
@@ -93,7 +94,7 @@ def verify(secret: bytes, token: str, now: float | None = None) -> str:
 
 
 def load_or_create_secret(path: Path) -> bytes:
-    """The secret in `path`, created (32 random bytes, mode 0600) if absent.
+    """The secret in `path`, created (32 random bytes, mode 0600) if absent, narrowed to 0600 if wider.
 
     Creation is atomic and happens once: the file is written in full under a temporary name, then
     hard-linked to `path`, which fails if another process got there first (its secret is then used).
@@ -103,13 +104,14 @@ def load_or_create_secret(path: Path) -> bytes:
         with contextlib.suppress(FileNotFoundError):
             secret = path.read_bytes()
             if len(secret) >= SECRET_BYTES:
+                narrow(path, PRIVATE_FILE_MODE)  # widened by hand: anyone who reads it can sign URLs
                 return secret
             if secret:
                 raise ValueError(f"{path}: signing secret shorter than {SECRET_BYTES} bytes")
             # Empty: a fallback creator (no hard links) is writing it right now.
             time.sleep(0.01)
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")  # mode 0600
         try:
             os.write(fd, secrets.token_bytes(SECRET_BYTES))
@@ -122,7 +124,7 @@ def load_or_create_secret(path: Path) -> bytes:
             pass
         except OSError:  # a filesystem without hard links: exclusive create
             with contextlib.suppress(FileExistsError):
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                fd = open_private(path, os.O_WRONLY | os.O_EXCL)
                 try:
                     os.write(fd, Path(tmp_name).read_bytes())
                     os.fsync(fd)
