@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, time
 from typing import Literal
 
 import falcon
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel
 
 from callscope import validation as v
 from callscope.api.body import parse_fields
@@ -31,11 +31,6 @@ class ListQuery(BaseModel):
     q: v.Line = None  # the API's search type: no control characters (a NUL fails PostgreSQL), bounded
     page: text_int(1, 10_000) = 1
 
-    @field_validator("*", mode="before")
-    @classmethod
-    def _blank_is_unset(cls, value):
-        return None if value == "" else value
-
     def filters(self) -> Filters:
         return Filters(project_id=self.project_id, status=self.status, tag_ids=[self.tag_id] if self.tag_id else [],
                        called_from=datetime.combine(self.called_from, time.min, UTC) if self.called_from else None,
@@ -52,7 +47,8 @@ class RecordingList:
         person = await web.require_person(self.ctx, req)
         if person.account is None:  # a member of several accounts chooses first
             raise falcon.HTTPSeeOther("/accounts")
-        query = parse_fields(ListQuery, {k: v for k, v in req.params.items() if isinstance(v, str)})
+        # A field the filter form leaves blank is unset (a given None would fail its type); a repeated one is ignored.
+        query = parse_fields(ListQuery, {k: v for k, v in req.params.items() if isinstance(v, str) and v})
         principal = person.principal(person.account)
         options = await recordings.filter_values(self.ctx, principal)
         if query.view == "shared":

@@ -31,6 +31,11 @@ async def test_a_list_filter_id_past_bigint_is_422_as_in_the_api(member, field):
     assert (await member.get(f"/recordings?{field}=9223372036854775807")).status_code == 200  # the largest BIGINT
 
 
+async def test_the_filter_form_sent_with_its_fields_blank_lists_everything(member):
+    resp = await member.get("/recordings?q=&project_id=&status=&tag_id=&called_from=&called_to=")  # as browsers send it
+    assert resp.status_code == 200
+
+
 async def test_a_csrf_token_that_is_not_ascii_is_400_before_sign_in(pages):
     await pages.get("/sign-in")  # the nonce cookie
     for path in ("/sign-in", "/sign-in/link"):
