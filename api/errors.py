@@ -1,5 +1,6 @@
 """The one place where exceptions become the spec's error bodies: `{error}`, `{errors: [...]}` for 422,
-`{error, retry_after}` for 429. Nothing escapes as a traceback."""
+`{error, retry_after}` for 429; a `Retry-After` header wherever the error says when to retry (429, the 503 of an
+unreachable catalog). Nothing escapes as a traceback."""
 
 from __future__ import annotations
 
@@ -32,9 +33,11 @@ def error_body(status: int, exc: CallscopeError) -> dict:
 async def handle_callscope_error(req: falcon.asgi.Request, resp: falcon.asgi.Response, exc: CallscopeError, params) -> None:
     resp.status = exc.status
     resp.media = error_body(exc.status, exc)
-    if isinstance(exc, RateLimited):
+    if exc.retry_after is not None:
         resp.set_header("Retry-After", str(exc.retry_after))
-    if exc.status >= 500:
+    # A 5xx that says when to retry is a passing outage, logged once at its cause (the catalog: once per outage),
+    # not once per request.
+    if exc.status >= 500 and exc.retry_after is None:
         log.warning("request_failed", status=exc.status, error=exc.message, path=redact_path(req.path))
 
 

@@ -7,6 +7,8 @@ class CallscopeError(Exception):
     """Base of every error that maps to an HTTP status and a message a user can read."""
 
     status = 500
+    #: Seconds a client should wait before trying again (sent as ``Retry-After``); None: the error does not say.
+    retry_after: int | None = None
 
     def __init__(self, message: str):
         super().__init__(message)
@@ -69,7 +71,13 @@ class BadGateway(CallscopeError):
 
 
 class ServiceUnavailable(CallscopeError):
+    """Something this service needs (the catalog database, the Kubernetes API) cannot be reached for now."""
+
     status = 503
+
+    def __init__(self, message: str, retry_after: int | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ProviderError(ValidationFailed):
