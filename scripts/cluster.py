@@ -109,6 +109,7 @@ class LocalCluster:
         "CALLSCOPE_CLUSTER_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432"))
     redis: str = field(default_factory=lambda: os.environ.get("CALLSCOPE_CLUSTER_REDIS", "redis://127.0.0.1:6379/5"))
     database: str = DATABASE
+    ray: bool = True  # False: the replicas start their own local Ray (the embedded shape, a benchmark's baseline)
     settings: dict[str, str] = field(default_factory=dict)  # more CALLSCOPE_* settings of the replicas
     ray_token: str = field(default_factory=lambda: secrets.token_hex(32))  # Ray's token authentication, as in a cluster
     pieces: dict[str, Piece] = field(default_factory=dict)
@@ -137,7 +138,8 @@ class LocalCluster:
             "CALLSCOPE_S3_ENDPOINT_URL": f"http://{LOOPBACK}:{self.ports.s3}", "CALLSCOPE_S3_REGION": "us-east-1",
             "CALLSCOPE_S3_ACCESS_KEY_ID": "cluster", "CALLSCOPE_S3_SECRET_ACCESS_KEY": "cluster",
             "CALLSCOPE_RATE_LIMIT_BACKEND": "redis", "CALLSCOPE_REDIS_URL": self.redis,
-            "CALLSCOPE_RAY_ADDRESS": self.ray_address, "CALLSCOPE_RAY_WORKER_RESOURCE": WORKER_RESOURCE,
+            **({"CALLSCOPE_RAY_ADDRESS": self.ray_address, "CALLSCOPE_RAY_WORKER_RESOURCE": WORKER_RESOURCE}
+               if self.ray else {}),
             **{f"CALLSCOPE_{k.upper()}": v for k, v in self.settings.items()},
         }
 
