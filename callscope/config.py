@@ -23,6 +23,9 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         None, description="SQLAlchemy URL of the catalog database; default: SQLite file in the data directory."
     )
+    catalog_retry_after_seconds: int = Field(
+        5, ge=1, description="Retry-After of the 503 answered while the catalog database cannot be reached."
+    )
     store: Literal["sqlite", "kubernetes"] = Field(
         "sqlite", description="Back end of the configuration objects: a SQLite file, or the Kubernetes API."
     )

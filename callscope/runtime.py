@@ -13,6 +13,7 @@ from callscope.blobs.signing import signing_secret
 from callscope.catalog.db import Catalog
 from callscope.catalog.usage import UsageRecorder
 from callscope.config import Settings
+from callscope.errors import ServiceUnavailable
 from callscope.mail import build_mail_queue
 from callscope.operator.embedded import EmbeddedOperator
 from callscope.operator.loops import start_loops, stop_loops
@@ -33,7 +34,7 @@ class Runtime:
         self.backend = build_store_backend(settings)  # CALLSCOPE_STORE: sqlite, or kubernetes in a cluster
         self.store = CachedStore(self.backend)
         indexes.register(self.store)
-        self.catalog = Catalog(settings.catalog_url)
+        self.catalog = Catalog(settings.catalog_url, retry_after=settings.catalog_retry_after_seconds)
         self.mail = build_mail_queue(settings)
         self.ctx = Context(settings=settings, store=self.store, catalog=self.catalog, provider=build_provider(settings),
                            blobs=build_blob_store(settings), mail=self.mail, url_secret=signing_secret(settings))
@@ -60,7 +61,10 @@ class Runtime:
             await self._operator.stop()
         await stop_loops(self._tasks)
         self._tasks = []
-        await self.usage.flush()
+        try:
+            await self.usage.flush()
+        except ServiceUnavailable:  # the catalog is gone as the process stops: these counts cannot be kept
+            log.warning("usage_not_flushed", rows=self.usage.pending)
         await self.mail.close(timeout=10)
         await self.store.close()
         self.catalog.dispose()

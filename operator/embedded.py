@@ -8,6 +8,7 @@ import asyncio
 
 import structlog
 
+from callscope.errors import ServiceUnavailable
 from callscope.operator.handlers import dependents, reconcile
 from callscope.resources import KINDS, Resource
 from callscope.services.context import Context
@@ -28,6 +29,8 @@ class EmbeddedOperator:
             await reconcile(self.ctx, obj, self.secrets)
         except StaleResourceVersion:
             pass  # someone changed it meanwhile; their change comes back through the watch
+        except ServiceUnavailable as exc:  # the catalog is away (logged once there): the periodic re-check retries
+            log.info("reconcile_postponed", kind=obj.KIND, account=obj.namespace, name=obj.name, error=exc.message)
         except Exception:
             log.exception("reconcile_failed", kind=obj.KIND, account=obj.namespace, name=obj.name)
 

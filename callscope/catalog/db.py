@@ -21,6 +21,12 @@ builds the Alembic ``Config`` in code, so no ``alembic.ini`` is needed. To add a
                      autogenerate=True, rev_id="0002")
 
 (run ``Catalog(...).migrate()`` on the scratch database first so autogenerate diffs against head).
+
+A lost database (PostgreSQL restarting, stopped or unreachable; an SQLite file that cannot be opened) is
+:class:`~callscope.errors.ServiceUnavailable` with a ``Retry-After`` from every session of this module, logged once
+per outage, never a 500 with a traceback per request. Nothing needs restarting when it is back: PostgreSQL
+connections are pinged before use and a disconnect invalidates the whole pool, so the first requests after the
+outage reconnect.
 """
 
 from __future__ import annotations
@@ -28,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import logging
 import sqlite3
 import threading
 import time
@@ -38,22 +43,29 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+import structlog
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Table, create_engine, event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
+from callscope.errors import ServiceUnavailable, one_line
 from callscope.private_files import private_sqlite_file
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger()
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 #: Milliseconds an SQLite connection waits for another process's write lock before giving up.
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+#: PostgreSQL SQLSTATEs of a server that is gone or takes no work: every connection exception (class 08),
+#: administrator or crash shutdown, "the database system is starting up / shutting down", too many connections.
+_UNAVAILABLE_SQLSTATES = ("08", "57P01", "57P02", "57P03", "53300")
 
 # Any fixed 64-bit number: the PostgreSQL advisory lock that serialises concurrent `migrate()` calls.
 _MIGRATION_LOCK_KEY = 0x63616C6C73636F70  # "callscop"
@@ -73,6 +85,20 @@ def insert(session: Session, table: Table | type) -> Any:
     return (postgresql if dialect == "postgresql" else sqlite).insert(table)
 
 
+def database_lost(exc: DBAPIError) -> bool:
+    """Whether `exc` says the database cannot be reached (rather than that a statement was wrong)."""
+    if exc.connection_invalidated:  # the dialect saw the connection break under a statement
+        return True
+    orig = exc.orig
+    if isinstance(orig, sqlite3.Error):
+        return "unable to open database file" in str(orig)
+    sqlstate = getattr(orig, "sqlstate", None)
+    if sqlstate is not None:
+        return sqlstate.startswith(_UNAVAILABLE_SQLSTATES)
+    # the driver's own failures carry no SQLSTATE: connection refused or timed out, the server closed the connection
+    return isinstance(exc, (OperationalError, InterfaceError))
+
+
 class Catalog:
     """Handle on the catalog database. One per process; safe to share between threads."""
 
@@ -83,9 +109,11 @@ class Catalog:
         pool_size: int = 5,
         max_overflow: int = 10,
         max_workers: int | None = None,
+        retry_after: int = 5,
         echo: bool = False,
     ):
         self.url: URL = make_url(url)
+        self.retry_after = retry_after  # seconds, the Retry-After of the 503 answered while the database is lost
         if self.url.get_backend_name() == "sqlite":
             self.engine = _sqlite_engine(self.url, pool_size=pool_size, max_overflow=max_overflow, echo=echo)
         else:
@@ -106,6 +134,8 @@ class Catalog:
         self._max_workers = max_workers or pool_size + max_overflow
         self._executor: ThreadPoolExecutor | None = None
         self._executor_lock = threading.Lock()
+        self._lost_since: float | None = None  # monotonic time of the first failure of the current outage
+        self._lost_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"Catalog({self.url.render_as_string(hide_password=True)!r})"
@@ -147,24 +177,49 @@ class Catalog:
         IMMEDIATE). Use it when a transaction reads before it writes; a transaction whose first
         statement writes needs no such care.
         """
-        with Session(self._write_engine if write else self.engine, expire_on_commit=False) as s, s.begin():
+        engine = self._write_engine if write else self.engine
+        with self._reachable(), Session(engine, expire_on_commit=False) as s, s.begin():
             yield s
 
     @contextmanager
     def connect(self) -> Iterator[Connection]:
         """A Core connection in one transaction (commit on success)."""
-        with self.engine.begin() as conn:
+        with self._reachable(), self.engine.begin() as conn:
             yield conn
 
     def ping(self) -> bool:
         """True when the database answers a trivial query (for health checks). Never raises."""
         try:
-            with self.engine.connect() as conn:
+            with self.connect() as conn:
                 conn.exec_driver_sql("SELECT 1")
             return True
-        except Exception:  # noqa: BLE001 - a health check reports, it does not raise
-            log.warning("catalog ping failed", exc_info=True)
+        except ServiceUnavailable:  # logged once per outage by _reachable
             return False
+        except Exception:  # noqa: BLE001 - a health check reports, it does not raise
+            log.warning("catalog_ping_failed", exc_info=True)
+            return False
+
+    @contextmanager
+    def _reachable(self) -> Iterator[None]:
+        """Raise ServiceUnavailable for a lost database; log the start and the end of each outage once."""
+        try:
+            yield
+        except DBAPIError as exc:
+            if not database_lost(exc):
+                raise
+            with self._lost_lock:
+                first = self._lost_since is None
+                if first:
+                    self._lost_since = time.monotonic()
+            if first:
+                log.warning("catalog_unavailable", error=one_line(exc.orig or exc), retry_after_s=self.retry_after)
+            raise ServiceUnavailable("Callscope cannot reach its database right now; try again in a few seconds.",
+                                     self.retry_after) from exc
+        if self._lost_since is not None:  # read unlocked: the common case costs nothing
+            with self._lost_lock:
+                since, self._lost_since = self._lost_since, None
+            if since is not None:
+                log.info("catalog_available", outage_s=round(time.monotonic() - since, 1))
 
     # --- async bridge -------------------------------------------------------------------------
 

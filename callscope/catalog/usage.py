@@ -3,7 +3,8 @@
 ``UsageRecorder.record`` is a dict update (no I/O, no await); ``flush`` adds the buffered increments to
 the stored counters with one upsert per (key, endpoint) row, all in one transaction. Increments are
 relative (``requests = requests + n``) so any number of API processes can flush at the same time
-without losing counts.
+without losing counts. A flush that fails (the catalog restarting) keeps its increments for the next one, so an
+outage delays counts but loses none.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from callscope.catalog.db import Catalog, insert
 from callscope.catalog.tables import ApiKeyUsage
+from callscope.errors import ServiceUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +114,8 @@ class UsageRecorder:
                 await asyncio.sleep(interval)
                 try:
                     await self.flush()
+                except ServiceUnavailable:
+                    pass  # the catalog logs its outage once; the counts wait in the buffer for the next flush
                 except Exception:  # noqa: BLE001 - keep the loop alive; the buffer is kept
                     log.warning("API key usage flush failed; retrying at the next interval", exc_info=True)
         except asyncio.CancelledError:
