@@ -4,7 +4,8 @@ PyPI caps a file's size, so larger model files are published in pieces, one pack
 (llama.cpp, CTranslate2) needs one file it can map, so `join_once` writes the pieces' concatenation
 into `${CALLSCOPE_MODEL_CACHE:-~/.cache/callscope/models}/` (a per-user cache, not the data directory:
 the CLI runs from anywhere), checks its size and sha256 before it appears there, and leaves a sidecar
-marker (size + mtime of the checked file) so that later starts need no re-hash.
+marker (size + mtime of the checked file) so that later starts need no re-hash. `join_parts` is that
+checked join alone (scripts/model_parts.py joins the parts of a model carried to a lent GPU machine with it).
 """
 
 from __future__ import annotations
@@ -61,31 +62,38 @@ class JoinedFile:
         return target
 
     def _assemble(self, parts: list[Path], target: Path) -> None:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-        tmp = Path(tmp_name)
-        try:
-            digest, size = hashlib.sha256(), 0
-            with os.fdopen(fd, "wb") as out:
-                for part in parts:
-                    with part.open("rb") as src:
-                        while chunk := src.read(_CHUNK):
-                            digest.update(chunk)
-                            size += len(chunk)
-                            out.write(chunk)
-                out.flush()
-                os.fsync(out.fileno())
-            if size != self.size or digest.hexdigest() != self.sha256:
-                raise FileNotFoundError(
-                    f"The installed model parts join to {size} bytes, sha256 {digest.hexdigest()}; expected "
-                    f"{self.size} bytes, sha256 {self.sha256}: {self.reinstall_hint}"
-                )
-            os.replace(tmp, target)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        join_parts(parts, target, self.size, self.sha256, self.reinstall_hint)
         stat = target.stat()
         _marker(target).write_text(json.dumps({"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
                                                "sha256": self.sha256}))
+
+
+def join_parts(parts: list[Path], target: Path, size: int, sha256: str, hint: str) -> None:
+    """Write the concatenation of `parts` to `target`, moved in only once its size and sha256 are `size` and
+    `sha256`; FileNotFoundError ending in `hint` when they are not. It is written to a temporary file beside
+    `target`: an interrupted or refused join leaves nothing that could be taken for the file."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        digest, joined = hashlib.sha256(), 0
+        with os.fdopen(fd, "wb") as out:
+            for part in parts:
+                with part.open("rb") as src:
+                    while chunk := src.read(_CHUNK):
+                        digest.update(chunk)
+                        joined += len(chunk)
+                        out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        if joined != size or digest.hexdigest() != sha256:
+            raise FileNotFoundError(
+                f"The model parts join to {joined} bytes, sha256 {digest.hexdigest()}; expected "
+                f"{size} bytes, sha256 {sha256}: {hint}"
+            )
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _marker(path: Path) -> Path:

@@ -201,7 +201,8 @@ def _grammar_first_llama(llama_cpp):
 class LlamaCppModel:
     """A local GGUF model through llama-cpp-python, loaded once (memory-mapped) and kept."""
 
-    def __init__(self, path: Path, threads: int = 2, n_ctx: int = DEFAULT_CONTEXT_TOKENS):
+    def __init__(self, path: Path, threads: int = 2, n_ctx: int = DEFAULT_CONTEXT_TOKENS, gpu_layers: int = 0):
+        """`gpu_layers`: layers llama.cpp offloads to a GPU (-1: all), where its build has a GPU back end."""
         path = Path(path).expanduser()
         if not path.is_file():
             raise FileNotFoundError(f"Language model {path} does not exist: expected a GGUF file")
@@ -212,12 +213,14 @@ class LlamaCppModel:
         self.path = path
         self.context_tokens = n_ctx
         self._llama = _grammar_first_llama(llama_cpp)(
-            model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, seed=0, verbose=False
+            model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, n_gpu_layers=gpu_layers,
+            seed=0, verbose=False,
         )
         # One Llama object is one KV cache: calls from several threads must take turns.
         self._lock = threading.Lock()
         self.last_request: Request | None = None
-        runtime = f"llama-cpp-python {llama_cpp.__version__}, {threads} threads, {n_ctx} context"
+        runtime = f"llama-cpp-python {llama_cpp.__version__}, {threads} threads, {n_ctx} context" + (
+            f", {'all' if gpu_layers < 0 else gpu_layers} layers on the GPU" if gpu_layers else "")
         if is_embedded(path):
             self.info = ModelUsed(
                 stage=STAGE,
@@ -304,8 +307,9 @@ def _llama_cpp_installed() -> bool:
     return find_spec("llama_cpp") is not None
 
 
-def language_model_from_settings(settings: Settings) -> LanguageModel | None:
+def language_model_from_settings(settings: Settings, gpu_layers: int = 0) -> LanguageModel | None:
     """The configured language model, loaded; None when disabled or when none is installed or configured.
+    `gpu_layers`: what a local model offloads to a GPU (LlamaCppModel; benchmarks/gpu.py asks for all).
 
     Order: CALLSCOPE_LLM_ENDPOINT (an OpenAI-compatible server), else CALLSCOPE_LLM_MODEL (a GGUF file),
     else the embedded Qwen GGUF when llama-cpp-python and its part packages are installed. A configured
@@ -323,8 +327,8 @@ def language_model_from_settings(settings: Settings) -> LanguageModel | None:
         remote.context_tokens = context
         return remote
     if settings.llm_model:
-        return LlamaCppModel(Path(settings.llm_model), threads=threads, n_ctx=context)
+        return LlamaCppModel(Path(settings.llm_model), threads=threads, n_ctx=context, gpu_layers=gpu_layers)
     if not (_llama_cpp_installed() and parts_installed()):
         log.info("no language model: llama-cpp-python or the embedded model parts are not installed")
         return None
-    return LlamaCppModel(embedded_gguf(), threads=threads, n_ctx=context)
+    return LlamaCppModel(embedded_gguf(), threads=threads, n_ctx=context, gpu_layers=gpu_layers)
