@@ -37,6 +37,7 @@ from callscope.catalog import jobs, voiceprints
 from callscope.catalog import recordings as recording_rows
 from callscope.catalog.jobs import Claimed, RetryPolicy
 from callscope.catalog.tables import Recording
+from callscope.errors import ServiceUnavailable
 from callscope.operator.periodic import every
 from callscope.resources import Project, ProjectSpec
 from callscope.services import analyses, scope
@@ -227,16 +228,19 @@ class Dispatcher:
                 if done:
                     return work_task.result()
                 now = self.ctx.clock()
-                if loop.time() >= next_beat:
-                    if not await catalog.write(jobs.heartbeat, job.id, self.owner,
-                                             self.settings.job_lease_seconds, now):
-                        raise LeaseLost()
-                    next_beat = loop.time() + interval
-                if (current := latest.get("p")) is not None and current != written:
-                    if not await catalog.write(jobs.report_progress, job, current[0],
-                                             round(current[1] * 100), now):
-                        raise LeaseLost()
-                    written = current
+                try:
+                    if loop.time() >= next_beat:
+                        if not await catalog.write(jobs.heartbeat, job.id, self.owner,
+                                                 self.settings.job_lease_seconds, now):
+                            raise LeaseLost()
+                        next_beat = loop.time() + interval
+                    if (current := latest.get("p")) is not None and current != written:
+                        if not await catalog.write(jobs.report_progress, job, current[0],
+                                                 round(current[1] * 100), now):
+                            raise LeaseLost()
+                        written = current
+                except ServiceUnavailable:  # the catalog is away: work on; beat and report again next round
+                    pass  # (an outage longer than the lease loses it, as the next beat finds)
         finally:
             if not work_task.done():
                 work_task.cancel()
