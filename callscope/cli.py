@@ -21,7 +21,15 @@ from callscope import __version__, cli_calls, cli_jobs, cli_voice, cli_webhooks
 from callscope.analysis.pipeline import AnalysisError, Pipeline
 from callscope.analysis.report import render
 from callscope.catalog.usage import read_usage
-from callscope.cli_support import ACCOUNT_OPTION, load_settings, parse_time, run_async
+from callscope.cli_support import (
+    ACCOUNT_OPTION,
+    CATALOG_ID,
+    checked_text,
+    load_settings,
+    load_yaml,
+    parse_time,
+    run_async,
+)
 from callscope.errors import CallscopeError, one_line
 from callscope.operator.handlers import dependents, reconcile
 from callscope.resources import Project, kind_class
@@ -44,7 +52,7 @@ def main() -> None:
 
 @main.command()
 @click.option("--host", default=None, help="Interface to listen on (default CALLSCOPE_HOST, 127.0.0.1).")
-@click.option("--port", default=None, type=int, help="Port (default CALLSCOPE_PORT, 8080).")
+@click.option("--port", default=None, type=click.IntRange(0, 65535), help="Port (default CALLSCOPE_PORT, 8080).")
 def serve(host: str | None, port: int | None) -> None:
     """Run the API, the reconcilers and the background loops in one process."""
     import uvicorn  # the web server and the API app load only for serve (start-up time of the other commands)
@@ -108,7 +116,7 @@ def keys() -> None:
 @ACCOUNT_OPTION
 @click.option("--name", required=True, help="Key name, unique in the account (lowercase, digits, '-').")
 @click.option("--permissions", required=True, help="Comma-separated: read,write,delete.")
-@click.option("--project-id", type=int, default=None, help="Bind the key to one project.")
+@click.option("--project-id", type=CATALOG_ID, default=None, help="Bind the key to one project.")
 @click.option("--expires-at", default=None, help="ISO 8601 time after which the key is invalid.")
 @click.option("--rate-limit", type=int, default=None, help="Requests per minute when rate limiting is on.")
 @run_async
@@ -240,15 +248,12 @@ async def members_list(account) -> None:
 # ----- resources as YAML ----------------------------------------------------------------------
 
 @main.command()
-@click.option("-f", "--filename", "path", required=True, type=click.File("r"), help="YAML file, or - for stdin.")
+@click.option("-f", "--filename", "path", required=True, type=click.File("rb"), help="YAML file, or - for stdin.")
 @click.option("--account", default=None, help="Namespace for objects that name none (default: default).")
 @run_async
 async def apply(path, account) -> None:
     """Create or update resources from YAML, as `kubectl apply -f` does in a cluster."""
-    try:
-        documents = [d for d in yaml.safe_load_all(path) if d]
-    except yaml.YAMLError as exc:
-        raise click.ClickException(f"invalid YAML: {exc}") from None
+    documents = [d for d in load_yaml(path, getattr(path, "name", "-")) if d]
     settings = load_settings()
     async with opened(settings) as rt, contextlib.aclosing(build_secret_store(settings)) as secrets:
         for obj, line in await apply_documents(rt.ctx, documents, account or "default"):
@@ -309,10 +314,11 @@ async def delete(kind, name, account) -> None:
 def _project_spec(path):
     """The ProjectSpec of a YAML file: a Project resource (as `callscope apply` takes) or just its spec."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            document = yaml.safe_load(handle)
-    except (OSError, yaml.YAMLError) as exc:
+        with open(path, "rb") as handle:
+            documents = load_yaml(handle, str(path))
+    except OSError as exc:
         raise click.ClickException(f"{path}: {' '.join(str(exc).split())}") from None
+    document = documents[0] if len(documents) == 1 else None
     if not isinstance(document, dict):
         raise click.ClickException(f"{path}: expected a Project resource or a project spec mapping")
     if "spec" in document:
@@ -368,6 +374,7 @@ def analyze(file: Path, project_config: Path | None, as_json: bool) -> None:
 # the webhook outbox.
 for _module in (cli_calls, cli_jobs, cli_voice, cli_webhooks):
     _module.register(main)
+checked_text(main)  # every string argument of every command: no NUL, UTF-8 only
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -81,7 +81,7 @@ class _Carrier:
         try:
             response = await self.http.post(url, data=params,
                                             headers={SIGNATURE_HEADER: signature(self.auth_token, url, pairs)})
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL: a --url that is none
             raise click.ClickException(f"cannot reach {url}: {type(exc).__name__} (is `callscope serve` running? "
                                        "--url names where)") from None
         click.echo(f"→ POST {url}")

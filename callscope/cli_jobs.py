@@ -8,7 +8,7 @@ import click
 
 from callscope.catalog import jobs
 from callscope.catalog import recordings as recording_rows
-from callscope.cli_support import ACCOUNT_OPTION, load_settings, run_async
+from callscope.cli_support import ACCOUNT_OPTION, CATALOG_ID, COUNT, load_settings, run_async
 from callscope.runtime import opened
 from callscope.services import analyses
 
@@ -16,7 +16,7 @@ from callscope.services import analyses
 @click.command("reanalyze")
 @click.argument("recordings", nargs=-1)
 @ACCOUNT_OPTION
-@click.option("--project", "project_id", type=int, default=None, help="Every recording of this project id.")
+@click.option("--project", "project_id", type=CATALOG_ID, default=None, help="Every recording of this project id.")
 @click.option("--status", "statuses", multiple=True, type=click.Choice(["completed", "failed"]),
               help="With --project: recordings in this status (repeatable); default completed.")
 def reanalyze(recordings: tuple[str, ...], account: str, project_id: int | None, statuses: tuple[str, ...]) -> None:
@@ -55,7 +55,7 @@ def jobs_group() -> None:
 @ACCOUNT_OPTION
 @click.option("--state", "states", multiple=True, type=click.Choice(["queued", "running", "done", "failed"]),
               help="Only jobs in this state (repeatable).")
-@click.option("--limit", default=50, show_default=True, help="Newest jobs first, at most this many.")
+@click.option("--limit", type=COUNT, default=50, show_default=True, help="Newest jobs first, at most this many.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def jobs_list(account: str, states: tuple[str, ...], limit: int, output: str) -> None:
     """Analysis jobs: state, attempts, lease owner and the last error."""

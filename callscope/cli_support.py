@@ -1,20 +1,78 @@
 """What every `callscope` command module shares (callscope/cli.py and the command groups it adds): the settings
-with logging configured, async commands with one-line errors, the --account option, ISO 8601 times."""
+with logging configured, async commands with one-line errors, the parameter types that keep bad input at the edge
+(text, the --account option, catalog ids and counts, YAML files), ISO 8601 times."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 from datetime import UTC, datetime
+from typing import IO, Any
 
 import click
+import yaml
 from pydantic import ValidationError
 
 from callscope import logs
+from callscope.catalog.tables import BIGINT_MAX
 from callscope.config import Settings
 from callscope.errors import CallscopeError
+from callscope.services.accounts import ACCOUNT_NAME
 
-ACCOUNT_OPTION = click.option("--account", default="default", show_default=True, help="Account (tenant) name.")
+CATALOG_ID = click.IntRange(1, BIGINT_MAX)  # an id of the catalog's: a larger integer would overflow its column
+COUNT = click.IntRange(1, BIGINT_MAX)  # --limit: a SQL LIMIT, never negative (PostgreSQL refuses one)
+
+
+class Text(click.ParamType):
+    """A string argument as a database, a URL or a path can hold it: no NUL, and UTF-8 (an argument of other bytes
+    reaches Python as surrogate escapes, which nothing downstream can encode)."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = click.STRING.convert(value, param, ctx)
+        if "\x00" in text:
+            self.fail("must not contain NUL characters", param, ctx)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            self.fail("is not UTF-8 text", param, ctx)
+        return text
+
+
+TEXT = Text()
+
+
+def checked_text(command: click.Command) -> None:
+    """Give every plain string parameter of `command` and of its subcommands the type `TEXT` (done once, on the
+    `callscope` group: no command can forget it)."""
+    for param in command.params:
+        if param.type is click.STRING:
+            param.type = TEXT
+    for subcommand in getattr(command, "commands", {}).values():
+        checked_text(subcommand)
+
+
+def _account(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if not ACCOUNT_NAME.fullmatch(value):
+        raise click.BadParameter("must be lowercase letters, digits and '-' (a Kubernetes namespace name)")
+    return value
+
+
+ACCOUNT_OPTION = click.option("--account", default="default", show_default=True, callback=_account,
+                              help="Account (tenant) name.")
+
+
+def load_yaml(stream: IO[bytes], source: str) -> list[Any]:
+    """The documents of a YAML file given as bytes: PyYAML decodes them (UTF-8, or UTF-16 by its byte order mark), so
+    a file of other bytes is a one-line error like malformed YAML, never a traceback."""
+    try:
+        return list(yaml.safe_load_all(stream))
+    except yaml.YAMLError as exc:
+        problem = " ".join(str(exc).split())
+    except RecursionError:  # PyYAML composes nested collections recursively
+        problem = "collections nested too deeply"
+    raise click.ClickException(f"{source}: invalid YAML: {problem}")
 
 
 def load_settings() -> Settings:

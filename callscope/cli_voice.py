@@ -14,7 +14,7 @@ import click
 from callscope.analysis.enrollment import enroll_file
 from callscope.analysis.speakers import EnrollmentError, load_speaker_analyzer
 from callscope.catalog import voiceprints
-from callscope.cli_support import ACCOUNT_OPTION, load_settings, run_async
+from callscope.cli_support import ACCOUNT_OPTION, CATALOG_ID, load_settings, run_async
 from callscope.errors import one_line
 from callscope.resources import Operator
 from callscope.runtime import opened
@@ -34,7 +34,7 @@ async def _operator_name(rt, account: str, operator_id: int) -> str:
 
 
 @operators_group.command("enroll")
-@click.argument("operator_id", type=int)
+@click.argument("operator_id", type=CATALOG_ID)
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @ACCOUNT_OPTION
 @click.option("--channel", default=0, show_default=True, help="Channel of FILE that holds the operator's voice.")
@@ -89,7 +89,7 @@ def list_voiceprints(account: str, output: str) -> None:
 
 
 @operators_group.command("forget-voice")
-@click.argument("operator_id", type=int)
+@click.argument("operator_id", type=CATALOG_ID)
 @ACCOUNT_OPTION
 def forget_voice(operator_id: int, account: str) -> None:
     """Delete OPERATOR_ID's voiceprint."""

@@ -9,7 +9,7 @@ import click
 
 from callscope import webhook_signing
 from callscope.catalog import outbox
-from callscope.cli_support import ACCOUNT_OPTION, load_settings, run_async
+from callscope.cli_support import ACCOUNT_OPTION, CATALOG_ID, COUNT, load_settings, run_async
 from callscope.runtime import opened
 from callscope.secret_store import FileSecretStore
 
@@ -29,8 +29,8 @@ def webhooks_group() -> None:
 @webhooks_group.command("list")
 @ACCOUNT_OPTION
 @click.option("--state", "states", multiple=True, type=click.Choice(STATES), help="Only events in this state.")
-@click.option("--recording", "recording_id", type=int, default=None, help="Only events of this recording id.")
-@click.option("--limit", default=50, show_default=True, help="Newest events first, at most this many.")
+@click.option("--recording", "recording_id", type=CATALOG_ID, default=None, help="Only events of this recording id.")
+@click.option("--limit", type=COUNT, default=50, show_default=True, help="Newest events first, at most this many.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def webhooks_list(account: str, states: tuple[str, ...], recording_id: int | None, limit: int, output: str) -> None:
     """Webhook events: state, attempts, the last answer and the next attempt."""
@@ -57,7 +57,7 @@ def webhooks_list(account: str, states: tuple[str, ...], recording_id: int | Non
 
 @webhooks_group.command("attempts")
 @ACCOUNT_OPTION
-@click.argument("event_id", type=int)
+@click.argument("event_id", type=CATALOG_ID)
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def webhooks_attempts(account: str, event_id: int, output: str) -> None:
     """Every delivery attempt of EVENT_ID: when, how long, the status code and the start of the answer."""
@@ -85,7 +85,7 @@ def webhooks_attempts(account: str, event_id: int, output: str) -> None:
 
 @webhooks_group.command("redeliver")
 @ACCOUNT_OPTION
-@click.argument("event_ids", type=int, nargs=-1, required=True)
+@click.argument("event_ids", type=CATALOG_ID, nargs=-1, required=True)
 def webhooks_redeliver(account: str, event_ids: tuple[int, ...]) -> None:
     """Send failed or disabled events again (their attempts start over; same webhook-id)."""
 

@@ -20,8 +20,9 @@ from typing import Protocol
 from callscope.private_files import open_private, private_tree
 from callscope.resources.meta import Resource
 
-_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")  # a DNS subdomain name: never a path
-_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")  # a Secret data key
+# A DNS subdomain name (never a path) and a Secret data key: at most 253 characters, so a file name too (255 bytes).
+_NAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+_KEY = re.compile(r"^[-._a-zA-Z0-9]{1,253}$")
 
 
 class SecretStore(Protocol):
@@ -36,7 +37,7 @@ class SecretStore(Protocol):
 
 
 def checked(namespace: str, name: str, key: str) -> None:
-    if not (_NAME.match(namespace) and _NAME.match(name) and _KEY.match(key)) or key in (".", ".."):
+    if not (_NAME.fullmatch(namespace) and _NAME.fullmatch(name) and _KEY.fullmatch(key)) or key in (".", ".."):
         raise ValueError(f"invalid secret reference {namespace}/{name}/{key}")
 
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from callscope.catalog.tables import Recording, Share, WebhookEndpoint
+from callscope.catalog.tables import BIGINT_MAX, Recording, Share, WebhookEndpoint
 
 NAME_MAX = Recording.name.type.length  # display names of every kind, like a recording's
 EXTERNAL_ID_MAX = Recording.external_id.type.length
@@ -104,3 +104,5 @@ Cost = line(COST_MAX)
 RetentionDays = Annotated[int, Field(ge=1, le=36_500)]
 PauseSeconds = Annotated[int, Field(ge=1, le=86_400)]
 Percent = Annotated[float, Field(ge=0, le=100)]
+# Any other count or id: what Kubernetes (int64) and the catalog's BIGINT hold, so both modes take the same values.
+PositiveInt64 = Annotated[int, Field(ge=1, le=BIGINT_MAX)]

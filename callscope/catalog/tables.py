@@ -65,6 +65,9 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
+BIGINT_MAX = 2**63 - 1  # the largest BIGINT: a larger integer is no id of the catalog's, on either dialect
+
+
 def _serial() -> BigInteger:
     """An auto-incrementing BIGINT key (SQLite autoincrements only an INTEGER PRIMARY KEY)."""
     return BigInteger().with_variant(Integer, "sqlite")

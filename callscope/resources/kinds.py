@@ -23,6 +23,7 @@ from callscope.validation import (
     Name,
     PauseSeconds,
     Percent,
+    PositiveInt64,
     RetentionDays,
     Text,
     WebhookUrl,
@@ -71,7 +72,7 @@ FieldType = Literal["string", "number", "boolean", "date", "email", "phone", "en
 
 
 class Goal(CamelModel):
-    id: int = Field(ge=1, description="Goal id reported as goal_id in results; unique within the project.")
+    id: PositiveInt64 = Field(description="Goal id reported as goal_id in results; unique within the project.")
     name: Name = Field(description="Short name reported as goal_name.")
     description: Text = Field(min_length=1, description="What the call must achieve; the evaluator reads this.")
     phrases: list[Name] = Field(
@@ -79,8 +80,8 @@ class Goal(CamelModel):
         "ignored); the description is also matched by meaning."
     )
     speaker: GoalSpeaker = Field("any", description="Who must say it: agent, customer or any.")
-    within_seconds: int | None = Field(
-        None, ge=1, description="Only what is said within the first N seconds of the call counts."
+    within_seconds: PositiveInt64 | None = Field(
+        None, description="Only what is said within the first N seconds of the call counts."
     )
     min_similarity: float | None = Field(
         None, ge=0, le=1, description="Similarity (0 to 1) of a sentence to the description that meets the goal; "
@@ -249,7 +250,7 @@ class ApiKeySpec(CamelModel):
     project: str | None = Field(None, description="Name of the project a project-scoped key is bound to.")
     expires_at: datetime | None = Field(None, description="The key is invalid after this time.")
     revoked: bool = Field(False, description="A revoked key is invalid at once.")
-    rate_limit_per_minute: int | None = Field(None, ge=1, description="Requests per minute when limiting is on.")
+    rate_limit_per_minute: PositiveInt64 | None = Field(None, description="Requests per minute when limiting is on.")
 
 
 class ApiKeyStatus(BaseStatus):

@@ -9,19 +9,21 @@ from typing import Any
 from pydantic import ValidationError
 
 from callscope.errors import ValidationFailed
-from callscope.resources import API_VERSION, KINDS, Account, Resource
+from callscope.resources import API_VERSION, KINDS, Account, ApiKey, Resource
 from callscope.services.accounts import ACCOUNT_NAME, check_account_name, ensure_account
 from callscope.services.context import Context
 from callscope.store.interface import ObjectNotFound
 
 OBJECT_NAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# An ApiKey's key goes to the Secret `<name>-key` (operator/handlers.py), whose name is at most 253 characters too.
+API_KEY_NAME_MAX = 253 - len("-key")
 
 
 def _parse(document: dict[str, Any], default_namespace: str) -> Resource:
     if not isinstance(document, dict):
         raise ValidationFailed("every YAML document must be a mapping")
     kind = document.get("kind")
-    if document.get("apiVersion") != API_VERSION or kind not in KINDS:
+    if document.get("apiVersion") != API_VERSION or not isinstance(kind, str) or kind not in KINDS:
         raise ValidationFailed(f"apiVersion must be {API_VERSION} and kind one of {', '.join(KINDS)}")
     data = {k: v for k, v in document.items() if k != "status"}  # status is the operator's, as with kubectl
     metadata = data.get("metadata") or {}
@@ -37,6 +39,9 @@ def _parse(document: dict[str, Any], default_namespace: str) -> Resource:
     if not isinstance(name, str) or not OBJECT_NAME.fullmatch(name):
         raise ValidationFailed(f"{kind} {name}: metadata.name must be lowercase letters, digits, '-' and '.' "
                                "(a Kubernetes object name)")
+    if kind == ApiKey.KIND and len(name) > API_KEY_NAME_MAX:
+        raise ValidationFailed(f"{kind} {name}: metadata.name must be at most {API_KEY_NAME_MAX} characters "
+                               "(its key's Secret is named <name>-key)")
     try:
         return KINDS[kind].from_dict(data)
     except ValidationError as exc:
