@@ -18,7 +18,7 @@ from structlog.testing import capture_logs
 from callscope.blobs.signing import SECRET_FILE_NAME
 from callscope.config import Settings
 from callscope.mail import Email
-from callscope.private_files import SQLITE_SIDE_FILES
+from callscope.private_files import SQLITE_SIDE_FILES, open_private, private_dir
 from callscope.runtime import opened
 from callscope.secret_store import FileSecretStore
 from callscope.services import keys
@@ -128,3 +128,15 @@ async def test_a_data_directory_widened_by_hand_is_narrowed_on_start_with_a_warn
     # Narrowed where it matters: nothing under a 0700 folder can be reached by another user.
     assert {name: mode for name, mode in wrong_modes(data).items()
             if "/" not in name or name.startswith("secrets/")} == {}
+
+
+def test_narrowing_takes_only_the_group_and_everyone_permissions(tmp_path):
+    """A volume's setgid folder keeps its setgid bit, an owner's executable stays executable."""
+    folder, script = tmp_path / "shared", tmp_path / "hook.sh"
+    folder.mkdir()
+    folder.chmod(0o2775)
+    script.touch(0o700)
+    private_dir(folder)
+    open_private(script, os.O_RDONLY)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o2700
+    assert stat.S_IMODE(script.stat().st_mode) == 0o700

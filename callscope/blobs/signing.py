@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from callscope.errors import Forbidden
-from callscope.private_files import PRIVATE_FILE_MODE, narrow, open_private, private_dir
+from callscope.private_files import narrow, open_private, private_dir
 
 if TYPE_CHECKING:
     from callscope.config import Settings
@@ -104,7 +104,7 @@ def load_or_create_secret(path: Path) -> bytes:
         with contextlib.suppress(FileNotFoundError):
             secret = path.read_bytes()
             if len(secret) >= SECRET_BYTES:
-                narrow(path, PRIVATE_FILE_MODE)  # widened by hand: anyone who reads it can sign URLs
+                narrow(path)  # widened by hand: anyone who reads it can sign URLs
                 return secret
             if secret:
                 raise ValueError(f"{path}: signing secret shorter than {SECRET_BYTES} bytes")
