@@ -9,8 +9,10 @@ from typing import Any, Callable
 from falcon.routing import IntConverter
 from pydantic import BaseModel
 
+from callscope.catalog.tables import BIGINT_MAX
+
 PREFIX = "/api/v1/public"
-PATH_INT_MAX = 2**63 - 1  # the catalog's BIGINT
+PATH_INT_MAX = BIGINT_MAX  # an id of the catalog's
 
 
 class PathInt(IntConverter):

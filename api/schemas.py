@@ -20,11 +20,12 @@ from callscope.analysis.readouts import Summary as Summary
 from callscope.analysis.readouts import Transcription as Transcription
 from callscope.catalog.calls import CallRecord as RecentCall  # the call records' own shapes
 from callscope.catalog.calls import NumberStats
+from callscope.catalog.tables import BIGINT_MAX
 from callscope.resources.kinds import NumberType, RoutingStrategy
 
 T = TypeVar("T")
 
-INT64_MAX = 2**63 - 1  # the catalog's BIGINT
+INT64_MAX = BIGINT_MAX
 DEFAULT_PER_PAGE = 20
 MAX_PER_PAGE = 100
 MAX_PAGE = INT64_MAX // MAX_PER_PAGE  # so that the list's OFFSET, (page - 1) * per_page, fits a BIGINT

@@ -167,7 +167,7 @@ def main() -> int:
     results = [measure(shape, args, calls, Path(f"/tmp/cs-bench-{os.getpid()}-{shape}")) for shape in args.shapes]
     cores = os.cpu_count() or 1
     base = next((r for r in results if r["shape"] == "embedded"), None)
-    print(f"\n| shape | warm-up s | batch wall s | audio s | audio-s per wall-s | per core | vs embedded |")
+    print("\n| shape | warm-up s | batch wall s | audio s | audio-s per wall-s | per core | vs embedded |")
     print("|---|---|---|---|---|---|---|")
     for r in results:
         rate = r["audio_s"] / r["wall_s"]

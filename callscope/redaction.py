@@ -15,6 +15,7 @@ of the standard library's root logger (uvicorn, httpx and the modules that log t
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
 from collections.abc import Mapping, MutableMapping
@@ -35,12 +36,22 @@ _SECRET_PARAMETERS = (
 _PARAMETER = re.compile(r"((?:^|[?&;\"'])(?:" + "|".join(map(re.escape, _SECRET_PARAMETERS)) + r")=)[^&#\s\"'<>]+",
                         re.IGNORECASE)
 _USER_PASSWORD = re.compile(r"(://[^/\s:@\"'<>]*:)[^/\s@\"'<>]+@")
-_AUTHORIZATION = re.compile(r"\b((?i:bearer)\s+|Basic\s+)[A-Za-z0-9._~+/=-]{8,}")
+_BEARER = re.compile(r"\b((?i:bearer)\s+)[A-Za-z0-9._~+/=-]{8,}")
+_BASIC = re.compile(r"\b((?i:basic)\s+)([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
 _WEBHOOK_SECRET = re.compile(re.escape(WEBHOOK_SECRET_PREFIX) + r"[A-Za-z0-9+/=]+")
 _SECRET_FIELDS = frozenset({
     "authorization", "proxy_authorization", "cookie", "set_cookie", "password", "token", "access_token",
     "auth_token", "api_key", "x_api_key", "csrf", "signing_secret", "url_signing_secret",
 })
+
+
+def _basic_credentials(match: re.Match) -> str:
+    """Basic credentials are base64 of `user:password`; other words after "Basic" ("Basic configuration") stay."""
+    try:
+        decoded = base64.b64decode(match[2] + "=" * (-len(match[2]) % 4), validate=True)
+    except ValueError:
+        return match[0]
+    return f"{match[1]}{REDACTED}" if b":" in decoded else match[0]
 
 
 def redact_path(path: str) -> str:
@@ -59,7 +70,8 @@ class Redactor:
         text = redact_path(text)
         text = _PARAMETER.sub(rf"\1{REDACTED}", text)
         text = _USER_PASSWORD.sub(rf"\1{REDACTED}@", text)
-        text = _AUTHORIZATION.sub(rf"\1{REDACTED}", text)
+        text = _BEARER.sub(rf"\1{REDACTED}", text)
+        text = _BASIC.sub(_basic_credentials, text)
         text = _WEBHOOK_SECRET.sub(REDACTED, text)
         return self._api_key.sub(REDACTED, text)
 

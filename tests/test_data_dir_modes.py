@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from structlog.testing import capture_logs
 
 from callscope.blobs.signing import SECRET_FILE_NAME

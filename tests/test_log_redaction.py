@@ -4,6 +4,7 @@ of a real `callscope serve`, and line by line on structlog's and the standard li
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Iterator
 from urllib.parse import urlsplit
@@ -130,3 +131,10 @@ def test_standard_library_records_of_any_logger_are_redacted(configured, caplog)
     assert "/sign-in/link?token=" + REDACTED in caplog.text
     for secret in ("Zm9vYmFy", "5ecre7519a7e", KEY):
         assert secret not in caplog.text, caplog.text
+
+
+def test_words_after_basic_that_are_no_credentials_stay() -> None:
+    redactor = Redactor("cs_live_")
+    assert redactor.text("Basic configuration of the sandbox") == "Basic configuration of the sandbox"
+    credentials = base64.b64encode(b"AC0123:auth-token").decode()
+    assert redactor.text(f"Authorization: Basic {credentials}") == "Authorization: Basic [redacted]"

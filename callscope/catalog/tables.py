@@ -66,6 +66,7 @@ class Base(DeclarativeBase):
 
 
 BIGINT_MAX = 2**63 - 1  # the largest BIGINT: a larger integer is no id of the catalog's, on either dialect
+INTEGER_MAX = 2**31 - 1  # the largest INTEGER (durations, counts, attempts)
 
 
 def _serial() -> BigInteger:

@@ -42,6 +42,7 @@ import phonenumbers
 from phonenumbers import PhoneNumberType, geocoder
 
 from callscope.errors import NotFound, ProviderError
+from callscope.private_files import open_private, private_dir
 
 from .base import (
     NUMBER_NOT_AVAILABLE,
@@ -167,8 +168,8 @@ class SandboxProvider(TwilioVoice, ProviderBase):
 
     @contextlib.contextmanager
     def _locked(self, exclusive: bool) -> Iterator[None]:
-        self.state_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self._lock_path, "a+") as lock:
+        private_dir(self.state_path.parent)  # the state holds the sandbox's auth token
+        with open(open_private(self._lock_path, os.O_RDWR), "a+") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
             try:
                 yield
@@ -227,10 +228,8 @@ class SandboxProvider(TwilioVoice, ProviderBase):
 
     def add_recording(self, recording_id: str, audio: Path) -> Path:
         """Keep `audio` as the recording `recording_id` (what the simulator does before its callback)."""
-        self.recordings_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = self.recording_path(recording_id)
-        with open(audio, "rb") as source, open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
-                                               "wb") as target:
+        with open(audio, "rb") as source, open(open_private(path, os.O_WRONLY | os.O_TRUNC), "wb") as target:
             shutil.copyfileobj(source, target)
         return path
 

@@ -28,8 +28,8 @@ from xml.etree import ElementTree
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from callscope.catalog.tables import Call
-from callscope.validation import SINGLE_LINE, line
+from callscope.catalog.tables import INTEGER_MAX, Call
+from callscope.validation import SINGLE_LINE, PositiveInt64, line
 
 from .voice import CallEnded, Dial, DialResult, Hangup, InboundCall, Instruction, RecordingReady, Reject, Voicemail
 
@@ -40,8 +40,6 @@ ANONYMOUS = "anonymous"
 DialStatus = Literal["completed", "answered", "busy", "no-answer", "failed", "canceled"]
 _ANSWERED = ("completed", "answered")
 _FINAL_CALL_STATUSES = ("completed", "busy", "no-answer", "failed", "canceled")
-INT32_MAX = 2**31 - 1  # the catalog's INTEGER columns: durations, the dial attempt
-INT64_MAX = 2**63 - 1  # its BIGINT ids
 
 Params = list[tuple[str, str]]
 
@@ -90,7 +88,7 @@ CALLER_PATTERN = r"^(?:\+?[0-9]+|[A-Za-z]+|(?:client|sip):[^\s\x00-\x1f\x7f-\x9f
 Caller = line(Call.phone_number.type.length, CALLER_PATTERN)
 CallerName = line(Call.caller_name.type.length, SINGLE_LINE)
 Status = line(32, SINGLE_LINE)  # a status Twilio may add to; the known ones are matched
-Seconds = Annotated[int, Field(ge=0, le=INT32_MAX)]
+Seconds = Annotated[int, Field(ge=0, le=INTEGER_MAX)]  # the catalog's INTEGER columns
 
 
 class TwilioParams(BaseModel):
@@ -144,12 +142,12 @@ class StatusForm(TwilioParams):
 # The query strings of the URLs the service hands Twilio (callscope/services/phone_calls.py webhook_url).
 
 class DialQuery(TwilioParams):
-    attempt: Annotated[int, Field(ge=0, le=INT32_MAX)]
+    attempt: Annotated[int, Field(ge=0, le=INTEGER_MAX)]
 
 
 class AnsweredQuery(TwilioParams):
     call_id: CallSid = Field(alias="call")
-    operator_id: Annotated[int, Field(ge=1, le=INT64_MAX)] = Field(alias="operator")
+    operator_id: PositiveInt64 = Field(alias="operator")
 
 
 class RecordingQuery(TwilioParams):

@@ -14,14 +14,7 @@ import pytest
 from sqlalchemy import String
 
 from tests.audio_samples import make_audio
-from tests.telephony.webhook_world import (  # noqa: F401 - fixtures
-    CALLER,
-    carrier,
-    catalog_settings,
-    new_sid,
-    provider_settings,
-    settings,
-)
+from tests.telephony.webhook_world import CALLER, carrier, catalog_settings, new_sid, provider_settings, settings  # noqa: F401 - fixtures
 
 NASTY = [
     "", " ", "\x00", "CA\x00", "a\x00b", "\x1b[31m", "\r\nX-Injected: 1", "\t", "\x7f", "\x85", "\u2028", "\ufffd",

@@ -9,14 +9,7 @@ from sqlalchemy import select
 from structlog.testing import capture_logs
 
 from callscope.catalog.tables import Call
-from tests.telephony.webhook_world import (  # noqa: F401 - fixtures
-    CALLER,
-    carrier,
-    catalog_settings,
-    new_sid,
-    provider_settings,
-    settings,
-)
+from tests.telephony.webhook_world import CALLER, carrier, catalog_settings, new_sid, provider_settings, settings  # noqa: F401 - fixtures
 
 NUL = "\x00"
 HUGE = "9" * 40
