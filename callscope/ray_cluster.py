@@ -8,9 +8,12 @@ stay under the 107-byte limit). When the process ends, however, its Ray's proces
 (callscope/ray_reaper.py: a watch process, and the next start for what a killed watch left).
 Several such processes on one machine each have their own Ray (they share only the catalog and the blobs).
 
-Cluster: ``CALLSCOPE_RAY_ADDRESS`` or ``RAY_ADDRESS`` names the RayCluster (the KubeRay head); the dispatcher
-joins it as a driver. With Ray's token authentication on (``RAY_AUTH_MODE=token``, Ray's default), give the
-token the cluster uses in ``RAY_AUTH_TOKEN``. Same code either way: only ``connect`` differs.
+Cluster: ``CALLSCOPE_RAY_ADDRESS`` or ``RAY_ADDRESS`` names the RayCluster (the KubeRay head's client server,
+``ray://…:10001``); the dispatcher joins it as a Ray client (the ``client`` extra, the same Ray version as the
+cluster). With Ray's token authentication on (``RAY_AUTH_MODE=token``), give the token the cluster uses in
+``RAY_AUTH_TOKEN``. A driver whose cluster went away is not replaced by a local Ray (Ray's auto-connect is off):
+its calls fail, and the dispatcher joins again (operator/dispatch.py). Same code either way: only ``connect``
+differs. scripts/cluster.py runs that shape on one machine.
 
 Never ``ray stop``: it kills every Ray process of the user, other servers' included. ``disconnect`` ends only
 this process's driver (and the local cluster it started).
