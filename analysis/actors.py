@@ -32,7 +32,7 @@ from pydantic import BaseModel
 from callscope import ray_cluster
 from callscope.analysis.pipeline import MODELS, AnalysisError, Pipeline, load_model
 from callscope.analysis.result import AnalysisResult
-from callscope.analysis.work import Work, analyze
+from callscope.analysis.work import Work, WorkerLost, analyze
 
 log = structlog.get_logger()
 
@@ -186,7 +186,11 @@ class RayExecutor:
         except ray.exceptions.RayTaskError as exc:
             if isinstance(exc.cause, AnalysisError):
                 raise AnalysisError(str(exc.cause)) from None
+            if isinstance(exc.cause, ray.exceptions.ActorUnavailableError):  # Ray is restarting a model's actor
+                raise WorkerLost(str(exc.cause)[:500]) from None
             raise
+        except ray.exceptions.ActorUnavailableError as exc:
+            raise WorkerLost(str(exc)[:500]) from None
         except Exception as exc:
             self._connection_lost(exc)
             raise  # the queue tries the job again

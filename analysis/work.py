@@ -16,6 +16,11 @@ from callscope.blobs.factory import build_blob_store
 from callscope.errors import NotFound
 
 
+class WorkerLost(Exception):
+    """The analysis could not run through no fault of the recording (a model's worker is being restarted after its
+    node was lost): the queue tries again without counting the attempt."""
+
+
 @dataclass(frozen=True)
 class Work:
     job_id: int

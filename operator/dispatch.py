@@ -32,7 +32,7 @@ from callscope.analysis.pipeline import MODELS, AnalysisError, Pipeline, Progres
 from callscope.analysis.result import AnalysisResult
 from callscope.analysis.speakers import KnownVoice
 from callscope.analysis.stored import completion
-from callscope.analysis.work import Work, analyze
+from callscope.analysis.work import Work, WorkerLost, analyze
 from callscope.catalog import jobs, voiceprints
 from callscope.catalog import recordings as recording_rows
 from callscope.catalog.jobs import Claimed, RetryPolicy
@@ -121,6 +121,10 @@ def owner_id() -> str:
 
 
 def _describe(exc: BaseException) -> str:
+    """One line for `status_reason` and the log: a Ray task's error by its cause (its text is a remote traceback)."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, BaseException) and cause is not exc:
+        exc = cause
     text = " ".join(str(exc).split()) or type(exc).__name__
     return f"{type(exc).__name__}: {text}"[:1000]
 
@@ -195,7 +199,8 @@ class Dispatcher:
         except asyncio.CancelledError:
             raise  # shutting down: the lease expires and another dispatcher takes the job
         except Exception as exc:
-            if self.executor.lost.is_set():  # not the recording's fault: queued again, the attempt given back
+            if self.executor.lost.is_set() or isinstance(exc, WorkerLost):
+                # not the recording's fault (its cluster or a model's node went away): queued again, attempt given back
                 await self.ctx.catalog.write(jobs.retry_later, job, _describe(exc), self.policy.delay(1),
                                              self.ctx.clock(), counted=False)
                 return

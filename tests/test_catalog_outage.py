@@ -242,7 +242,9 @@ def test_postgres_lost_under_load_answers_503_and_recovers(site: Site, fault: st
     kinds = Counter(e.get("event") for e in events)
     assert not {"unhandled_error", "background_job_failed", "request_failed", "reconcile_failed"} & kinds.keys(), kinds
     assert not any("Traceback" in json.dumps(e) for e in events)
-    assert kinds["catalog_unavailable"] <= 1 and kinds["catalog_available"] == kinds["catalog_unavailable"], kinds
+    # once, or twice where the server flaps while it starts (seen once in ten runs after `stop -m immediate`): never
+    # a line per request
+    assert kinds["catalog_unavailable"] <= 2 and kinds["catalog_available"] == kinds["catalog_unavailable"], kinds
     waiting = Counter(e["job"] for e in events if e.get("event") == "background_job_waiting")
     resumed = Counter(e["job"] for e in events if e.get("event") == "background_job_resumed")
     assert all(count == 1 for count in waiting.values()) and resumed == waiting, (waiting, resumed)

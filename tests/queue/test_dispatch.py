@@ -14,6 +14,7 @@ import pytest
 from callscope.analysis.asr import transcriber_from_settings
 from callscope.analysis.pipeline import Pipeline
 from callscope.analysis.stored import completion
+from callscope.analysis.work import WorkerLost
 from callscope.catalog import jobs
 from callscope.config import Settings
 from callscope.operator.dispatch import Dispatcher, InlineExecutor
@@ -161,6 +162,30 @@ async def test_the_last_failed_attempt_fails_the_recording(ctx, wav_bytes, trans
     row = recording(ctx.catalog, rid)
     assert row.status == "failed"
     assert row.status_reason == "analysis failed after 1 attempts: ConnectionError: worker died"
+
+
+class RestartingModelExecutor(InlineExecutor):
+    """The real inline executor whose first two runs meet a model actor that Ray is restarting on another node."""
+
+    calls = 0
+
+    async def analyze(self, work, progress):
+        self.calls += 1
+        if self.calls <= 2:
+            raise WorkerLost("The actor is temporarily unavailable")
+        return await super().analyze(work, progress)
+
+
+async def test_a_model_restarting_after_a_lost_node_uses_up_no_attempt(ctx, wav_bytes, transcriber) -> None:
+    rid = await put_recording(ctx, wav_bytes)
+    ctx.settings.job_max_attempts = 1  # counted, the first of these would fail the recording
+    ctx.settings.job_retry_base_seconds = 0
+    dispatcher = Dispatcher(ctx, RestartingModelExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+
+    await drain(dispatcher, rid)
+
+    assert recording(ctx.catalog, rid).status == "completed"
+    assert job_of(ctx.catalog, rid).attempts == 1
 
 
 async def test_a_lost_lease_cannot_complete_and_leaves_no_blob(ctx, wav_bytes, transcriber) -> None:
