@@ -8,8 +8,12 @@
   shape as a short skeleton (`skeleton`), not the whole JSON schema: the grammar enforces the schema, and on 2
   CPUs every prompt token costs about 25 ms. Each request's tokens (prompt, reused from the cache, generated)
   and seconds are logged at DEBUG and kept in `last_request`.
-- `OpenAICompatibleModel`: any OpenAI-compatible server (vLLM, Ollama, Ray Serve): POST
-  {base}/chat/completions with `response_format` json_schema.
+- `OpenAICompatibleModel`: any OpenAI-compatible server (vLLM, Ollama, Ray Serve, llama.cpp's server): POST
+  {base}/chat/completions with `response_format` json_schema (OpenAI's form); a server that refuses that form
+  with an error naming it (llama-cpp-python's server knows only `json_object` with a `schema`) is asked in
+  llama.cpp's form from then on. Either form makes the server enforce the schema, so the prompt shows the same
+  skeleton as the local model's: the same GGUF gives the same answers served or local
+  (tests/analysis/test_served_model.py).
 
 Both validate a JSON answer against the schema (jsonschema) and ask once more when it does not parse or
 validate, telling the model what was wrong; a second bad answer, an HTTP error, a timeout or a prompt
@@ -55,11 +59,6 @@ class LanguageModel(Protocol):
     def generate_text(self, prompt: str, max_tokens: int = 256) -> str: ...
 
 
-def _json_prompt(prompt: str, schema: dict) -> str:
-    # The schema goes after the caller's prompt: a shared prefix (the transcript) stays shared.
-    return f"{prompt}\n\nAnswer with one JSON object only, matching this JSON schema:\n{json.dumps(schema)}"
-
-
 def skeleton(schema: dict) -> str:
     """The answer's shape in few tokens, for a model whose grammar already enforces the schema: each key with
     its description or type ({"summary": "<A factual summary...>", "found": true|false}). The grammar makes the
@@ -79,6 +78,7 @@ def skeleton(schema: dict) -> str:
 
 
 def _skeleton_prompt(prompt: str, schema: dict) -> str:
+    # after the caller's prompt: a shared prefix (the transcript) stays shared
     return f"{prompt}\nAnswer in JSON: {skeleton(schema)}"
 
 
@@ -97,11 +97,11 @@ def _parse(content: str | None, schema: dict) -> tuple[dict | None, str]:
     return value, ""
 
 
-def _generate_json(complete, prompt: str, schema: dict, max_tokens: int, who: str, shown=_json_prompt) -> dict:
-    """Ask, validate, and ask once more with the reason when the first answer is not usable. `shown` writes the
-    prompt with the answer's schema (the whole JSON schema; a skeleton where a grammar enforces it)."""
+def _generate_json(complete, prompt: str, schema: dict, max_tokens: int, who: str) -> dict:
+    """Ask, validate, and ask once more with the reason when the first answer is not usable. Both back ends make
+    the answer follow the schema (a grammar, a server's response_format): the prompt shows only its skeleton."""
     jsonschema.Draft202012Validator.check_schema(schema)
-    messages = [{"role": "user", "content": shown(prompt, schema)}]
+    messages = [{"role": "user", "content": _skeleton_prompt(prompt, schema)}]
     content = complete(messages, schema, max_tokens)
     value, problem = _parse(content, schema)
     if value is not None:
@@ -255,8 +255,7 @@ class LlamaCppModel:
         return choice["message"]["content"] or ""
 
     def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
-        # the grammar enforces the schema: the prompt shows its skeleton, a quarter of the tokens
-        return _generate_json(self._complete, prompt, schema, max_tokens, self.path.name, _skeleton_prompt)
+        return _generate_json(self._complete, prompt, schema, max_tokens, self.path.name)
 
     def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
         return self._complete([{"role": "user", "content": prompt}], None, max_tokens).strip()
@@ -273,25 +272,38 @@ class OpenAICompatibleModel:
         self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
         self._timeout = timeout
         self.info = ModelUsed(stage=STAGE, name=model, version=f"OpenAI-compatible endpoint {self.base_url}")
+        self._openai_form = True  # response_format json_schema, until the server refuses it (_refuses_json_schema)
 
     def _complete(self, messages: list[dict], schema: dict | None, max_tokens: int) -> str:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": max_tokens}
-        if schema is not None:
-            body["response_format"] = {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+        response = self._post(body if schema is None else {**body, "response_format": self._schema_format(schema)})
+        if schema is not None and self._openai_form and _refuses_json_schema(response):
+            log.info("%s refuses response_format json_schema: asking with llama.cpp's json_object and schema",
+                     self.base_url)
+            self._openai_form = False
+            response = self._post({**body, "response_format": self._schema_format(schema)})
         where = f"{self.base_url}/chat/completions"
-        try:
-            response = self._client.post("/chat/completions", json=body)
-        except httpx.TimeoutException as exc:
-            raise LanguageModelError(f"{where} did not answer within {self._timeout:g} s") from exc
-        except httpx.HTTPError as exc:
-            raise LanguageModelError(f"{where} could not be reached: {exc}") from exc
         if response.status_code >= 400:
-            body = " ".join(response.text.split())[:300]  # one readable line, however the server formats it
-            raise LanguageModelError(f"{where} answered HTTP {response.status_code}: {body}")
+            text = " ".join(response.text.split())[:300]  # one readable line, however the server formats it
+            raise LanguageModelError(f"{where} answered HTTP {response.status_code}: {text}")
         try:
             return response.json()["choices"][0]["message"]["content"] or ""
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise LanguageModelError(f"{where} answered something other than a chat completion: {exc!r}") from exc
+
+    def _schema_format(self, schema: dict) -> dict:
+        if self._openai_form:
+            return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+        return {"type": "json_object", "schema": schema}
+
+    def _post(self, body: dict) -> httpx.Response:
+        where = f"{self.base_url}/chat/completions"
+        try:
+            return self._client.post("/chat/completions", json=body)
+        except httpx.TimeoutException as exc:
+            raise LanguageModelError(f"{where} did not answer within {self._timeout:g} s") from exc
+        except httpx.HTTPError as exc:
+            raise LanguageModelError(f"{where} could not be reached: {exc}") from exc
 
     def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
         return _generate_json(self._complete, prompt, schema, max_tokens, f"{self.model} at {self.base_url}")
@@ -301,6 +313,13 @@ class OpenAICompatibleModel:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _refuses_json_schema(response: httpx.Response) -> bool:
+    """An error naming the response format's json_schema: the server does not know OpenAI's form (llama-cpp-python's
+    server answers its own validation error with a 500)."""
+    return response.status_code in (400, 422, 500) and all(
+        word in response.text for word in ("json_schema", "response_format"))
 
 
 def _llama_cpp_installed() -> bool:
@@ -323,7 +342,7 @@ def language_model_from_settings(settings: Settings, gpu_layers: int = 0) -> Lan
             raise LanguageModelError("CALLSCOPE_LLM_ENDPOINT is set but CALLSCOPE_LLM_ENDPOINT_MODEL is not")
         key = settings.llm_api_key
         remote = OpenAICompatibleModel(settings.llm_endpoint, settings.llm_endpoint_model,
-                                       key.get_secret_value() if key else None)
+                                       key.get_secret_value() if key else None, settings.llm_endpoint_timeout_seconds)
         remote.context_tokens = context
         return remote
     if settings.llm_model:

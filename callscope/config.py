@@ -219,11 +219,15 @@ class Settings(BaseSettings):
         "Qwen2.5-Coder-1.5B-Instruct when its packages (the llm extra) are installed.",
     )
     llm_endpoint: str | None = Field(
-        None, description="Base URL of an OpenAI-compatible server (vLLM, Ollama, Ray Serve; e.g. "
+        None, description="Base URL of an OpenAI-compatible server (vLLM, Ollama, Ray Serve, llama.cpp; e.g. "
         "http://vllm:8000/v1); set, it is used instead of the local model.",
     )
     llm_endpoint_model: str | None = Field(None, description="Model name sent to the OpenAI-compatible server.")
     llm_api_key: SecretStr | None = Field(None, description="Bearer token of the OpenAI-compatible server.")
+    llm_endpoint_timeout_seconds: float = Field(
+        120, gt=0, le=3600, description="Seconds one request to the OpenAI-compatible server may take (a busy "
+        "server queues requests); past it the stage reports the model as failed.",
+    )
     llm_context_tokens: int = Field(
         8192, ge=1024, description="Context window of the language model in tokens; longer transcripts are cut."
     )

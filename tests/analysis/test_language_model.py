@@ -72,7 +72,33 @@ def test_endpoint_json_answer_is_parsed_and_request_is_openai_shaped(httpserver)
     assert body["model"] == "Qwen/Qwen2.5-7B-Instruct" and body["temperature"] == 0 and body["max_tokens"] == 64
     assert body["response_format"] == {"type": "json_schema", "json_schema": {"name": "answer", "schema": SCHEMA}}
     assert body["messages"][0]["role"] == "user" and body["messages"][0]["content"].startswith(PROMPT)
+    # the server enforces the schema: the prompt shows the answer's skeleton, as the local model's does
+    assert body["messages"][0]["content"] == f"{PROMPT}\nAnswer in JSON: {language_model.skeleton(SCHEMA)}"
     assert model.info.stage == "language-model" and model.info.name == "Qwen/Qwen2.5-7B-Instruct"
+
+
+def test_endpoint_that_refuses_json_schema_is_asked_in_llama_cpps_form_from_then_on(httpserver):
+    # llama-cpp-python's server (0.3.16) validates response_format.type against "text" | "json_object" and
+    # answers its validation error with a 500
+    refusal = {"error": {"message": "1 validation error:\n {'type': 'literal_error', 'loc': ('body', "
+                                    "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+                                    "'input': 'json_schema'}", "type": "internal_server_error"}}
+    httpserver.expect_ordered_request("/v1/chat/completions").respond_with_json(refusal, status=500)
+    httpserver.expect_ordered_request("/v1/chat/completions").respond_with_json(completion('{"city":"Lyon","cats":3}'))
+    httpserver.expect_ordered_request("/v1/chat/completions").respond_with_json(completion('{"city":"Nice","cats":1}'))
+    model = remote(httpserver)
+    assert model.generate_json(PROMPT, SCHEMA) == {"city": "Lyon", "cats": 3}
+    assert model.generate_json(PROMPT, SCHEMA) == {"city": "Nice", "cats": 1}
+    formats = [request.get_json()["response_format"] for request, _ in httpserver.log]
+    assert formats == [{"type": "json_schema", "json_schema": {"name": "answer", "schema": SCHEMA}},
+                       {"type": "json_object", "schema": SCHEMA}, {"type": "json_object", "schema": SCHEMA}]
+
+
+def test_endpoint_4xx_about_something_else_is_an_error_without_a_second_form(httpserver):
+    httpserver.expect_request("/v1/chat/completions").respond_with_json({"error": "model 'm' not found"}, status=404)
+    with pytest.raises(LanguageModelError, match="HTTP 404.*not found"):
+        remote(httpserver).generate_json(PROMPT, SCHEMA)
+    assert len(httpserver.log) == 1
 
 
 def test_endpoint_invalid_then_valid_is_retried_with_the_reason(httpserver):
@@ -142,10 +168,11 @@ def test_settings_choose_the_back_end(httpserver, monkeypatch):
     assert language_model_from_settings(Settings(llm_enabled=False, llm_endpoint="http://x/v1")) is None
 
     model = language_model_from_settings(
-        Settings(llm_endpoint=httpserver.url_for("/v1/"), llm_endpoint_model="m", llm_api_key="k", llm_context_tokens=32768)
+        Settings(llm_endpoint=httpserver.url_for("/v1/"), llm_endpoint_model="m", llm_api_key="k", llm_context_tokens=32768,
+                 llm_endpoint_timeout_seconds=300)
     )
     assert isinstance(model, OpenAICompatibleModel)
-    assert model.base_url == httpserver.url_for("/v1") and model.context_tokens == 32768
+    assert model.base_url == httpserver.url_for("/v1") and model.context_tokens == 32768 and model._timeout == 300
     with pytest.raises(LanguageModelError, match="CALLSCOPE_LLM_ENDPOINT_MODEL"):
         language_model_from_settings(Settings(llm_endpoint="http://x/v1"))
 

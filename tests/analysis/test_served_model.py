@@ -1,0 +1,55 @@
+"""A served model takes the same code path as the local one: the embedded GGUF behind llama-cpp-python's
+OpenAI-compatible server (CALLSCOPE_LLM_ENDPOINT) gives the summaries and field values the local llama.cpp back
+end gives, request for request (same prompts, same schema enforced, greedy decoding)."""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+
+import pytest
+
+from callscope.analysis import llm_model
+from callscope.analysis.fields import extract_fields
+from callscope.analysis.language_model import LlamaCppModel, OpenAICompatibleModel, language_model_from_settings
+from callscope.analysis.summary import summarize
+from callscope.config import Settings
+from callscope.resources.kinds import ExtractedField
+from tests.analysis.llama_server import MODEL_ALIAS, llama_server
+from tests.analysis.transcripts import BILLING_CALL, DENTAL_CALL, segments
+
+SKIP = next((why for why, missing in (
+    ("llama-cpp-python is not installed", find_spec("llama_cpp") is None),
+    ("llama-cpp-python's server needs fastapi, sse-starlette and starlette-context (the dev extra)",
+     any(find_spec(name) is None for name in ("fastapi", "sse_starlette", "starlette_context"))),
+    ("the embedded model's parts are not installed", not llm_model.parts_installed()),
+) if missing), None)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200), pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
+
+CONTEXT, THREADS = 4096, 2
+ROLES = {"speaker-1": "agent", "speaker-2": "customer"}
+FIELDS = [ExtractedField(name="account_number", type="string", description="The customer's account number"),
+          ExtractedField(name="new_appointment", type="string", description="The day and time of the new appointment")]
+
+
+def _answers(llm) -> list:
+    """What the text stages that ask the model give on the two written calls, in one fixed order."""
+    found = []
+    for call in (BILLING_CALL, DENTAL_CALL):
+        dialogue = segments(call)
+        found.append(summarize(dialogue, "en", llm, roles=ROLES).text)
+        found.append([(value.name, value.value) for value in extract_fields(FIELDS, dialogue, llm, roles=ROLES)])
+    return found
+
+
+def test_the_served_embedded_model_answers_as_the_local_one():
+    gguf = llm_model.embedded_gguf()
+    local = _answers(LlamaCppModel(gguf, threads=THREADS, n_ctx=CONTEXT))
+    with llama_server(gguf, CONTEXT, THREADS) as endpoint:
+        served_model = language_model_from_settings(
+            # minutes per request where other work shares the 2 cores
+            Settings(llm_endpoint=endpoint, llm_endpoint_model=MODEL_ALIAS, llm_context_tokens=CONTEXT,
+                     llm_endpoint_timeout_seconds=900))
+        assert isinstance(served_model, OpenAICompatibleModel)
+        served = _answers(served_model)
+    assert served == local
+    assert all(local[0::2]), "every summary has text"
