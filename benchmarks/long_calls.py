@@ -1,0 +1,221 @@
+"""Mono diarization of long calls of many real voices: speaker count, DER, time and memory per call length.
+
+What it measures
+----------------
+Conversations are built from the voices of the real-speech manifest (`scripts/fetch_real_speech.py`): each
+voice's reference turns in the clips (mono clips only, the parts where no other voice talks) are that voice's
+pieces; a call is turn after turn (one piece, a random stretch of at least 1.5 s of it, gaps of 0.2-1.0 s), each
+turn's voice drawn at random (never the one who just spoke, some voices more talkative than others), so that every
+voice recurs throughout the call, to the length asked for. The reference turns (RTTM) are where each piece was put.
+The calls are written to `~/.cache/callscope/long-calls/` (WAV and RTTM, seeded: the same call every run).
+
+Two sets of voices, no voice in both (`VOICE_SETS`): "fit" (6 voices, seed 0), the calls any threshold of the
+long-call clustering was chosen on, and "report" (7 voices, seed 1), the calls reported.
+
+Each call runs the diarization stage of the pipeline's mono path with the default install's models
+(`speakers.load_speaker_analyzer`: CAM++, spectral clustering, segmentation-3.0): Silero VAD, then
+`SpeakerAnalyzer.turns` and `diarize.assign`. Whisper does not run (an hour of ASR on a CPU is far longer than the
+stage measured): its segments are stood in for by the VAD's speech, one segment per region of at most 10 s with a
+word every 300 ms, each word taking a speaker as a Whisper word would. Printed per call: the true and found
+speakers, DER of the segments by speaker (pyannote.metrics, no collar, overlap scored, as
+`benchmarks/real_speech.py`), seconds of the diarization stage (VAD not included), the RSS before it and
+the process's peak RSS (each call runs in a process of its own, which also holds the models and the decoded audio).
+Timings on a shared machine are noisy.
+
+`--save FILE` writes the figures as JSON; `--baseline FILE` prints each beside the saved one ("before > now").
+
+How to run (repository root; after `scripts/fetch_real_speech.py`)::
+
+    .venv/bin/python -P benchmarks/long_calls.py --save /tmp/long-before.json
+    .venv/bin/python -P benchmarks/long_calls.py --baseline /tmp/long-before.json
+    .venv/bin/python -P benchmarks/long_calls.py --sets fit --minutes 15
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+import wave
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.*, scripts.*
+
+from benchmarks.real_speech import der, load_manifest  # noqa: E402
+from callscope.analysis.types import SAMPLE_RATE  # noqa: E402
+
+VOICE_SETS = {
+    "fit": (0, ["allison", "june-fr", "carlo-it", "july-es", "big-fish-cs", "small-fish-cs"]),
+    "report": (1, ["menardi-it", "armelle-fr", "ivrvoice-ru", "speaker90", "speaker91", "big-fish-nl",
+                   "small-fish-nl"]),
+}
+MINUTES = (15, 60)
+MIN_PIECE_S = 1.5
+WORD_MS, SEGMENT_MS = 300, 10_000  # the stand-in transcript's words and longest segment
+
+
+def cache_folder() -> Path:
+    return Path.home() / ".cache" / "callscope" / "long-calls"
+
+
+def voice_pieces(voices: list[str]) -> dict[str, list[np.ndarray]]:
+    """Each voice's speech: its reference turns in the mono clips, less where another voice talks, >= 1.5 s."""
+    from callscope.analysis.decode import decode
+
+    folder, clips = load_manifest(None)
+    pieces: dict[str, list[np.ndarray]] = {v: [] for v in voices}
+    for clip in clips:
+        if clip["channels"] != 1 or clip["id"].endswith("-phone") or not clip["turns"]:
+            continue
+        samples = None
+        for start, end, speaker in clip["turns"]:
+            if speaker not in pieces:
+                continue
+            others = sorted((s, e) for s, e, k in clip["turns"] if k != speaker and s < end and e > start)
+            spans, at = [], start
+            for s, e in others:
+                spans.append((at, min(s, end)))
+                at = max(at, e)
+            spans.append((at, end))
+            for s, e in spans:
+                if e - s >= MIN_PIECE_S:
+                    samples = decode(folder / clip["path"]).channels[0] if samples is None else samples
+                    pieces[speaker].append(np.asarray(samples[int(s * SAMPLE_RATE) : int(e * SAMPLE_RATE)]))
+    missing = [v for v, p in pieces.items() if not p]
+    if missing:
+        sys.exit(f"no speech of {', '.join(missing)} in the real-speech manifest")
+    return pieces
+
+
+def build_call(voices: list[str], seed: int, minutes: int) -> tuple[np.ndarray, list[tuple[float, float, str]]]:
+    """A conversation of `voices` of `minutes` (see the module's docstring): samples and reference turns."""
+    rng = np.random.default_rng(seed * 1000 + minutes)
+    pieces = voice_pieces(voices)
+    talkative = rng.uniform(0.5, 1.5, len(voices))
+    parts, turns, at, last = [], [], 0, -1
+    while at < minutes * 60 * SAMPLE_RATE:
+        weights = np.where(np.arange(len(voices)) == last, 0.0, talkative)
+        last = int(rng.choice(len(voices), p=weights / weights.sum()))
+        piece = pieces[voices[last]][rng.integers(len(pieces[voices[last]]))]
+        length = int(rng.uniform(min(1.0, MIN_PIECE_S * SAMPLE_RATE / len(piece)), 1.0) * len(piece))
+        offset = int(rng.integers(len(piece) - length + 1))
+        gap = np.zeros(int(rng.uniform(0.2, 1.0) * SAMPLE_RATE), dtype=np.float32)
+        parts += [gap, piece[offset : offset + length]]
+        at += len(gap)
+        turns.append((at / SAMPLE_RATE, (at + length) / SAMPLE_RATE, voices[last]))
+        at += length
+    return np.concatenate(parts).astype(np.float32), turns
+
+
+def call_files(name: str, minutes: int) -> tuple[Path, Path]:
+    """The call's WAV and RTTM in the cache folder, built when missing."""
+    seed, voices = VOICE_SETS[name]
+    stem = cache_folder() / f"{name}-{minutes}min-seed{seed}"
+    wav_path, rttm_path = stem.with_suffix(".wav"), stem.with_suffix(".rttm")
+    if not (wav_path.is_file() and rttm_path.is_file()):
+        samples, turns = build_call(voices, seed, minutes)
+        wav_path.parent.mkdir(parents=True, exist_ok=True)
+        with wave.open(str(wav_path), "wb") as out:
+            out.setnchannels(1)
+            out.setsampwidth(2)
+            out.setframerate(SAMPLE_RATE)
+            out.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
+        rttm_path.write_text("".join(f"SPEAKER {stem.name} 1 {s:.3f} {e - s:.3f} <NA> <NA> {k} <NA> <NA>\n"
+                                     for s, e, k in turns))
+    return wav_path, rttm_path
+
+
+def read_rttm(path: Path) -> list[list]:
+    rows = [line.split() for line in path.read_text().splitlines() if line.startswith("SPEAKER")]
+    return [[float(r[3]), float(r[3]) + float(r[4]), r[7]] for r in rows]
+
+
+def stand_in_segments(regions: list) -> list:
+    """The transcript Whisper would give, from the VAD's speech: a segment per region (split at SEGMENT_MS), a word
+    every WORD_MS."""
+    from callscope.analysis.result import TranscriptSegment, TranscriptWord
+
+    segments = []
+    for region in regions:
+        for start in range(region.start_ms, region.end_ms, SEGMENT_MS):
+            end = min(start + SEGMENT_MS, region.end_ms)
+            words = [TranscriptWord(start_ms=t, end_ms=min(t + WORD_MS, end), text="word", probability=0.9)
+                     for t in range(start, end, WORD_MS)]
+            segments.append(TranscriptSegment(id=len(segments), speaker="speaker-1", channel=0, start_ms=start,
+                                              end_ms=end, text=" ".join(w.text for w in words), words=words))
+    return segments
+
+
+def run_case(name: str, minutes: int) -> dict:
+    """The figures of one call (run in a process of its own, for its peak RSS)."""
+    from callscope.analysis import diarize, vad
+    from callscope.analysis.decode import decode
+    from callscope.analysis.speakers import load_speaker_analyzer
+    from callscope.config import Settings
+
+    wav_path, rttm_path = call_files(name, minutes)
+    reference = read_rttm(rttm_path)
+    analyzer = load_speaker_analyzer(Settings(llm_enabled=False))
+    audio = decode(wav_path)
+    regions = [r for r in vad.detect_speech(audio, 0) if r.channel == 0]
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    started = time.perf_counter()
+    turns = analyzer.turns(audio, regions)
+    segments, info = diarize.assign(stand_in_segments(regions), turns)
+    seconds = time.perf_counter() - started
+    return {"speakers": len({k for _, _, k in reference}), "found": info.speakers, "windows": info.windows,
+            "segmented": info.segmentation is not None,
+            "der": der(reference, [(s.start_ms / 1000, s.end_ms / 1000, s.speaker) for s in segments]),
+            "seconds": seconds, "rss_before_mb": rss_before,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def cell(now: float | int | bool | None, before: float | int | bool | None, fmt: str, width: int,
+         baseline: bool) -> str:
+    show = lambda v: "-" if v is None else format(v, fmt)  # noqa: E731 - a local formatter
+    return (f"{show(before)} > {show(now)}" if baseline else show(now)).rjust(width)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", nargs="+", choices=list(VOICE_SETS), default=list(VOICE_SETS))
+    parser.add_argument("--minutes", nargs="+", type=int, default=list(MINUTES))
+    parser.add_argument("--save", type=Path, help="write the figures to this JSON file")
+    parser.add_argument("--baseline", type=Path, help="a JSON file written by --save: print it beside")
+    parser.add_argument("--case", nargs=2, metavar=("SET", "MINUTES"), help=argparse.SUPPRESS)  # one child's call
+    args = parser.parse_args()
+    if args.case:
+        print(json.dumps(run_case(args.case[0], int(args.case[1]))))
+        return
+    before = json.loads(args.baseline.read_text()) if args.baseline else {}
+    rows = {}
+    for name in args.sets:
+        for minutes in args.minutes:
+            call_files(name, minutes)  # built once, outside the measured process
+            child = subprocess.run([sys.executable, "-P", __file__, "--case", name, str(minutes)], check=True,
+                                   capture_output=True, text=True)
+            rows[f"{name}-{minutes}"] = json.loads(child.stdout.strip().splitlines()[-1])
+            print(f"{name} {minutes} min: done", flush=True)
+    wide = args.baseline is not None
+    width = 16 if wide else 8
+    print(f"\n{'call':<10} {'true':>4} {'found':>{width}} {'DER':>{width}} {'stage s':>{width}} "
+          f"{'RSS MB before':>{width}} {'peak RSS MB':>{width}} {'windows':>{width}} {'segmented':>{width + 4}}")
+    for key, row in rows.items():
+        old = before.get(key, {})
+        print(f"{key:<10} {row['speakers']:>4} "
+              + " ".join(cell(row[k], old.get(k), fmt, width, wide) for k, fmt in (
+                  ("found", "d"), ("der", ".1%"), ("seconds", ".1f"), ("rss_before_mb", ".0f"),
+                  ("peak_rss_mb", ".0f"), ("windows", "d")))
+              + " " + cell(row["segmented"], old.get("segmented"), "", width + 4, wide))
+    if args.save:
+        args.save.write_text(json.dumps(rows, indent=1))
+        print(f"saved {args.save}")
+
+
+if __name__ == "__main__":
+    main()
