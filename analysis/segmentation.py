@@ -88,14 +88,20 @@ class Segmenter(OnnxModel):
         return self._run(np.asarray(chunks, dtype=np.float32)[:, None, :])
 
     def activity(self, wav: np.ndarray, step_frames: int = STEP_FRAMES) -> ChunkActivity:
-        """Local speaker activity of the chunks of `wav` (16 kHz mono float32), see `chunk_starts`."""
+        """Local speaker activity of the chunks of `wav` (16 kHz mono float32), see `chunk_starts`. The chunks are
+        cut a batch at a time: all of an hour's, 4 hearing each instant, would be 0.9 GB."""
         starts = chunk_starts(len(wav), step_frames)
-        padded = np.zeros(starts[-1] + CHUNK_SAMPLES, dtype=np.float32)
-        padded[: len(wav)] = wav[: len(padded)]
-        chunks = np.stack([padded[s : s + CHUNK_SAMPLES] for s in starts])
-        active = np.concatenate([to_multilabel(self.log_probs(chunks[lo : lo + BATCH]))
-                                 for lo in range(0, len(chunks), BATCH)])
+        batches = (np.stack([_chunk(wav, s) for s in starts[lo : lo + BATCH]]) for lo in range(0, len(starts), BATCH))
+        active = np.concatenate([to_multilabel(self.log_probs(batch)) for batch in batches])
         return ChunkActivity(np.array(starts, dtype=int), active)
+
+
+def _chunk(wav: np.ndarray, start: int) -> np.ndarray:
+    """CHUNK_SAMPLES of `wav` from `start`, padded with silence after its end."""
+    out = np.zeros(CHUNK_SAMPLES, dtype=np.float32)
+    part = wav[start : start + CHUNK_SAMPLES]
+    out[: len(part)] = part
+    return out
 
 
 def load_segmenter(threads: int = 2) -> Segmenter:

@@ -20,6 +20,7 @@ pipeline does, but mapping local speakers by the clustered embedding windows ins
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,20 +61,21 @@ def _weights() -> np.ndarray:
     return np.hamming(CHUNK_FRAMES) + 1e-3  # never zero: a frame heard by one chunk's edge only still counts
 
 
-def _spread(chunks: ChunkActivity, values: np.ndarray) -> np.ndarray:
-    """Per-frame values of each chunk (chunks, CHUNK_FRAMES, ...) weighted and averaged onto the call's grid."""
-    weights = _weights()
-    total = np.zeros((chunks.frames(), *values.shape[2:]))
-    norm = np.zeros(chunks.frames())
+def _spread(chunks: ChunkActivity, values: Iterable[np.ndarray], shape: tuple[int, ...] = ()) -> np.ndarray:
+    """Per-frame values of each chunk, (CHUNK_FRAMES, *shape) one chunk at a time (an hour's chunks at once would be
+    4 times the call's frames), weighted and averaged onto the call's grid: (frames, *shape)."""
+    weights = _weights().reshape(-1, *([1] * len(shape)))
+    total = np.zeros((chunks.frames(), *shape))
+    norm = np.zeros((chunks.frames(), *([1] * len(shape))))
     for offset, value in zip(chunks.offsets, values, strict=True):
-        total[offset : offset + CHUNK_FRAMES] += value * weights.reshape(-1, *([1] * (value.ndim - 1)))
+        total[offset : offset + CHUNK_FRAMES] += value * weights
         norm[offset : offset + CHUNK_FRAMES] += weights
-    return total / np.maximum(norm, 1e-9).reshape(-1, *([1] * (total.ndim - 1)))
+    return total / np.maximum(norm, 1e-9)
 
 
 def speaker_count(chunks: ChunkActivity) -> np.ndarray:
     """How many speak in each frame of the call's grid (0, 1 or 2)."""
-    average = _spread(chunks, chunks.active.sum(axis=2).astype(float))
+    average = _spread(chunks, (active.sum(axis=1).astype(float) for active in chunks.active))
     return np.clip(np.rint(average), 0, MAX_OVERLAP).astype(int)
 
 
@@ -116,17 +118,20 @@ def map_local_speakers(chunks: ChunkActivity, coverage: np.ndarray, purity: floa
 def speaker_activity(chunks: ChunkActivity, mapping: np.ndarray, by_frame: np.ndarray, speakers: int) -> SpeakerActivity:
     """Who speaks in each frame: the `speaker_count(chunks)` call speakers most active there (see the module);
     a MIXED local speaker's frames go to the speaker the windows say (`by_frame` from `frame_labels`)."""
-    local = np.zeros((*chunks.active.shape[:2], speakers))
     padded = np.zeros(chunks.frames(), dtype=int)
     padded[: min(len(by_frame), len(padded))] = by_frame[: len(padded)]
-    for c, offset in enumerate(chunks.offsets):
+
+    def local(c: int) -> np.ndarray:  # (CHUNK_FRAMES, speakers): which call speakers chunk c hears in each frame
+        out = np.zeros((CHUNK_FRAMES, speakers))
         for k, speaker in enumerate(mapping[c]):
             if speaker >= 0:
-                local[c, :, speaker] = np.maximum(local[c, :, speaker], chunks.active[c, :, k])
+                out[:, speaker] = np.maximum(out[:, speaker], chunks.active[c, :, k])
             elif speaker == MIXED:
                 frames = np.flatnonzero(chunks.active[c, :, k])
-                local[c, frames, padded[offset + frames]] = 1
-    share = _spread(chunks, local)
+                out[frames, padded[chunks.offsets[c] + frames]] = 1
+        return out
+
+    share = _spread(chunks, (local(c) for c in range(len(chunks.offsets))), (speakers,))
     count = np.minimum(speaker_count(chunks), speakers)
     ranks = np.argsort(np.argsort(-share, axis=1, kind="stable"), axis=1, kind="stable")
     return SpeakerActivity((ranks < count[:, None]) & (share > 0))
