@@ -13,7 +13,8 @@
   with an error naming it (llama-cpp-python's server knows only `json_object` with a `schema`) is asked in
   llama.cpp's form from then on. Either form makes the server enforce the schema, so the prompt shows the same
   skeleton as the local model's: the same GGUF gives the same answers served or local
-  (tests/analysis/test_served_model.py).
+  (tests/analysis/test_served_model.py), where the server samples as the local model does (greedy, no repeat
+  penalty: CALLSCOPE_LLM_ENDPOINT_EXTRA_BODY carries a server's own parameters).
 
 Both validate a JSON answer against the schema (jsonschema) and ask once more when it does not parse or
 validate, telling the model what was wrong; a second bad answer, an HTTP error, a timeout or a prompt
@@ -264,9 +265,13 @@ class LlamaCppModel:
 class OpenAICompatibleModel:
     """A model served over the OpenAI chat-completions API (vLLM, Ollama, Ray Serve, ...)."""
 
-    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 120):
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 120,
+                 extra_body: dict[str, Any] | None = None):
+        """`extra_body`: the server's own request parameters, sent with each request (CALLSCOPE_LLM_ENDPOINT_EXTRA_BODY);
+        the OpenAI ones this client sets take precedence."""
         self.base_url = base_url.rstrip("/")
         self.model = model
+        self._extra_body = dict(extra_body or {})
         self.context_tokens = DEFAULT_CONTEXT_TOKENS  # the server's; language_model_from_settings sets it
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
@@ -275,7 +280,8 @@ class OpenAICompatibleModel:
         self._openai_form = True  # response_format json_schema, until the server refuses it (_refuses_json_schema)
 
     def _complete(self, messages: list[dict], schema: dict | None, max_tokens: int) -> str:
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": max_tokens}
+        body: dict[str, Any] = {**self._extra_body, "model": self.model, "messages": messages, "temperature": 0,
+                                "max_tokens": max_tokens}
         response = self._post(body if schema is None else {**body, "response_format": self._schema_format(schema)})
         if schema is not None and self._openai_form and _refuses_json_schema(response):
             log.info("%s refuses response_format json_schema: asking with llama.cpp's json_object and schema",
@@ -342,7 +348,8 @@ def language_model_from_settings(settings: Settings, gpu_layers: int = 0) -> Lan
             raise LanguageModelError("CALLSCOPE_LLM_ENDPOINT is set but CALLSCOPE_LLM_ENDPOINT_MODEL is not")
         key = settings.llm_api_key
         remote = OpenAICompatibleModel(settings.llm_endpoint, settings.llm_endpoint_model,
-                                       key.get_secret_value() if key else None, settings.llm_endpoint_timeout_seconds)
+                                       key.get_secret_value() if key else None, settings.llm_endpoint_timeout_seconds,
+                                       settings.llm_endpoint_extra_body)
         remote.context_tokens = context
         return remote
     if settings.llm_model:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -224,6 +224,11 @@ class Settings(BaseSettings):
     )
     llm_endpoint_model: str | None = Field(None, description="Model name sent to the OpenAI-compatible server.")
     llm_api_key: SecretStr | None = Field(None, description="Bearer token of the OpenAI-compatible server.")
+    llm_endpoint_extra_body: dict[str, Any] = Field(
+        default_factory=dict, description="JSON object of the server's own request parameters, sent with each "
+        "request beside the OpenAI ones (which it cannot replace), e.g. {\"repeat_penalty\": 1.0} for "
+        "llama-cpp-python's server, whose default 1.1 makes its answers differ from the local model's.",
+    )
     llm_endpoint_timeout_seconds: float = Field(
         120, gt=0, le=3600, description="Seconds one request to the OpenAI-compatible server may take (a busy "
         "server queues requests); past it the stage reports the model as failed.",

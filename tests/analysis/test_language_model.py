@@ -64,12 +64,13 @@ def test_endpoint_json_answer_is_parsed_and_request_is_openai_shaped(httpserver)
         return Response(json.dumps(completion('{"city": "Lyon", "cats": 3}')), content_type="application/json")
 
     httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(handler)
-    model = remote(httpserver, api_key="sk-test")
+    model = remote(httpserver, api_key="sk-test", extra_body={"repeat_penalty": 1.0, "temperature": 0.7})
     assert model.generate_json(PROMPT, SCHEMA, max_tokens=64) == {"city": "Lyon", "cats": 3}
 
     (auth, body), = requests
     assert auth == "Bearer sk-test"
     assert body["model"] == "Qwen/Qwen2.5-7B-Instruct" and body["temperature"] == 0 and body["max_tokens"] == 64
+    assert body["repeat_penalty"] == 1.0  # the server's own parameter; ours (temperature) cannot be replaced
     assert body["response_format"] == {"type": "json_schema", "json_schema": {"name": "answer", "schema": SCHEMA}}
     assert body["messages"][0]["role"] == "user" and body["messages"][0]["content"].startswith(PROMPT)
     # the server enforces the schema: the prompt shows the answer's skeleton, as the local model's does
@@ -167,12 +168,14 @@ def test_endpoint_text_answer(httpserver):
 def test_settings_choose_the_back_end(httpserver, monkeypatch):
     assert language_model_from_settings(Settings(llm_enabled=False, llm_endpoint="http://x/v1")) is None
 
+    monkeypatch.setenv("CALLSCOPE_LLM_ENDPOINT_EXTRA_BODY", '{"repeat_penalty": 1.0}')
     model = language_model_from_settings(
         Settings(llm_endpoint=httpserver.url_for("/v1/"), llm_endpoint_model="m", llm_api_key="k", llm_context_tokens=32768,
                  llm_endpoint_timeout_seconds=300)
     )
     assert isinstance(model, OpenAICompatibleModel)
     assert model.base_url == httpserver.url_for("/v1") and model.context_tokens == 32768 and model._timeout == 300
+    assert model._extra_body == {"repeat_penalty": 1.0}
     with pytest.raises(LanguageModelError, match="CALLSCOPE_LLM_ENDPOINT_MODEL"):
         language_model_from_settings(Settings(llm_endpoint="http://x/v1"))
 
