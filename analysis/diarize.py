@@ -97,6 +97,12 @@ CAMPP_PVAL, CAMPP_MIN_PNUM = 0.012, 14
 CAMPP_MIN_WINDOWS = 10  # fewer windows: one speaker
 CAMPP_MIN_CLUSTER = 4  # a cluster of fewer windows joins the nearest larger one
 CAMPP_MERGE_COSINE = 0.875  # clusters whose centroids are this similar are one speaker
+# long calls (see `cluster_windows`): more windows than this (about 5 min of speech) are clustered by chunks of
+# consecutive windows, whose clusters link into speakers while their centroids' average cosine similarity is at
+# least CAMPP_LINK_COSINE (the middle of the gap between one voice's and two voices' chunk clusters on the "fit"
+# long calls of benchmarks/long_calls.py)
+CAMPP_CHUNK_WINDOWS = 400
+CAMPP_LINK_COSINE = 0.75
 
 
 @dataclass(frozen=True)
@@ -178,6 +184,7 @@ def spectral_cluster(embeddings: np.ndarray, max_speakers: int = MAX_SPEAKERS) -
     if n < CAMPP_MIN_WINDOWS:
         return np.zeros(n, dtype=int)
     from scipy.cluster.vq import kmeans2  # scipy is heavy to import: paid by the first mono call only
+    from scipy.linalg import eigh
 
     affinity = embeddings.astype(np.float64) @ embeddings.T.astype(np.float64)
     # at most half the windows kept per row: a party with a few short turns (7 of 18 windows, fr-dialogue-mono) keeps
@@ -188,10 +195,52 @@ def spectral_cluster(embeddings: np.ndarray, max_speakers: int = MAX_SPEAKERS) -
     affinity = 0.5 * (affinity + affinity.T)
     np.fill_diagonal(affinity, 0)
     laplacian = np.diag(np.abs(affinity).sum(axis=1)) - affinity
-    values, vectors = np.linalg.eigh(laplacian)
-    k = int(np.argmax(np.diff(values[: max_speakers + 1]))) + 1
+    # only the smallest max_speakers + 1 eigenpairs are used: a tenth of the time of all of them at 1,000 windows
+    values, vectors = eigh(laplacian, subset_by_index=[0, min(max_speakers, n - 1)])
+    k = int(np.argmax(np.diff(values))) + 1
     _, labels = kmeans2(vectors[:, :k], k, minit="++", seed=0)
     return merge_similar_clusters(embeddings, fold_small_clusters(embeddings, labels))
+
+
+def cluster_windows(embeddings: np.ndarray, max_speakers: int = MAX_SPEAKERS) -> np.ndarray:
+    """Cluster ids 0..k-1 of the L2-normalised embeddings of a call's windows in time order.
+
+    Up to CAMPP_CHUNK_WINDOWS windows: `spectral_cluster`. More (a long call): the windows are cut into chunks of
+    consecutive windows (as equal as can be, at most CAMPP_CHUNK_WINDOWS each), each chunk is spectral-clustered on
+    its own and its clusters' centroids are linked across chunks (`link_centroids`). Over a whole long call the
+    eigengap stops counting speakers (each window's few kept neighbours are all of the same stretch of one voice, so
+    the graph falls into many pieces) and the eigen-decomposition grows as the cube of the windows; by chunks the
+    time is linear in the windows and the count rests on how alike the clusters' voices are, whatever the length.
+    """
+    n = len(embeddings)
+    if n <= CAMPP_CHUNK_WINDOWS:
+        return spectral_cluster(embeddings, max_speakers)
+    labels = np.empty(n, dtype=int)
+    centroids: list[np.ndarray] = []
+    for chunk in np.array_split(np.arange(n), -(-n // CAMPP_CHUNK_WINDOWS)):
+        local = spectral_cluster(embeddings[chunk], max_speakers)
+        labels[chunk] = local + len(centroids)
+        centroids.extend(_centroids_of(embeddings[chunk], local, np.unique(local)))
+    labels = link_centroids(np.stack(centroids), max_speakers)[labels]
+    # a chunk's cluster may hold two voices (too few windows of one to be its own): each window takes the nearest
+    # speaker's centroid
+    ids = np.unique(labels)
+    labels = ids[np.argmax(embeddings @ _centroids_of(embeddings, labels, ids).T, axis=1)]
+    return merge_similar_clusters(embeddings, fold_small_clusters(embeddings, labels))
+
+
+def link_centroids(centroids: np.ndarray, max_speakers: int = MAX_SPEAKERS) -> np.ndarray:
+    """The speaker (0..k-1) of each of the chunks' cluster `centroids`: average linkage on cosine distance, merged
+    while the clusters' mean similarity is at least CAMPP_LINK_COSINE, at most `max_speakers` speakers."""
+    if len(centroids) < 2:
+        return np.zeros(len(centroids), dtype=int)
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    tree = linkage(centroids.astype(np.float64), method="average", metric="cosine")
+    groups = fcluster(tree, t=1 - CAMPP_LINK_COSINE, criterion="distance")
+    if groups.max() > max_speakers:
+        groups = fcluster(tree, t=max_speakers, criterion="maxclust")
+    return groups - 1
 
 
 def _centroids_of(embeddings: np.ndarray, labels: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -237,7 +286,7 @@ def label_speech_campplus(audio: Audio, speech_regions: list[SpeechRegion], mode
     rate = SAMPLE_RATE // 1000
     embeddings = model.embed_segments(np.asarray(audio.channels[0], dtype=np.float32),
                                       [(w.start_ms * rate, w.end_ms * rate) for w in windows])
-    return windows, _first_seen_order(spectral_cluster(embeddings, max_speakers))
+    return windows, _first_seen_order(cluster_windows(embeddings, max_speakers))
 
 
 def speaker_activity(audio: Audio, windows: list[Window], labels: np.ndarray,

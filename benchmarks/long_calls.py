@@ -3,14 +3,15 @@
 What it measures
 ----------------
 Conversations are built from the voices of the real-speech manifest (`scripts/fetch_real_speech.py`): each
-voice's reference turns in the clips (mono clips only, the parts where no other voice talks) are that voice's
-pieces; a call is turn after turn (one piece, a random stretch of at least 1.5 s of it, gaps of 0.2-1.0 s), each
+voice's reference turns in the one mono clip holding most of its speech (the parts where no other voice talks) are
+that voice's pieces; a call is turn after turn (one piece, a random stretch of at least 1.5 s of it, gaps of 0.2-1.0 s), each
 turn's voice drawn at random (never the one who just spoke, some voices more talkative than others), so that every
 voice recurs throughout the call, to the length asked for. The reference turns (RTTM) are where each piece was put.
 The calls are written to `~/.cache/callscope/long-calls/` (WAV and RTTM, seeded: the same call every run).
 
 Two sets of voices, no voice in both (`VOICE_SETS`): "fit" (6 voices, seed 0), the calls any threshold of the
-long-call clustering was chosen on, and "report" (7 voices, seed 1), the calls reported.
+long-call clustering was chosen on, and "report" (7 voices, seed 1), the calls reported; "one" (seed 2) is one
+voice, allison's, talking throughout (a long call of one voice must stay one speaker).
 
 Each call runs the diarization stage of the pipeline's mono path with the default install's models
 (`speakers.load_speaker_analyzer`: CAM++, spectral clustering, segmentation-3.0): Silero VAD, then
@@ -18,7 +19,8 @@ Each call runs the diarization stage of the pipeline's mono path with the defaul
 stage measured): its segments are stood in for by the VAD's speech, one segment per region of at most 10 s with a
 word every 300 ms, each word taking a speaker as a Whisper word would. Printed per call: the true and found
 speakers, DER of the segments by speaker (pyannote.metrics, no collar, overlap scored, as
-`benchmarks/real_speech.py`), seconds of the diarization stage (VAD not included), the RSS before it and
+`benchmarks/real_speech.py`), seconds of the diarization stage (VAD not included) and of the speakers stage (roles,
+each found speaker's voice compared with one enrolled voiceprint), the RSS before them and
 the process's peak RSS (each call runs in a process of its own, which also holds the models and the decoded audio).
 Timings on a shared machine are noisy.
 
@@ -53,6 +55,7 @@ VOICE_SETS = {
     "fit": (0, ["allison", "june-fr", "carlo-it", "july-es", "big-fish-cs", "small-fish-cs"]),
     "report": (1, ["menardi-it", "armelle-fr", "ivrvoice-ru", "speaker90", "speaker91", "big-fish-nl",
                    "small-fish-nl"]),
+    "one": (2, ["allison"]),  # one voice throughout: a long call must not split it
 }
 MINUTES = (15, 60)
 MIN_PIECE_S = 1.5
@@ -64,17 +67,18 @@ def cache_folder() -> Path:
 
 
 def voice_pieces(voices: list[str]) -> dict[str, list[np.ndarray]]:
-    """Each voice's speech: its reference turns in the mono clips, less where another voice talks, >= 1.5 s."""
+    """Each voice's speech: its reference turns, less where another voice talks, >= 1.5 s, in the mono clip that
+    holds most of it (a voice reaches a call over one line: allison's read clips and the Spanish dialogue are
+    recorded differently, and their 1.5 s windows are further apart than two voices of one recording)."""
     from callscope.analysis.decode import decode
 
     folder, clips = load_manifest(None)
-    pieces: dict[str, list[np.ndarray]] = {v: [] for v in voices}
+    found: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for clip in clips:
-        if clip["channels"] != 1 or clip["id"].endswith("-phone") or not clip["turns"]:
+        if clip["channels"] != 1 or clip["id"].endswith("-phone"):
             continue
-        samples = None
         for start, end, speaker in clip["turns"]:
-            if speaker not in pieces:
+            if speaker not in voices:
                 continue
             others = sorted((s, e) for s, e, k in clip["turns"] if k != speaker and s < end and e > start)
             spans, at = [], start
@@ -82,13 +86,15 @@ def voice_pieces(voices: list[str]) -> dict[str, list[np.ndarray]]:
                 spans.append((at, min(s, end)))
                 at = max(at, e)
             spans.append((at, end))
-            for s, e in spans:
-                if e - s >= MIN_PIECE_S:
-                    samples = decode(folder / clip["path"]).channels[0] if samples is None else samples
-                    pieces[speaker].append(np.asarray(samples[int(s * SAMPLE_RATE) : int(e * SAMPLE_RATE)]))
-    missing = [v for v, p in pieces.items() if not p]
-    if missing:
-        sys.exit(f"no speech of {', '.join(missing)} in the real-speech manifest")
+            found.setdefault((speaker, clip["path"]), []).extend((s, e) for s, e in spans if e - s >= MIN_PIECE_S)
+    pieces = {}
+    for voice in voices:
+        sources = {path: spans for (speaker, path), spans in found.items() if speaker == voice and spans}
+        if not sources:
+            sys.exit(f"no speech of {voice} in the real-speech manifest")
+        path = max(sources, key=lambda p: sum(e - s for s, e in sources[p]))
+        samples = decode(folder / path).channels[0]
+        pieces[voice] = [np.asarray(samples[int(s * SAMPLE_RATE) : int(e * SAMPLE_RATE)]) for s, e in sources[path]]
     return pieces
 
 
@@ -99,7 +105,7 @@ def build_call(voices: list[str], seed: int, minutes: int) -> tuple[np.ndarray, 
     talkative = rng.uniform(0.5, 1.5, len(voices))
     parts, turns, at, last = [], [], 0, -1
     while at < minutes * 60 * SAMPLE_RATE:
-        weights = np.where(np.arange(len(voices)) == last, 0.0, talkative)
+        weights = np.where((np.arange(len(voices)) == last) & (len(voices) > 1), 0.0, talkative)
         last = int(rng.choice(len(voices), p=weights / weights.sum()))
         piece = pieces[voices[last]][rng.integers(len(pieces[voices[last]]))]
         length = int(rng.uniform(min(1.0, MIN_PIECE_S * SAMPLE_RATE / len(piece)), 1.0) * len(piece))
@@ -154,8 +160,9 @@ def stand_in_segments(regions: list) -> list:
 def run_case(name: str, minutes: int) -> dict:
     """The figures of one call (run in a process of its own, for its peak RSS)."""
     from callscope.analysis import diarize, vad
+    from callscope.analysis.campplus import EMBEDDING_DIM
     from callscope.analysis.decode import decode
-    from callscope.analysis.speakers import load_speaker_analyzer
+    from callscope.analysis.speakers import KnownVoice, load_speaker_analyzer
     from callscope.config import Settings
 
     wav_path, rttm_path = call_files(name, minutes)
@@ -168,10 +175,14 @@ def run_case(name: str, minutes: int) -> dict:
     turns = analyzer.turns(audio, regions)
     segments, info = diarize.assign(stand_in_segments(regions), turns)
     seconds = time.perf_counter() - started
+    started = time.perf_counter()  # the speakers stage: each speaker's voice compared with an enrolled one
+    enrolled = KnownVoice(1, np.ones(EMBEDDING_DIM, dtype=np.float32) / EMBEDDING_DIM**0.5, analyzer.model)
+    roles = analyzer.speakers(audio, segments, [enrolled])
+    roles_s = time.perf_counter() - started
     return {"speakers": len({k for _, _, k in reference}), "found": info.speakers, "windows": info.windows,
             "segmented": info.segmentation is not None,
             "der": der(reference, [(s.start_ms / 1000, s.end_ms / 1000, s.speaker) for s in segments]),
-            "seconds": seconds, "rss_before_mb": rss_before,
+            "seconds": seconds, "roles_s": roles_s, "roles": len(roles), "rss_before_mb": rss_before,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -204,12 +215,12 @@ def main() -> None:
     wide = args.baseline is not None
     width = 16 if wide else 8
     print(f"\n{'call':<10} {'true':>4} {'found':>{width}} {'DER':>{width}} {'stage s':>{width}} "
-          f"{'RSS MB before':>{width}} {'peak RSS MB':>{width}} {'windows':>{width}} {'segmented':>{width + 4}}")
+          f"{'roles s':>{width}} {'RSS MB before':>{width}} {'peak RSS MB':>{width}} {'windows':>{width}} {'segmented':>{width + 4}}")
     for key, row in rows.items():
         old = before.get(key, {})
         print(f"{key:<10} {row['speakers']:>4} "
               + " ".join(cell(row[k], old.get(k), fmt, width, wide) for k, fmt in (
-                  ("found", "d"), ("der", ".1%"), ("seconds", ".1f"), ("rss_before_mb", ".0f"),
+                  ("found", "d"), ("der", ".1%"), ("seconds", ".1f"), ("roles_s", ".1f"), ("rss_before_mb", ".0f"),
                   ("peak_rss_mb", ".0f"), ("windows", "d")))
               + " " + cell(row["segmented"], old.get("segmented"), "", width + 4, wide))
     if args.save:

@@ -197,3 +197,61 @@ def test_small_clusters_fold_and_similar_clusters_merge():
     assert diarize.fold_small_clusters(e, np.array([0, 0, 0, 1, 1, 2]), min_size=2).tolist() == [0, 0, 0, 1, 1, 1]
     assert diarize.merge_similar_clusters(e, np.array([0, 0, 1, 2, 2, 2]), cosine=0.9).tolist() == [0, 0, 0, 1, 1, 1]
     assert diarize.merge_similar_clusters(e, np.array([0, 0, 0, 1, 1, 1]), cosine=0.9).tolist() == [0, 0, 0, 1, 1, 1]
+
+
+def call_embeddings(speakers: int, windows: int, seed: int = 0, utterances: int = 12) -> tuple[np.ndarray, np.ndarray]:
+    """(embeddings, true speaker) of the windows of a call, in time order, shaped as CAM++'s of real voices: cosine
+    about 0.35 between two voices' windows, 0.6 between one voice's; turns of 5-40 consecutive windows, each near one
+    of its voice's `utterances` (what is said moves a voice's windows: over thousands of them, each window's nearest
+    are of its own utterance)."""
+    rng = np.random.default_rng(seed)
+    voices = np.sqrt(0.35) * rng.standard_normal(192) + 0.5 * rng.standard_normal((speakers, 192))
+    said = voices[:, None, :] + np.sqrt(0.15) * rng.standard_normal((speakers, utterances, 192))
+    truth, points, last = [], [], -1
+    while len(truth) < windows:
+        last = int(rng.choice([s for s in range(speakers) if s != last] or [0]))
+        length = int(rng.integers(5, 41))
+        points.append(said[last, rng.integers(utterances)] + np.sqrt(0.2) * rng.standard_normal((length, 192)))
+        truth += [last] * length
+    points = np.concatenate(points)[:windows]
+    return points / np.linalg.norm(points, axis=1, keepdims=True), np.array(truth[:windows])
+
+
+def test_thousands_of_windows_of_k_voices_give_k_speakers():
+    # a 60-minute call has ~4,000 windows: spectral clustering over all of them splits and merges voices (here 4
+    # speakers of 2; issue 24: 1 of 7), and its eigen-decomposition takes minutes
+    for speakers, windows in ((2, 2000), (6, 4000)):
+        embeddings, truth = call_embeddings(speakers, windows, seed=speakers)
+        labels = diarize.cluster_windows(embeddings)
+        assert labels.max() + 1 == speakers
+        assert all(len(set(labels[truth == s].tolist())) == 1 for s in range(speakers))
+
+
+def test_one_voice_of_thousands_of_windows_stays_one_speaker():
+    embeddings, _ = call_embeddings(1, 4000, seed=1)
+    assert diarize.cluster_windows(embeddings).max() == 0
+
+
+def test_chunks_only_above_the_chunk_size_and_agree_with_the_whole_on_a_short_call(monkeypatch):
+    embeddings, truth = call_embeddings(3, 150, utterances=1)
+    direct = diarize.spectral_cluster(embeddings)
+    assert diarize.cluster_windows(embeddings).tolist() == direct.tolist()  # under CAMPP_CHUNK_WINDOWS: the same
+    sizes = []
+    spectral = diarize.spectral_cluster
+    monkeypatch.setattr(diarize, "spectral_cluster", lambda e, k: sizes.append(len(e)) or spectral(e, k))
+    monkeypatch.setattr(diarize, "CAMPP_CHUNK_WINDOWS", 60)
+    chunked = diarize.cluster_windows(embeddings)
+    assert sizes == [50, 50, 50]  # three chunks of consecutive windows, as equal as can be
+    assert len({(a, b) for a, b in zip(direct, chunked, strict=True)}) == len(set(direct.tolist())) == 3  # one partition
+    assert all(len(set(chunked[truth == s].tolist())) == 1 for s in range(3))
+
+
+def test_chunk_clusters_link_by_centroid_similarity():
+    a, b = np.eye(4)[:2]
+    near_a = np.array([0.9, 0.1, 0.3, 0.3]) / np.linalg.norm([0.9, 0.1, 0.3, 0.3])  # cosine 0.9 to a
+    linked = diarize.link_centroids(np.stack([a, b, near_a, b]))
+    assert linked[0] == linked[2] != linked[1] == linked[3]
+    half_a = np.array([0.5, 0, 0.866, 0])  # cosine 0.5 to a: another voice, unless there may be only 2
+    assert len(set(diarize.link_centroids(np.stack([a, b, half_a])).tolist())) == 3
+    assert diarize.link_centroids(np.stack([a, b, half_a]), max_speakers=2).tolist() in ([0, 1, 0], [1, 0, 1])
+    assert diarize.link_centroids(a[None]).tolist() == [0]
