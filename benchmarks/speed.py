@@ -28,6 +28,7 @@ import platform
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.*
 
 from callscope.analysis.pipeline import MODELS, Pipeline, load_model  # noqa: E402
+from callscope.analysis.result import AnalysisResult  # noqa: E402
 from callscope.config import Settings  # noqa: E402
 from callscope.resources.kinds import Category, ExtractedField, Goal, ProjectSpec  # noqa: E402
 from tests.analysis import speech  # noqa: E402
@@ -80,15 +82,29 @@ def make_calls(folder: Path, minutes: float) -> dict[str, tuple[Path, float]]:
     return {"stereo": (stereo_path, seconds), "mono": (mono_path, seconds)}
 
 
-def timed_run(pipeline: Pipeline, path: Path) -> tuple[float, dict[str, float]]:
-    marks: list[tuple[str, float]] = []
+@dataclass
+class Timing:
+    """One timed analysis: wall seconds end to end, and per stage the wall and CPU seconds (all of the process's
+    threads: less disturbed than wall time where other work shares the cores) between its progress reports."""
+
+    total: float
+    stages: dict[str, float]
+    cpu: dict[str, float]
+    result: AnalysisResult
+
+
+def timed_run(pipeline: Pipeline, path: Path, project: ProjectSpec = PROJECT) -> Timing:
+    marks: list[tuple[str, float, float]] = []
     start = time.perf_counter()
-    pipeline.run(path, PROJECT, lambda stage, _fraction: marks.append((stage, time.perf_counter())))
+    result = pipeline.run(path, project,
+                          lambda stage, _fraction: marks.append((stage, time.perf_counter(), time.process_time())))
     total = time.perf_counter() - start
     stages: dict[str, float] = {}
-    for (stage, at), (_, until) in zip(marks, marks[1:]):
+    cpu: dict[str, float] = {}
+    for (stage, at, cpu_at), (_, until, cpu_until) in zip(marks, marks[1:]):
         stages[stage] = stages.get(stage, 0.0) + until - at
-    return total, stages
+        cpu[stage] = cpu.get(stage, 0.0) + cpu_until - cpu_at
+    return Timing(total, stages, cpu, result)
 
 
 def main() -> None:
@@ -117,9 +133,9 @@ def main() -> None:
             pipeline.run(path, PROJECT)  # warm-up: first-call allocations, caches
             totals, per_stage = [], {}
             for _ in range(args.runs):
-                total, stages = timed_run(pipeline, path)
-                totals.append(total)
-                for stage, spent in stages.items():
+                timing = timed_run(pipeline, path)
+                totals.append(timing.total)
+                for stage, spent in timing.stages.items():
                     per_stage.setdefault(stage, []).append(spent)
             total = float(np.median(totals))
             print(f"\n{kind} call, {seconds:.1f} s of audio: {total:.2f} s, RTF {total / seconds:.3f} "
