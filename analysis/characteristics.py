@@ -18,6 +18,7 @@ Rules (all times in milliseconds):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import groupby
 
 from callscope.analysis.pauses import Interval, spoken_pieces, total
 from callscope.analysis.result import CallCharacteristics, SpeakerTraits, TranscriptSegment
@@ -42,15 +43,20 @@ def word_count(segment: TranscriptSegment) -> int:
 
 
 def count_interruptions(dialogue: Sequence[TranscriptSegment]) -> dict[str, int]:
-    """Interruptions per interrupting speaker (see the module docstring)."""
+    """Interruptions per interrupting speaker (see the module docstring). One pass in order of start, keeping each
+    speaker's latest end so far: an hour's call has thousands of segments, and pairs of them would be millions."""
     counts: dict[str, int] = {}
-    for b in dialogue:
-        if any(
-            a.speaker != b.speaker and a.start_ms < b.start_ms < a.end_ms
-            and min(a.end_ms, b.end_ms) - b.start_ms >= INTERRUPTION_MIN_OVERLAP_MS
-            for a in dialogue
-        ):
-            counts[b.speaker] = counts.get(b.speaker, 0) + 1
+    latest_end: dict[str, int] = {}  # speaker -> the latest end of their segments that started earlier
+    for start, group in groupby(sorted(dialogue, key=lambda s: s.start_ms), key=lambda s: s.start_ms):
+        starting = list(group)
+        for b in starting:
+            # min(A.end, B.end) - B.start >= 300: both run on for 300 ms after B starts
+            if b.end_ms - start >= INTERRUPTION_MIN_OVERLAP_MS and any(
+                    end - start >= INTERRUPTION_MIN_OVERLAP_MS for speaker, end in latest_end.items()
+                    if speaker != b.speaker):
+                counts[b.speaker] = counts.get(b.speaker, 0) + 1
+        for b in starting:
+            latest_end[b.speaker] = max(latest_end.get(b.speaker, b.end_ms), b.end_ms)
     return counts
 
 

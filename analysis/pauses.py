@@ -21,6 +21,7 @@ project's.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING
@@ -85,15 +86,21 @@ def find_pauses(
     spans = union([(max(0, s), min(limit, e)) for s, e, _ in pieces]
                   + [(max(0, r.start_ms), min(limit, r.end_ms)) for r in speech])
     last_spoken_end = max(end for _, end, _ in pieces)
+    # the piece said last before a gap, found by bisection: an hour's call has thousands of gaps and words
+    by_end = sorted((end, seg_id) for _, end, seg_id in pieces)
+    ends = [end for end, _ in by_end]
+    by_id: dict[int, TranscriptSegment] = {}
+    for seg in dialogue:
+        by_id.setdefault(seg.id, seg)
     findings: list[Pause] = []
     for (_, gap_start), (gap_end, _) in pairwise(spans):
         if gap_end - gap_start < rules.min_pause_ms or last_spoken_end < gap_end:
             continue  # too short, or nothing is said after it (trailing silence with only noise in VAD)
-        before = [(end, seg_id) for _, end, seg_id in pieces if end <= gap_start]
-        if not before:
+        said = bisect_right(ends, gap_start)
+        if not said:
             continue  # nothing said before it: leading silence with only noise in VAD
-        _, after_id = max(before)
-        segment = next(seg for seg in dialogue if seg.id == after_id)
+        _, after_id = by_end[said - 1]
+        segment = by_id[after_id]
         long = gap_end - gap_start >= rules.long_pause_threshold_ms
         compliant = not long or (announces_hold(rules, segment.text) and gap_end - gap_start <= rules.max_hold_ms)
         findings.append(Pause(start_ms=gap_start, end_ms=gap_end, duration_ms=gap_end - gap_start, compliant=compliant,
