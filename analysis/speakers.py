@@ -48,6 +48,10 @@ from .types import SAMPLE_RATE, Audio, SpeechRegion
 
 ENROLL_MIN_MS = 10_000  # spec Limits: at least 10 s of speech to enrol
 IDENTIFY_MIN_MS = 5_000  # spec Limits: at least 5 s of a speaker's speech to identify them
+# a speaker is compared with the voiceprints by at most this much of their speech: an hour's call embedded all of
+# each speaker's (50 minutes of speech, 1.5-2.5 min on 2 CPUs, benchmarks/long_calls.py), and 2 minutes is 12
+# enrolments' worth
+IDENTIFY_MAX_MS = 120_000
 # Cosine similarity from which a voice is an enrolled operator's, per voiceprint model (see the module's docstring)
 VOICEPRINT_THRESHOLDS = {"campplus": 0.72, "ge2e": 0.945}
 DEFAULT_VOICEPRINT_THRESHOLD = VOICEPRINT_THRESHOLDS["campplus"]
@@ -281,13 +285,21 @@ def speaker_spans(dialogue: list[TranscriptSegment]) -> dict[str, list[tuple[int
     return spans
 
 
+def spread(spans: list[tuple[int, int]], max_ms: int) -> list[tuple[int, int]]:
+    """About `max_ms` of `spans` (in time order), taken evenly over them (every n-th span); all under `max_ms`."""
+    total = sum(end - start for start, end in spans)
+    return spans if total <= max_ms else spans[:: math.ceil(total / max_ms)]
+
+
 def speaker_embeddings(encoder: SpeakerEncoder | CamPlusPlus, audio: Audio, dialogue: list[TranscriptSegment]) -> dict[
         str, tuple[np.ndarray | None, int]]:
-    """Each speaker's (embedding, speech_ms) from the audio of their segments on their channel."""
+    """Each speaker's (embedding, speech_ms) from the audio of their segments on their channel: at most about
+    IDENTIFY_MAX_MS of it, taken evenly over the call."""
     out = {}
     for label, spans in speaker_spans(dialogue).items():
         channel = next(s.channel for s in dialogue if s.speaker == label)
-        out[label] = voice_embedding(encoder, audio.channels[min(channel, len(audio.channels) - 1)], spans)
+        out[label] = voice_embedding(encoder, audio.channels[min(channel, len(audio.channels) - 1)],
+                                     spread(spans, IDENTIFY_MAX_MS))
     return out
 
 

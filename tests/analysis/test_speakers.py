@@ -198,3 +198,11 @@ def test_voiceprints_are_stored_replaced_and_forgotten(tmp_path):
     assert catalog.query(voiceprints.of_account, "acme", model="enc@1") == []
     assert catalog.change(voiceprints.forget, "acme", 5) and not catalog.change(voiceprints.forget, "acme", 5)
     assert len(catalog.query(voiceprints.of_account, "other")) == 1
+
+
+def test_a_long_speakers_voice_is_compared_by_speech_taken_evenly_over_the_call():
+    spans = [(k * 1000, k * 1000 + 500) for k in range(1000)]  # 500 s of speech over 1000 s
+    taken = speakers.spread(spans, 120_000)
+    assert 100_000 <= sum(e - s for s, e in taken) <= 120_000
+    assert taken[0] == spans[0] and taken[-1][0] > 990_000  # from the start of the call to its end
+    assert speakers.spread(spans[:10], 120_000) == spans[:10]
