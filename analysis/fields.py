@@ -32,6 +32,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from .evidence import SENTENCE, excerpt, quote_in_transcript, token_spans, tokens, word_time
@@ -76,7 +77,7 @@ def field_words(field: ExtractedField) -> set[str]:
     return {_stem(w) for w in words if w not in _STOP and not w.isdigit()}
 
 
-def _relevance(mention: Mention, words: set[str], segments: Sequence[TranscriptSegment]) -> float:
+def _relevance(mention: Mention, words: set[str], previous: Mapping[int, TranscriptSegment]) -> float:
     """How close the field's words are to a mention: 1 for each in its sentence, 0.5 in the rest of its
     segment, 0.25 in the segment before it (the question it answers)."""
     def stems(text: str) -> set[str]:
@@ -85,8 +86,7 @@ def _relevance(mention: Mention, words: set[str], segments: Sequence[TranscriptS
     text = mention.segment.text
     sentence = next((m.group() for m in SENTENCE.finditer(text) if m.start() <= mention.start < m.end()), text)
     own, segment = stems(sentence), stems(text)
-    index = next((i for i, s in enumerate(segments) if s is mention.segment), 0)
-    before = stems(segments[index - 1].text) if index else set()
+    before = stems(previous[id(mention.segment)].text) if id(mention.segment) in previous else set()
     return len(own) + 0.5 * len(segment - own) + 0.25 * len(before - segment)
 
 
@@ -101,9 +101,11 @@ def choose(field: ExtractedField, mentions: Sequence[Mention], segments: Sequenc
     by_value: dict[Any, list[Mention]] = {}
     for m in mentions:
         by_value.setdefault(m.value, []).append(m)
-    ranked = sorted(by_value, key=lambda v: (-max(_relevance(m, words, segments) for m in by_value[v]),
-                                             -len(by_value[v])))
-    top = [max(_relevance(m, words, segments) for m in by_value[v]) for v in ranked[:2]]
+    # each segment's previous one, looked up (not searched for: an hour's call has thousands, and as many mentions)
+    previous = {id(s): p for p, s in pairwise(segments)}
+    relevance = {v: max(_relevance(m, words, previous) for m in by_value[v]) for v in by_value}
+    ranked = sorted(by_value, key=lambda v: (-relevance[v], -len(by_value[v])))
+    top = [relevance[v] for v in ranked[:2]]
     if field.type in ("number", "date") and top[0] == 0:
         return None, [], ranked[:MAX_CHOICES]
     if len(ranked) == 1 or top[0] > top[1]:

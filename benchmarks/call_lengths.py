@@ -140,9 +140,10 @@ def main() -> None:
             rows[f"{minutes:g}"] = row = json.loads(child.stdout.strip().splitlines()[-1])
             path.unlink()
             print(f"{minutes:g} min: {row['total_s']:.1f} s, peak RSS {row['peak_mb']:.0f} MB", flush=True)
+            if args.save:  # after each length: an unattended run stopped early keeps what it measured
+                args.save.write_text(json.dumps({"lengths": rows}, indent=1))
     table(rows, before)
     if args.save:
-        args.save.write_text(json.dumps({"lengths": rows}, indent=1))
         print(f"saved {args.save}")
 
 
