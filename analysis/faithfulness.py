@@ -129,7 +129,7 @@ party speaker speakers""".split())
 PARAPHRASE_SIMILARITY = 0.70
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s", "ly"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
@@ -141,7 +141,24 @@ def new_words(sentence: str, transcript_stems: set[str]) -> tuple[str, ...]:
     """The content words of a written sentence whose stems the transcript does not have."""
     words = [w for w in tokens(without_role_words(sentence))
              if len(w) > 2 and not w.isdigit() and w not in _FUNCTION_WORDS]
-    return tuple(dict.fromkeys(w for w in words if _stem(w) not in transcript_stems))
+    return tuple(dict.fromkeys(w for w in words if stem(w) not in transcript_stems))
+
+
+# Words that give a speaker a part in a service call: true only where the roles stage found an agent.
+_SERVICE_ROLE = re.compile(r"\b(agent|operator|caller|customer|client|representative|receptionist)s?\b", re.IGNORECASE)
+
+
+_REPORTED = re.compile(r'^([^"]{1,40}) said: "([^"]+)"\.?$')
+
+
+def invented_roles(sentence: str, roles: Mapping[str, str] | None, transcript_stems: set[str]) -> tuple[str, ...]:
+    """The role words of a sentence about a call where the roles stage found no agent (peers talking, or speakers
+    unknown) that the transcript does not say itself ("All of our representatives are busy" does). `roles` None:
+    not known here, not checked."""
+    if roles is None or "agent" in roles.values():
+        return ()
+    words = [m.group(1).lower() for m in _SERVICE_ROLE.finditer(sentence)]
+    return tuple(dict.fromkeys(w for w in words if stem(w) not in transcript_stems))
 
 
 @dataclass(frozen=True)
@@ -153,6 +170,7 @@ class Support:
     closest: str  # that stretch ("" without an embedder)
     details: tuple[str, ...]  # numbers and names the transcript does not contain
     new: tuple[str, ...] = ()  # content words the transcript does not have (checked with the meaning)
+    roles: tuple[str, ...] = ()  # role words for speakers the call gives no role (invented_roles)
 
     def supported(self, threshold: float = SUPPORT_THRESHOLD) -> bool:
         return not self.reason(threshold)
@@ -161,6 +179,8 @@ class Support:
         """Why the sentence is not supported (empty when it is)."""
         if self.details:
             return f"the transcript does not contain {', '.join(self.details)}"
+        if self.roles:
+            return f"no speaker of the call is known to be the {', '.join(self.roles)}"
         if self.similarity is None:
             return ""
         if self.similarity < threshold:
@@ -192,13 +212,17 @@ class SupportChecker:
     """Checks written sentences against one call's transcript; the transcript is embedded once, when first needed."""
 
     def __init__(self, segments: Sequence[TranscriptSegment], embedder: Any | None, *, names: bool = True,
-                 threshold: float = SUPPORT_THRESHOLD) -> None:
+                 threshold: float = SUPPORT_THRESHOLD, roles: Mapping[str, str] | None = None) -> None:
+        """`roles`: speaker label -> agent/customer/unknown, the roles stage's; given, a sentence that names a role
+        nobody holds is not supported (invented_roles)."""
         self.embedder = embedder
         self.names = names
+        self.roles = roles
         self.threshold = threshold
         self.transcript = "\n".join(s.text for s in segments)
         self.stretches = stretches(segments)
-        self.stems = {_stem(w) for s in segments for w in tokens(s.text)}
+        self.stems = {stem(w) for s in segments for w in tokens(s.text)}
+        self._said = [f" {' '.join(tokens(stretch))} " for stretch in self.stretches]
         self._vectors: np.ndarray | None = None
 
     def _stretch_vectors(self) -> np.ndarray:
@@ -206,16 +230,29 @@ class SupportChecker:
             self._vectors = np.asarray(self.embedder.embed(self.stretches), dtype=np.float32)
         return self._vectors
 
+    def _quote(self, sentence: str) -> str | None:
+        """The quote of a sentence that reports what was said ('The customer said: "..."') when the transcript has
+        its words, in order, in one stretch: speech quoted is supported as it stands, whoever it is said by (the
+        label "Speaker-2" is no number of the call)."""
+        match = _REPORTED.match(sentence)
+        said = f" {' '.join(tokens(match.group(2)))} " if match else ""
+        return match.group(2) if match and said.strip() and any(said in s for s in self._said) else None
+
     def check(self, sentences: Sequence[str]) -> list[Support]:
         """Each sentence's support, in order."""
+        quotes = [self._quote(s) for s in sentences]
+        if any(quotes):  # speech quoted: only who said it is checked
+            return [Support(s, 1.0, q, (), roles=invented_roles(s.split(" said: ")[0], self.roles, self.stems))
+                    if q else self.check([s])[0] for s, q in zip(sentences, quotes)]
         details = [tuple(unsupported_details(s, self.transcript, names=self.names)) for s in sentences]
+        roles = [invented_roles(s, self.roles, self.stems) for s in sentences]
         if self.embedder is None or not self.stretches or not sentences:
-            return [Support(s, None, "", d) for s, d in zip(sentences, details)]
+            return [Support(s, None, "", d, roles=r) for s, d, r in zip(sentences, details, roles)]
         claims = np.asarray(self.embedder.embed([claim_text(s) for s in sentences]), dtype=np.float32)
         similarity = claims @ self._stretch_vectors().T
         best = similarity.argmax(axis=1)
         return [Support(s, round(float(similarity[i, best[i]]), 3), self.stretches[best[i]], d,
-                        new_words(s, self.stems)) for i, (s, d) in enumerate(zip(sentences, details))]
+                        new_words(s, self.stems), r) for i, (s, d, r) in enumerate(zip(sentences, details, roles))]
 
     def supported_text(self, text: str) -> tuple[list[str], list[Support]]:
         """The sentences of text that are supported, and the checks of those that are not."""
@@ -227,7 +264,8 @@ class SupportChecker:
 # --- the extractive summary ---------------------------------------------------------------------------------
 
 
-def _speaker_name(speaker: str, roles: Mapping[str, str] | None) -> str:
+def speaker_name(speaker: str, roles: Mapping[str, str] | None) -> str:
+    """How a quote names who said it: "The agent", "The customer", else the speaker label ("Speaker-1")."""
     role = (roles or {}).get(speaker)
     return f"The {role}" if role in ("agent", "customer") else speaker.capitalize()
 
@@ -235,11 +273,16 @@ def _speaker_name(speaker: str, roles: Mapping[str, str] | None) -> str:
 def key_sentences(segments: Sequence[TranscriptSegment], embedder: Any | None,
                   count: int = KEY_SENTENCES) -> list[tuple[TranscriptSegment, str]]:
     """The call's `count` most central sentences of at least KEY_MIN_WORDS words, in the order said. Without an
-    embedder, the longest ones. Greetings and goodbyes are short or far from the centre: they are seldom chosen."""
+    embedder, the longest ones. Greetings and goodbyes are short or far from the centre: they are seldom chosen.
+    A sentence said again (the same words) is a candidate once: a long call repeats itself, a summary must not."""
     found = [(s, m.group().strip()) for s in segments for m in SENTENCE.finditer(s.text)
              if len(tokens(m.group())) >= KEY_MIN_WORDS]
     if not found:  # a call of short sentences: its longest turns
         found = [(s, " ".join(s.text.split())) for s in segments if tokens(s.text)]
+    first: dict[str, tuple[TranscriptSegment, str]] = {}
+    for s, text in found:
+        first.setdefault(" ".join(tokens(text)), (s, text))
+    found = list(first.values())
     if len(found) <= count:
         return found
     if embedder is not None:
@@ -255,5 +298,5 @@ def key_sentences(segments: Sequence[TranscriptSegment], embedder: Any | None,
 def extractive_summary(segments: Sequence[TranscriptSegment], embedder: Any | None,
                        roles: Mapping[str, str] | None = None, count: int = KEY_SENTENCES) -> str:
     """The key sentences as said, each with who said it: 'The customer said: "..."'. Empty without speech."""
-    return " ".join(f'{_speaker_name(s.speaker, roles)} said: "{text}"'
+    return " ".join(f'{speaker_name(s.speaker, roles)} said: "{text}"'
                     for s, text in key_sentences(segments, embedder, count))

@@ -1,23 +1,31 @@
-"""The summary: a short factual summary of the call, written by the language model from the transcript.
+"""The summary: what the call was about, in a few sentences the transcript supports, phrased by the language model
+from a brief of the call.
 
-The prompt is the transcript first (`transcript_prompt`: one line per turn, "speaker: text"), then the
-instruction. Every stage that asks the model about the call (goals, fields, summary) starts its prompt with
-the same `transcript_prompt(segments, transcript_budget(llm), roles)`, so llama.cpp evaluates the transcript
-once and the later prompts only their own instruction (before the goals and fields also marked the roles, each
-stage evaluated the whole transcript again). Speakers are named by their roles ("Agent:", `speaker_names`).
+What the model reads (`summary_prompt`): a call whose turns fit `salience.READ_CHARS` (about 300 tokens) is read
+whole, as the same `transcript_prompt(segments, transcript_budget(llm), roles)` every stage that asks the model about
+the call (goals, fields) starts its prompt with, so llama.cpp evaluates that transcript once and the summary only
+its instruction. A longer call is read as its salient turns (salience.py: its opening, its closing and the turns of
+most content, at most READ_CHARS): the summary no longer reads a long call whole, so its cost is bounded whatever
+the length (it read up to the context's 7,000 tokens, about 3 minutes on 2 CPUs for an hour, and then said what
+the last turns said). The goals and fields still read the whole `transcript_prompt`, as before.
 
-Length: the transcript is cut to what the model's context holds (`transcript_budget`, a conservative
-3 characters per token with room kept for the instruction and the answer): the beginning and the end
-are kept (who called and why, what was agreed), the middle is replaced by a line saying how many turns
-were left out, and the instruction says so.
+What the model writes (`brief_schema`): a brief of four slots, one sentence each: why the call was made, what was
+done or found, what was agreed, what follows; for a call without a known agent (a conversation between peers, a
+recording), who speaks, what about, the main facts said, and how it ends. Asked for "2 to 4 sentences" about the whole call,
+the 1.5B model often wrote only its greeting and goodbye ("The customer thanked the agent and said goodbye."); asked
+slot by slot it states the reason and the outcome (benchmarks/summary_coverage.py).
 
-Faithfulness (faithfulness.py): every sentence of the model's summary is checked against the transcript
-(its names and numbers are in it, and, with the text embedder, some stretch of the call is close enough in
-meaning). Unsupported sentences never reach the user: they are removed; when none is left the summary is the
-call's own key sentences (`extractive_summary`). The model is not asked again: on the benchmark calls a second
-answer, told which sentences the transcript does not say, cost as much as the first (13 s on one core for a
-30-second call), and on the synthetic support call it was again mostly unsupported. `SummaryResult.method` says
-which happened and `removed` holds what was taken out, for the pipeline's `stages` note.
+Roles: the speakers are named by the roles the roles stage found ("Agent:", `speaker_names`). Where it found no
+agent the instruction asks for "the speakers" or their names, and a sentence calling someone the agent, the caller
+or the customer, words the transcript itself does not say, is not supported (faithfulness.invented_roles).
+
+Faithfulness (faithfulness.py): every sentence is checked against the transcript. A sentence it does not support is
+repaired: replaced by what was said closest to it in meaning among the turns read, quoted with who said it ('The
+customer said: "..."'), so the slot keeps its place in the call's own words; without the text embedder (a call not
+in English) it is removed, and when none is left the summary is the call's key sentences (`extractive_summary`, as
+when the model fails). The model is not asked again (a second answer cost as much as the first and was again
+mostly unsupported). `SummaryResult.method` says which happened and `removed` holds the sentences replaced or
+removed, for the pipeline's `stages` note.
 """
 
 from __future__ import annotations
@@ -27,18 +35,40 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .faithfulness import Support, SupportChecker, extractive_summary, sentence_ends, unsupported_details
+import numpy as np
+
+from .evidence import SENTENCE, tokens
+from .faithfulness import (
+    KEY_MIN_WORDS,
+    Support,
+    SupportChecker,
+    claim_text,
+    extractive_summary,
+    sentence_ends,
+    speaker_name,
+    unsupported_details,
+)
 from .language_model import DEFAULT_CONTEXT_TOKENS, LanguageModel
 from .result import ModelUsed, TranscriptSegment
+from .salience import Turn, salient_turns, turns_of
+from .speakers import phrase_score
 
 log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 3  # conservative: English is about 4 characters a token, many other languages fewer
 RESERVE_TOKENS = 1024  # the instruction and the answer of any stage that shares the transcript prefix
-# Four sentences of about 110 characters. A generated token costs about 0.1 s on one core: allowed 700 characters,
-# the model wrote up to 145 tokens for a 1-minute call. A sentence the cap cuts off is dropped (_whole_sentences).
-SUMMARY_MAX_CHARS = 450
-SUMMARY_MAX_TOKENS = 200
+# One sentence a slot. A generated token costs about 0.1 s on 2 CPUs: four slots of about 15 tokens and the JSON
+# between them; a sentence the cap cuts off is dropped (_whole_sentence).
+SLOT_MAX_CHARS = 140
+BRIEF_MAX_TOKENS = 180
+MIN_WORDS = 3
+
+# The brief's slots: what each holds, for a call with an agent and for one without.
+SERVICE_SLOTS = {"reason": "why the customer called: the problem or request stated",
+                 "actions": "what the agent did or found", "outcome": "what was agreed, with when",
+                 "next": "what follows (a visit, a message, a callback) or what else was asked"}
+PEER_SLOTS = {"speakers": "who speaks, by name, and where they are", "subject": "what they talk about",
+              "facts": "the main facts they say", "outcome": "how it ends, or what follows"}
 
 LANGUAGE_NAMES = {
     "ar": "Arabic", "bg": "Bulgarian", "cs": "Czech", "da": "Danish", "de": "German", "el": "Greek",
@@ -50,16 +80,31 @@ LANGUAGE_NAMES = {
     "uk": "Ukrainian", "vi": "Vietnamese", "zh": "Chinese",
 }
 
-MAX_SENTENCES = 4
+
+def has_agent(roles: Mapping[str, str] | None) -> bool:
+    return "agent" in (roles or {}).values()
 
 
-def summary_schema(language: str | None) -> dict:
-    """The answer's JSON schema. The grammar caps the length; the description (the prompt shows the schema)
-    is where the embedded 1.5B model heeds the language: asked in the instruction alone, it writes English."""
-    where = f"written in {language_name(language)}" if language else "written in the language of the transcript"
-    summary = {"type": "string", "minLength": 1, "maxLength": SUMMARY_MAX_CHARS,
-               "description": f"A factual summary of the call in 2 to {MAX_SENTENCES} sentences, {where}"}
-    return {"type": "object", "properties": {"summary": summary}, "required": ["summary"], "additionalProperties": False}
+def named_roles(segments: Sequence[TranscriptSegment], roles: Mapping[str, str] | None) -> dict[str, str]:
+    """The roles a summary may name: the roles stage's where an agent's own words sound like one (an agent phrase,
+    speakers.phrase_score: "how can I help", "thank you for calling"), else none ("unknown"). Without such words
+    the roles stage still makes the first voice the agent, which made an agent and a caller of two women chatting
+    about where they live (pyannote's sample call: "The agent, Diane, informed the caller ...")."""
+    roles = dict(roles or {})
+    agents = {label for label, role in roles.items() if role == "agent"}
+    said = " ".join(s.text for s in segments if s.speaker in agents)
+    return roles if agents and phrase_score(said)[0] > 0 else {label: "unknown" for label in roles}
+
+
+def brief_schema(language: str | None, agent: bool) -> dict:
+    """The answer's JSON schema: one sentence a slot. The grammar caps the length; the descriptions (the prompt
+    shows them) are where the embedded 1.5B model heeds the language: asked in the instruction alone, it writes
+    English."""
+    where = f"in {language_name(language)}" if language else "in the language of the transcript"
+    slots = SERVICE_SLOTS if agent else PEER_SLOTS
+    properties = {name: {"type": "string", "minLength": 1, "maxLength": SLOT_MAX_CHARS,
+                         "description": f"one sentence {where}: {what}"} for name, what in slots.items()}
+    return {"type": "object", "properties": properties, "required": list(slots), "additionalProperties": False}
 
 
 @dataclass(frozen=True)
@@ -67,8 +112,8 @@ class SummaryResult:
     text: str
     language: str | None
     model: ModelUsed
-    # "model": as written; "trimmed": unsupported sentences removed; "extractive": the call's key sentences (the
-    # transcript supports none of the model's sentences).
+    # "model": as written; "repaired": unsupported sentences replaced by what was said; "trimmed": removed (no
+    # embedder to find what was said); "extractive": the call's key sentences (none of the model's was left).
     method: str = "model"
     removed: tuple[Support, ...] = ()  # the model's sentences the transcript does not support
 
@@ -76,9 +121,9 @@ class SummaryResult:
     def note(self) -> str:
         """What happened, for `stages`."""
         count = len(self.removed)
-        removed = f"{count} sentence(s) the transcript does not support removed"
-        return {"model": "", "trimmed": removed,
-                "extractive": f"{removed}; none was left: the call's key sentences instead"}[self.method]
+        unsupported = f"{count} sentence(s) the transcript does not support"
+        return {"model": "", "repaired": f"{unsupported} replaced by what was said", "trimmed": f"{unsupported} removed",
+                "extractive": f"{unsupported} removed; none was left: the call's key sentences instead"}[self.method]
 
 
 def language_name(code: str | None) -> str | None:
@@ -109,6 +154,11 @@ def speaker_names(speakers: Sequence[str], roles: Mapping[str, str] | None) -> d
     return names
 
 
+def _lines(turns: Sequence[Turn | None], roles: Mapping[str, str] | None) -> list[str]:
+    names = speaker_names([t.speaker for t in turns if t is not None], roles)
+    return [f"{names[t.speaker]}: {t.text}" if t is not None else "[...]" for t in turns]
+
+
 def transcript_prompt(
     segments: Sequence[TranscriptSegment], max_chars: int | None = None, roles: Mapping[str, str] | None = None
 ) -> str:
@@ -119,15 +169,7 @@ def transcript_prompt(
     them it did not.
     Consecutive segments of one speaker (a turn cut at its pauses) are one line: fewer tokens to evaluate.
     """
-    turns: list[tuple[str, str]] = []
-    for s in segments:
-        text = " ".join(s.text.split())
-        if text and turns and turns[-1][0] == s.speaker:
-            turns[-1] = (s.speaker, f"{turns[-1][1]} {text}")
-        elif text:
-            turns.append((s.speaker, text))
-    names = speaker_names([speaker for speaker, _ in turns], roles)
-    lines = [f"{names[speaker]}: {text}" for speaker, text in turns]
+    lines = _lines(turns_of(segments), roles)
     head = "Transcript of a phone call, one line per turn (speaker: words):\n"
     body = "\n".join(lines)
     if max_chars is not None and len(body) > max_chars:
@@ -150,18 +192,28 @@ def _cut_middle(lines: list[str], max_chars: int) -> str:
     return "\n".join([*lines[:start], gap, *lines[end:]])
 
 
-def _instruction(language: str | None, cut: bool) -> str:
-    # Wording chosen on written calls: asked for "the caller" and "the agent", or told that a label is not a
-    # role, the 1.5B model mixed up who is who more often than with this.
+def summary_prompt(segments: Sequence[TranscriptSegment], llm: LanguageModel,
+                   roles: Mapping[str, str] | None) -> tuple[str, list[Turn], bool]:
+    """What the summary reads, the turns in it, and whether turns are left out: the shared transcript prefix when
+    the call fits salience.READ_CHARS, else its salient turns ("[...]" where turns are left out)."""
+    turns = turns_of(segments)
+    read = salient_turns(turns)
+    if None not in read:
+        return transcript_prompt(segments, transcript_budget(llm), roles), turns, False
+    head = "Parts of the transcript of a phone call, one line per turn (speaker: words); [...]: turns left out:\n"
+    text = f"{head}" + "\n".join(_lines(read, roles)) + "\n[end of transcript]\n"
+    return text, [t for t in read if t is not None], True
+
+
+def _instruction(language: str | None, agent: bool, excerpt: bool) -> str:
     name = language_name(language) or "the language of the transcript"
-    parts = [
-        f"Summarise the call above in 2 to {MAX_SENTENCES} sentences, in {name}: why the caller called, "
-        "what was done, and what was agreed or left open.",
-        "State only facts from the transcript; add no names, numbers, dates or details it does not contain. "
-        "Leave out greetings and goodbyes.",
-    ]
-    if cut:
-        parts.append("Part of the middle of the call is left out; summarise what is there.")
+    parts = [f"Write a brief of the call above in {name}, one short sentence for each part of the answer.",
+             "State only facts from the transcript; add no names, numbers, dates or details it does not contain. "
+             "Leave out greetings and goodbyes."]
+    if not agent:
+        parts.append("Nobody in it is an agent or a customer: name the speakers as they name themselves.")
+    if excerpt:
+        parts.append("Only parts of a long call are shown; write about what is there.")
     return "\n".join(parts)
 
 
@@ -169,23 +221,51 @@ def _instruction(language: str | None, cut: bool) -> str:
 _NOUNS_CAPITALISED = {"de", "lb"}
 
 
-def _whole_sentences(text: str, limit: int = MAX_SENTENCES) -> str:
-    """At most `limit` sentences, and no sentence cut off by the length cap (when a whole one is left)."""
+def _whole_sentence(text: str) -> str:
+    """The first sentence of a slot, ended with a full stop where the model left it open; none when the length cap
+    cut it off before its end, or when it is too short to say anything ("The speakers.")."""
+    text = " ".join(text.split())
     ends = sentence_ends(text)
-    if not ends:
-        return text
-    return text[: ends[min(limit, len(ends)) - 1]].strip()
+    sentence = text[: ends[0]].strip() if ends else f"{text.rstrip(',;:')}." if len(text) < SLOT_MAX_CHARS else ""
+    return sentence if len(tokens(sentence)) >= MIN_WORDS else ""
+
+
+class _Quotes:
+    """What was said, for repairing a sentence: the sentences of the turns read (at least KEY_MIN_WORDS words, else
+    all), each quoted once at most, the one closest in meaning to the unsupported sentence first."""
+
+    def __init__(self, turns: Sequence[Turn], embedder: Any, roles: Mapping[str, str] | None) -> None:
+        said = [(t.speaker, m.group().strip()) for t in turns for m in SENTENCE.finditer(t.text) if tokens(m.group())]
+        long = [(who, text) for who, text in said if len(tokens(text)) >= KEY_MIN_WORDS]
+        self.said = list(dict.fromkeys(long or said))
+        self.embedder, self.roles = embedder, roles
+        self.used: set[int] = set()
+        self._vectors: np.ndarray | None = None
+
+    def closest(self, sentence: str) -> str | None:
+        if not self.said:
+            return None
+        if self._vectors is None:
+            self._vectors = np.asarray(self.embedder.embed([text for _, text in self.said]), dtype=np.float32)
+        similarity = self._vectors @ np.asarray(self.embedder.embed([claim_text(sentence)]), dtype=np.float32)[0]
+        for i in np.argsort(-similarity, kind="stable"):
+            if int(i) not in self.used:
+                self.used.add(int(i))
+                who, text = self.said[i]
+                return f'{speaker_name(who, self.roles)} said: "{text}"' + ("" if text[-1] in ".!?" else ".")
+        return None
 
 
 def summarize(
     segments: Sequence[TranscriptSegment], language: str | None, llm: LanguageModel,
     roles: Mapping[str, str] | None = None, embedder: Any | None = None,
 ) -> SummaryResult:
-    """A 2-4 sentence summary in `language` (ISO 639-1, a regional tag is cut; None: the transcript's).
+    """A summary of the call's brief in `language` (ISO 639-1, a regional tag is cut; None: the transcript's).
 
-    `roles`: speaker label -> agent/customer/unknown where the roles stage knows them (see transcript_prompt).
-    `embedder`: the text embedder that checks each sentence's meaning against the transcript (English only: give
-    it when the summary and the transcript are both English); None: names and numbers only.
+    `roles`: speaker label -> agent/customer/unknown where the roles stage knows them (see transcript_prompt; no
+    agent among them: no sentence may name one). `embedder`: the text embedder that checks each sentence's meaning
+    against the transcript and finds what was said in place of an unsupported one (English only: give it when the
+    summary and the transcript are both English); None: names and numbers only, unsupported sentences removed.
 
     A call without words has nothing to summarise: the text is empty and the model is not asked.
     Raises LanguageModelError when the model gives no usable answer.
@@ -193,21 +273,29 @@ def summarize(
     code = language.split("-")[0].lower() if language else None
     if not any(s.text.strip() for s in segments):
         return SummaryResult(text="", language=code, model=llm.info)
-    budget = transcript_budget(llm)
-    prefix = transcript_prompt(segments, budget, roles)
-    cut = len(prefix) < len(transcript_prompt(segments, roles=roles))
-    if cut:
-        log.info("transcript cut to %d characters for the summary", budget)
-    checker = SupportChecker(segments, embedder, names=code not in _NOUNS_CAPITALISED)
-
-    answer = llm.generate_json(prefix + "\n" + _instruction(code, cut), summary_schema(code),
-                               max_tokens=SUMMARY_MAX_TOKENS)
-    kept, removed = checker.supported_text(_whole_sentences(" ".join(answer["summary"].split())))
+    roles = named_roles(segments, roles)
+    agent = has_agent(roles)
+    prompt, read, excerpt = summary_prompt(segments, llm, roles)
+    checker = SupportChecker(segments, embedder, names=code not in _NOUNS_CAPITALISED, roles=roles)
+    answer = llm.generate_json(prompt + "\n" + _instruction(code, agent, excerpt),
+                               brief_schema(code, agent), max_tokens=BRIEF_MAX_TOKENS)
+    sentences = list(dict.fromkeys(filter(None, (_whole_sentence(str(v)) for v in answer.values()))))
+    quotes = _Quotes(read, embedder, roles) if embedder is not None else None
+    kept: list[str] = []
+    removed: list[Support] = []
+    for check in checker.check(sentences):
+        if check.supported(checker.threshold):
+            kept.append(check.sentence)
+            continue
+        removed.append(check)
+        quote = quotes.closest(check.sentence) if quotes else None
+        if quote:
+            kept.append(quote)
     if not removed:
         return SummaryResult(text=" ".join(kept), language=code, model=llm.info)
     log.warning("summary sentences not supported by the transcript: %s", [r.sentence for r in removed])
     if kept:
-        return SummaryResult(" ".join(kept), code, llm.info, "trimmed", tuple(removed))
+        return SummaryResult(" ".join(kept), code, llm.info, "repaired" if quotes else "trimmed", tuple(removed))
     return SummaryResult(extractive_summary(segments, embedder, roles), code, llm.info, "extractive", tuple(removed))
 
 

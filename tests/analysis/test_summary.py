@@ -11,20 +11,22 @@ import pytest
 from callscope.analysis import llm_model
 from callscope.analysis.language_model import LlamaCppModel
 from callscope.analysis.result import TranscriptSegment
+from callscope.analysis.salience import READ_CHARS
 from callscope.analysis.summary import (
+    SERVICE_SLOTS,
+    brief_schema,
     language_name,
     speaker_names,
     summarize,
-    summary_schema,
     transcript_budget,
     transcript_prompt,
     unsupported_details,
 )
-from tests.analysis.scripted_model import summaries
+from tests.analysis.scripted_model import briefs
 from tests.analysis.transcripts import BILLING_CALL, BILLING_KEY_WORDS, DENTAL_CALL, DENTAL_KEY_WORDS, segments
 
 CALL = segments(BILLING_CALL)
-TRANSCRIPT = transcript_prompt(CALL)
+ROLES = {"speaker-1": "agent", "speaker-2": "customer"}
 
 
 def test_transcript_prompt_is_one_line_per_turn_with_the_speaker():
@@ -40,8 +42,8 @@ def test_transcript_prompt_is_one_line_per_turn_with_the_speaker():
 def test_transcript_prompt_names_speakers_by_their_known_roles():
     lines = transcript_prompt(CALL[:2], roles={"speaker-1": "agent", "speaker-2": "unknown"}).splitlines()
     assert lines[1].startswith("Agent: Thank you") and lines[2].startswith("speaker-2: Hi Maria")
-    model = summaries("Maria refunded the caller.")
-    summarize(CALL, "en", model, roles={"speaker-1": "agent", "speaker-2": "customer"})
+    model = briefs(["Maria refunded the caller."])
+    summarize(CALL, "en", model, roles=ROLES)
     assert "\nCustomer: Hi Maria." in model.prompts[0]
     # two speakers with one role are told apart
     assert speaker_names(["speaker-1", "speaker-2", "speaker-3"],
@@ -77,55 +79,62 @@ def test_unsupported_details_flags_numbers_and_names_not_in_the_transcript():
     assert unsupported_details("Der Kunde zahlte doppelt.", transcript, names=False) == []  # German nouns
 
 
-def test_summarize_prompts_with_the_transcript_first_in_the_language_asked():
-    model = summaries("Der Kunde wurde doppelt belastet; Maria erstattet $49.99 zurück.")
-    result = summarize(CALL, "de-AT", model)
+def test_a_short_call_is_read_whole_as_the_shared_prefix_and_briefed_in_the_language_asked():
+    model = briefs(["Der Kunde wurde doppelt belastet.", "Maria erstattet $49.99 zurück.", "Es dauert 5 Tage."])
+    result = summarize(CALL, "de-AT", model, roles=ROLES)
     (prompt,), (schema,) = model.prompts, model.schemas
-    assert prompt.startswith(TRANSCRIPT)  # the shared prefix other prompts reuse
-    instruction = prompt[len(TRANSCRIPT):]
-    assert "in German" in instruction and "2 to 4 sentences" in instruction and "left out" not in instruction
-    assert schema == summary_schema("de") and schema["properties"]["summary"]["maxLength"] <= 1000
-    assert schema["properties"]["summary"]["description"].endswith("written in German")
-    assert result.text == "Der Kunde wurde doppelt belastet; Maria erstattet $49.99 zurück."
+    shared = transcript_prompt(CALL, transcript_budget(model), ROLES)
+    assert prompt.startswith(shared)  # the prefix the goals and fields prompts start with: evaluated once
+    instruction = prompt[len(shared):]
+    assert "in German" in instruction and "Only parts" not in instruction and "the speakers" not in instruction
+    assert schema == brief_schema("de", agent=True) and list(schema["properties"]) == list(SERVICE_SLOTS)
+    assert all(p["description"].startswith("one sentence in German") for p in schema["properties"].values())
+    assert result.text == "Der Kunde wurde doppelt belastet. Maria erstattet $49.99 zurück. Es dauert 5 Tage."
     assert result.language == "de" and result.model.name == "scripted" and result.method == "model"
     assert result.removed == ()
 
 
-def test_summarize_never_shows_an_invention_and_asks_once():
-    model = summaries("Maria refunded the duplicate payment. The caller was refunded $99 by Maria.")
-    result = summarize(CALL, "en", model)
+def test_without_an_embedder_an_invention_is_removed_and_the_model_asked_once():
+    model = briefs(["Maria refunded the duplicate payment.", "The caller was refunded $99 by Maria."])
+    result = summarize(CALL, "en", model, roles=ROLES)
     assert len(model.prompts) == 1 and result.text == "Maria refunded the duplicate payment."
     assert result.method == "trimmed" and [r.details for r in result.removed] == [("99",)]
 
-    invented = summaries("Refund of $99 by Maria to John.")
-    result = summarize(CALL, "en", invented)
+    invented = briefs(["Refund of $99 by Maria to John."])
+    result = summarize(CALL, "en", invented, roles=ROLES)
     assert len(invented.prompts) == 1 and result.method == "extractive"
     assert "$99" not in result.text and "John" not in result.text
-    assert result.text.startswith("Speaker-") and 'said: "' in result.text  # the call's own sentences
+    assert result.text.startswith(("The agent", "The customer")) and 'said: "' in result.text
 
 
-def test_summarize_keeps_at_most_four_whole_sentences():
-    model = summaries("Maria refunded $49.99. The caller paid twice. Dr. Lee was not involved. It takes 5 days. "
-                           "Reference R7741 was given. The call")
-    assert summarize(CALL, "en", model).text == (
-        "Maria refunded $49.99. The caller paid twice. Dr. Lee was not involved. It takes 5 days."
-    )
-    model = summaries("Der Kunde zahlte am 3. März doppelt. Maria erstattet das Geld. Es dauert 5 Tage und")
+def test_one_sentence_a_slot_none_cut_off_and_none_twice():
+    model = briefs(["Maria refunded $49.99. The caller paid twice.", "Maria refunded $49.99.",
+                    "The refund takes 5 business days and the " + "reference is R7741 " * 8])
+    assert summarize(CALL, "en", model, roles=ROLES).text == "Maria refunded $49.99."
+    model = briefs(["Der Kunde zahlte am 3. März doppelt.", "Maria erstattet das Geld."])
     assert summarize(CALL, "de", model).text == "Der Kunde zahlte am 3. März doppelt. Maria erstattet das Geld."
 
 
-def test_summarize_cuts_the_transcript_to_the_context():
-    long_call = segments([(f"speaker-{i % 2 + 1}", f"Turn number {i} of the long call.") for i in range(2000)])
-    model = summaries("A long call of numbered turns.", context_tokens=2048)
-    summarize(long_call, None, model)
-    prompt = model.prompts[0]
-    assert prompt.startswith(transcript_prompt(long_call, transcript_budget(model)))
-    assert len(prompt) < 2048 * 3 and "in the language of the transcript" in prompt
-    assert "Part of the middle of the call is left out" in prompt
+def test_a_long_call_is_read_as_its_salient_turns_whatever_its_length():
+    def call(minutes: int):
+        return segments([(f"speaker-{i % 2 + 1}", f"Turn {i} says the word w{i} and the number {i}.")
+                         for i in range(minutes * 20)])
+
+    prompts = []
+    for minutes in (15, 60):
+        model = briefs(["A long call of numbered turns."], context_tokens=2048)
+        summarize(call(minutes), None, model)
+        prompts.append(model.prompts[0])
+    for prompt in prompts:
+        assert prompt.startswith("Parts of the transcript") and "Only parts of a long call are shown" in prompt
+        assert "[...]" in prompt and "in the language of the transcript" in prompt
+        assert "speaker-1: Turn 0 says" in prompt and "Turn 1199 says" in prompts[1]  # its opening and closing
+        assert len(prompt) < READ_CHARS + 1200  # the turns read, the head, the instruction
+    assert abs(len(prompts[0]) - len(prompts[1])) < 200  # an hour reads as much as a quarter
 
 
 def test_summarize_without_words_does_not_ask():
-    model = summaries()
+    model = briefs()
     result = summarize([TranscriptSegment(id=0, channel=0, speaker="speaker-1", start_ms=0, end_ms=900, text=" ")], "en", model)
     assert result.text == "" and model.prompts == []
 

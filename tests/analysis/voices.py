@@ -44,6 +44,24 @@ CUSTOMER = [
     "No, that is all, thank you very much.",
     "Goodbye.",
 ]
+# A support call about an internet outage that ends with a technician's visit booked (the summary's benchmark,
+# benchmarks/summary_coverage.py, and its key points, tests/analysis/key_points.py).
+OUTAGE_AGENT = [
+    "Thank you for calling customer service, my name is Tom, how can I help you?",
+    "I am sorry to hear that. Could you give me your account number please?",
+    "Thank you. I can see an outage in your area, and a test shows a fault on your line too.",
+    "I will book a technician to visit you and repair the line.",
+    "The technician can come tomorrow morning between eight and twelve.",
+    "Great, the visit is booked. You will get a text message to confirm it.",
+]
+OUTAGE_CUSTOMER = [
+    "Hi, my internet has been down since yesterday evening, there is no connection at all.",
+    "Yes, it is three eight one five two.",
+    "I work from home, so I really need it fixed soon.",
+    "When can the technician come?",
+    "Tomorrow morning is fine.",
+    "Thank you for your help, goodbye.",
+]
 
 
 @dataclass
