@@ -10,7 +10,7 @@ Calls (English; key points and their fit/report split in tests/analysis/key_poin
   (OUTAGE_AGENT, OUTAGE_CUSTOMER: a technician's visit booked), mono and stereo;
 * real speech (scripts/fetch_real_speech.py's English clips): the pyannote.audio conversation between two women
   (en-call-mono, and en-call-phone, its 8 kHz μ-law rendering) and the two clips of read phone-system prompts;
-* written (no audio, the roles unknown): BILLING_CALL and DENTAL_CALL of tests/analysis/transcripts.py, and the
+* written (no audio; the roles the speakers stage finds from the words): BILLING_CALL and DENTAL_CALL of tests/analysis/transcripts.py, and the
   support dialogue repeated to 60 minutes (for the seconds of a long call; it has the support call's key points).
 
 Each call's audio is analysed once by the pipeline without its language model (transcript and speaker roles,
@@ -55,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.*,
 from callscope.analysis.coverage import stated  # noqa: E402
 from callscope.analysis.faithfulness import SupportChecker, split_sentences  # noqa: E402
 from callscope.analysis.result import TranscriptSegment  # noqa: E402
+from callscope.analysis.speakers import identify_speakers  # noqa: E402
 from callscope.config import Settings  # noqa: E402
 from callscope.resources.kinds import ProjectSpec  # noqa: E402
 from tests.analysis.key_points import KEY_POINTS  # noqa: E402
@@ -117,7 +118,10 @@ def written(call: str) -> tuple[list[TranscriptSegment], dict[str, str]]:
         turns = [(f"speaker-{who + 1}", line) for who, line, _ in dialogue(60)]
     else:
         turns = BILLING_CALL if call.startswith("billing") else DENTAL_CALL
-    return segments(turns), {}
+    dialogue_segments = segments(turns)
+    # the roles the pipeline's speakers stage finds from the words alone (no audio, no voiceprints)
+    found = identify_speakers(dialogue_segments, stereo=False)
+    return dialogue_segments, {speaker.label: speaker.role for speaker in found}
 
 
 def transcript(call: str, pipeline, folder: Path) -> tuple[list[TranscriptSegment], dict[str, str]]:
