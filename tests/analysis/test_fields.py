@@ -25,7 +25,7 @@ from callscope.analysis.spoken import (
 )
 from callscope.resources.kinds import ExtractedField, ProjectSpec
 from tests.analysis.scripted_model import ScriptedModel
-from tests.analysis.transcripts import BILLING_CALL, best_seconds, long_dialogue, segments
+from tests.analysis.transcripts import BILLING_CALL, long_dialogue, segments
 
 
 def seg(text: str, id: int = 0, speaker: str = "speaker-2", start_ms: int = 0) -> TranscriptSegment:
@@ -392,14 +392,12 @@ def test_language_model_proposes_values_the_transcript_shows(language_model):
             assert supported(result.value, call)
 
 
-def test_choosing_among_an_hours_mentions_costs_about_four_times_a_quarter_hours():
-    # each mention's previous segment is looked up, not searched for among the call's thousands
+def test_an_hours_thousand_different_mentions_single_none_out():
+    # each mention's previous segment is looked up, not searched for among the call's thousands (its cost per
+    # audio minute is in benchmarks/call_lengths.py, not timed here)
     field = ExtractedField(name="account_number", description="The customer's account number.", type="number")
 
     def numbered(minutes: float) -> list:
         return [s.model_copy(update={"text": f"The account number is {4000 + s.id}."}) for s in long_dialogue(minutes)]
 
-    quarter, hour = numbered(15), numbered(60)
-    assert extract_fields([field], hour)[0].value is None  # a thousand different numbers single none out
-    assert best_seconds(lambda: extract_fields([field], hour)) < 8 * best_seconds(
-        lambda: extract_fields([field], quarter))
+    assert extract_fields([field], numbered(60))[0].value is None

@@ -8,7 +8,7 @@ from callscope.analysis.pauses import announces_hold, find_pauses, rules_for, un
 from callscope.analysis.result import Pause, PauseRules, TranscriptSegment
 from callscope.analysis.types import SpeechRegion
 from callscope.resources.kinds import ProjectSpec
-from tests.analysis.transcripts import best_seconds, long_dialogue, segment, word
+from tests.analysis.transcripts import long_dialogue, segment, word
 
 
 def seg(id: int, start: int, end: int, text: str = "fine thanks", channel: int = 0) -> TranscriptSegment:
@@ -143,9 +143,8 @@ def test_union(spans, expected):
     assert union(spans) == expected
 
 
-def test_pauses_of_an_hour_cost_about_four_times_a_quarter_hour():
-    # each gap's last piece said before it is found by bisection, not by reading every word of the call
+def test_an_hours_pauses_are_four_quarter_hours_pauses():
+    # each gap's last piece said before it is found by bisection (its cost per audio minute is in
+    # benchmarks/call_lengths.py, not timed here)
     quarter, hour = long_dialogue(15), long_dialogue(60)
     assert abs(len(find_pauses(hour, [], 3_600_000)) - 4 * len(find_pauses(quarter, [], 900_000))) <= 4
-    assert best_seconds(lambda: find_pauses(hour, [], 3_600_000)) < 8 * best_seconds(
-        lambda: find_pauses(quarter, [], 900_000))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
 
 # About 80 s of speech (183 words at 150 words a minute): a billing call, as Whisper writes it.
@@ -79,11 +77,3 @@ def long_dialogue(minutes: float) -> list[TranscriptSegment]:
     return out
 
 
-def best_seconds(call, runs: int = 3) -> float:
-    """The shortest of `runs` timings of `call()`: the least disturbed by other work on the machine."""
-    timings = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        call()
-        timings.append(time.perf_counter() - started)
-    return min(timings)
