@@ -45,7 +45,7 @@ from callscope.analysis.result import (
     TranscriptSegment,
 )
 from callscope.analysis.speakers import identify_speakers
-from callscope.analysis.summary import summarize
+from callscope.analysis.summary import named_roles, summarize
 from callscope.analysis.timing import to_speech
 from callscope.analysis.types import Audio, SpeechRegion, language_code
 from callscope.config import Settings
@@ -354,7 +354,8 @@ class Pipeline:
             result = summarize(segments, language, llm, roles=roles, embedder=embedder)  # roles: who is who
         except LanguageModelError as exc:
             run.ran("summary", f"language model failed ({one_line(exc)}): the call's key sentences instead")
-            return extractive_summary(segments, embedder, roles)
+            # quoted by the roles a summary may name: no "The agent said" in a chat between two friends
+            return extractive_summary(segments, embedder, named_roles(segments, roles))
         checked = "" if embedder is not None else "; meaning not checked (English calls with the text model only)"
         run.ran("summary", f"in {language}" + (f"; {result.note}" if result.note else "") + checked)
         return result.text

@@ -312,3 +312,22 @@ def test_the_default_model_detects_and_transcribes_another_language(pipeline, sp
     details = {s.name: s.detail for s in result.stages if s.ran}
     assert "built for English, the transcript is in es" in details["emotions"]
     assert "built for English" in details["speakers"] and "built for English" not in details["pauses"]
+
+
+def test_a_failed_language_model_leaves_quotes_that_name_no_role_the_call_does_not_support():
+    # two friends saying where they live: the roles stage makes the first voice "agent" by speaking order alone
+    from callscope.analysis.language_model import LanguageModelError
+    from callscope.analysis.pipeline import _Run
+    from tests.analysis.transcripts import segments
+
+    class Unreachable:
+        def generate_json(self, prompt, schema, max_tokens=512):
+            raise LanguageModelError("http://llm:8000/v1 could not be reached")
+
+    chat = segments([("speaker-1", "Hi, I am Diane and I live in New Jersey these days."),
+                     ("speaker-2", "And I'm Sheila in Texas, originally from Chicago myself."),
+                     ("speaker-1", "Oh, I'm originally from Chicago also, what a small world.")])
+    run = _Run(lambda stage, fraction: None)
+    text = Pipeline._summary(chat, "en", {"speaker-1": "agent", "speaker-2": "customer"}, Unreachable(), None, run)
+    assert "Diane" in text and "agent" not in text.lower() and "customer" not in text.lower()
+    assert "language model failed" in run.stages[-1].detail
