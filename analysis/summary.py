@@ -31,7 +31,7 @@ removed, for the pipeline's `stages` note.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +46,7 @@ from .faithfulness import (
     extractive_summary,
     sentence_ends,
     speaker_name,
+    stem,
     unsupported_details,
 )
 from .language_model import DEFAULT_CONTEXT_TOKENS, LanguageModel
@@ -62,6 +63,7 @@ RESERVE_TOKENS = 1024  # the instruction and the answer of any stage that shares
 SLOT_MAX_CHARS = 140
 BRIEF_MAX_TOKENS = 180
 MIN_WORDS = 3
+REPEAT_SHARE = 0.9  # a sentence whose words are this much an earlier sentence's says nothing new (`distinct`)
 
 # The brief's slots: what each holds, for a call with an agent and for one without.
 SERVICE_SLOTS = {"reason": "why the customer called: the problem or request stated",
@@ -230,6 +232,18 @@ def _whole_sentence(text: str) -> str:
     return sentence if len(tokens(sentence)) >= MIN_WORDS else ""
 
 
+def distinct(sentences: Iterable[str]) -> list[str]:
+    """The sentences without those that mostly say again what an earlier one said: at least REPEAT_SHARE of their
+    words (stems) are in it. The 1.5B model fills slots it has nothing for with the first one's words again ("Maria
+    is calling to report a double charge ..." three times over)."""
+    kept: list[tuple[str, set[str]]] = []
+    for sentence in sentences:
+        words = {stem(word) for word in tokens(sentence)}
+        if words and not any(len(words & earlier) >= REPEAT_SHARE * len(words) for _, earlier in kept):
+            kept.append((sentence, words))
+    return [sentence for sentence, _ in kept]
+
+
 class _Quotes:
     """What was said, for repairing a sentence: the sentences of the turns read (at least KEY_MIN_WORDS words, else
     all), each quoted once at most, the one closest in meaning to the unsupported sentence first."""
@@ -279,7 +293,7 @@ def summarize(
     checker = SupportChecker(segments, embedder, names=code not in _NOUNS_CAPITALISED, roles=roles)
     answer = llm.generate_json(prompt + "\n" + _instruction(code, agent, excerpt),
                                brief_schema(code, agent), max_tokens=BRIEF_MAX_TOKENS)
-    sentences = list(dict.fromkeys(filter(None, (_whole_sentence(str(v)) for v in answer.values()))))
+    sentences = distinct(filter(None, (_whole_sentence(str(v)) for v in answer.values())))
     quotes = _Quotes(read, embedder, roles) if embedder is not None else None
     kept: list[str] = []
     removed: list[Support] = []
