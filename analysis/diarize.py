@@ -260,7 +260,7 @@ def link_centroids(centroids: np.ndarray, max_speakers: int = MAX_SPEAKERS) -> n
     while the clusters' mean similarity is at least CAMPP_LINK_COSINE, at most `max_speakers` speakers."""
     if len(centroids) < 2:
         return np.zeros(len(centroids), dtype=int)
-    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.cluster.hierarchy import fcluster, linkage  # scipy is heavy to import: long mono calls only
 
     tree = linkage(centroids.astype(np.float64), method="average", metric="cosine")
     groups = fcluster(tree, t=1 - CAMPP_LINK_COSINE, criterion="distance")

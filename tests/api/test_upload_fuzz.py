@@ -30,12 +30,14 @@ def store_settings() -> dict:
 
 # Any text, with what breaks databases and tables well represented: NUL and other control characters,
 # lengths around the columns' sizes, characters outside the BMP.
+# (surrogates left out: no client can encode them, so they never reach the server)
+_char = st.characters(codec="utf-8")
 _nasty = st.sampled_from(["\x00", "\x1b", "\n", "\t", "\x7f", "\x85", " ", "é", "😀", "-", "x"])
 _text = st.one_of(
-    st.text(max_size=40),
-    st.text(st.one_of(_nasty, st.characters()), max_size=20),
+    st.text(_char, max_size=40),
+    st.text(st.one_of(_nasty, _char), max_size=20),
     st.builds(lambda c, n, tail: c * n + tail, st.sampled_from(["a", "é", " "]),
-              st.sampled_from([15, 16, 17, 35, 36, 37, 63, 64, 65, 254, 255, 256, 300]), st.text(max_size=2)),
+              st.sampled_from([15, 16, 17, 35, 36, 37, 63, 64, 65, 254, 255, 256, 300]), st.text(_char, max_size=2)),
 )
 _language = st.one_of(st.sampled_from(["en", "EN-us", "zh-Hant-TW", "de-CH-1901", "zz-notalang-verylong"]), _text)
 _fields = st.fixed_dictionaries({}, optional={
