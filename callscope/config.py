@@ -1,4 +1,4 @@
-"""Settings read from CALLSCOPE_* environment variables (see the table in README.md)."""
+"""Settings read from CALLSCOPE_* environment variables (see the table in docs/configuration.md)."""
 
 from __future__ import annotations
 
