@@ -33,18 +33,14 @@ from callscope.analysis.fields import extract_fields  # noqa: E402
 from callscope.analysis.language_model import LlamaCppModel, OpenAICompatibleModel  # noqa: E402
 from callscope.analysis.llm_model import embedded_gguf  # noqa: E402
 from callscope.analysis.summary import summarize  # noqa: E402
-from callscope.resources.kinds import ExtractedField  # noqa: E402
 from tests.analysis.llama_server import MODEL_ALIAS, llama_server  # noqa: E402
-from tests.analysis.transcripts import BILLING_CALL, DENTAL_CALL, segments  # noqa: E402
+from tests.analysis.transcripts import BILLING_CALL, DENTAL_CALL, WRITTEN_FIELDS, WRITTEN_ROLES, segments  # noqa: E402
 
 CALLS = {"billing": BILLING_CALL, "dental": DENTAL_CALL}
-ROLES = {"speaker-1": "agent", "speaker-2": "customer"}
-FIELDS = [ExtractedField(name="account_number", type="string", description="The customer's account number"),
-          ExtractedField(name="new_appointment", type="string", description="The day and time of the new appointment")]
 SAMPLE_AS_LOCAL = {"repeat_penalty": 1.0}  # llama-cpp-python's server's default is 1.1; the local back end's 1.0
 STAGES = {
-    "summary": lambda dialogue, llm: summarize(dialogue, "en", llm, roles=ROLES).text,
-    "fields": lambda dialogue, llm: [(v.name, v.value) for v in extract_fields(FIELDS, dialogue, llm, roles=ROLES)],
+    "summary": lambda dialogue, llm: summarize(dialogue, "en", llm, roles=WRITTEN_ROLES).text,
+    "fields": lambda dialogue, llm: [(v.name, v.value) for v in extract_fields(WRITTEN_FIELDS, dialogue, llm, roles=WRITTEN_ROLES)],
 }
 
 

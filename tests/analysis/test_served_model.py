@@ -13,9 +13,8 @@ from callscope.analysis.fields import extract_fields
 from callscope.analysis.language_model import LlamaCppModel, OpenAICompatibleModel, language_model_from_settings
 from callscope.analysis.summary import summarize
 from callscope.config import Settings
-from callscope.resources.kinds import ExtractedField
 from tests.analysis.llama_server import MODEL_ALIAS, llama_server
-from tests.analysis.transcripts import BILLING_CALL, DENTAL_CALL, segments
+from tests.analysis.transcripts import BILLING_CALL, DENTAL_CALL, WRITTEN_FIELDS, WRITTEN_ROLES, segments
 
 SKIP = next((why for why, missing in (
     ("llama-cpp-python is not installed", find_spec("llama_cpp") is None),
@@ -26,9 +25,6 @@ SKIP = next((why for why, missing in (
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200), pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 
 CONTEXT, THREADS = 4096, 2
-ROLES = {"speaker-1": "agent", "speaker-2": "customer"}
-FIELDS = [ExtractedField(name="account_number", type="string", description="The customer's account number"),
-          ExtractedField(name="new_appointment", type="string", description="The day and time of the new appointment")]
 
 
 def _answers(llm) -> list:
@@ -36,8 +32,8 @@ def _answers(llm) -> list:
     found = []
     for call in (BILLING_CALL, DENTAL_CALL):
         dialogue = segments(call)
-        found.append(summarize(dialogue, "en", llm, roles=ROLES).text)
-        found.append([(value.name, value.value) for value in extract_fields(FIELDS, dialogue, llm, roles=ROLES)])
+        found.append(summarize(dialogue, "en", llm, roles=WRITTEN_ROLES).text)
+        found.append([(value.name, value.value) for value in extract_fields(WRITTEN_FIELDS, dialogue, llm, roles=WRITTEN_ROLES)])
     return found
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
+from callscope.resources.kinds import ExtractedField
 
 # About 80 s of speech (183 words at 150 words a minute): a billing call, as Whisper writes it.
 BILLING_CALL = [
@@ -38,6 +39,13 @@ DENTAL_CALL = [
     ("speaker-1", "Done, you are booked for Monday at 9 with Dr. Lee. "
                   "Please arrive ten minutes early to update your insurance card."),
     ("speaker-2", "Will do. Thanks."),
+]
+# The roles the speakers stage finds in both written calls, and two fields a language model answers from them
+# (tests/analysis/test_served_model.py, benchmarks/served_model.py).
+WRITTEN_ROLES = {"speaker-1": "agent", "speaker-2": "customer"}
+WRITTEN_FIELDS = [
+    ExtractedField(name="account_number", type="string", description="The customer's account number"),
+    ExtractedField(name="new_appointment", type="string", description="The day and time of the new appointment"),
 ]
 DENTAL_KEY_WORDS = (("appointment", "booked", "rescheduled", "reschedule"), ("monday",))
 
