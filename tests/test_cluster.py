@@ -43,15 +43,14 @@ WORKERS = 2
 SETTINGS = {"job_lease_seconds": "6", "job_retry_base_seconds": "3", "job_retry_max_seconds": "10",
             "job_max_attempts": "4", "dispatcher_poll_seconds": "0.3", "llm_enabled": "false",
             "webhook_allow_private_addresses": "true", "webhook_allow_http": "true", "log_level": "WARNING"}
+# read from the GCS's actor table by a plain driver: no Ray client server to spawn and no call into an actor, which
+# a loaded machine or a model still busy would hold past the timeout
 WHERE_ACTORS_RUN = """
 import json, ray
-ray.init(address=ray_address, namespace="callscope", log_to_driver=False)
+from ray._private import state
+ray.init(address=gcs_address, namespace="callscope", log_to_driver=False)
 head = next(n["NodeID"] for n in ray.nodes() if n["Alive"] and "node:__internal_head__" in n["Resources"])
-actors = {}
-for entry in ray.util.list_named_actors(all_namespaces=True):
-    if entry["namespace"] == "callscope":
-        handle = ray.get_actor(entry["name"], namespace="callscope")
-        actors[entry["name"]] = ray.get(handle.__ray_call__.remote(lambda self: ray.get_runtime_context().get_node_id()))
+actors = {a["Name"]: a["Address"]["NodeID"] for a in state.actors(actor_state_name="ALIVE").values() if a["Name"]}
 print(json.dumps({"head": head, "actors": actors}))
 """
 
@@ -168,7 +167,7 @@ def site(postgres_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFac
 
 
 def where_actors_run(cluster: LocalCluster) -> dict:
-    script = f"ray_address = {cluster.ray_address!r}\n{WHERE_ACTORS_RUN}"
+    script = f"gcs_address = '127.0.0.1:{cluster.ports.gcs}'\n{WHERE_ACTORS_RUN}"
     out = subprocess.run([sys.executable, "-P", "-c", script], env={**os.environ, **cluster.ray_env()},
                          capture_output=True, text=True, timeout=120, cwd=cluster.root)
     assert out.returncode == 0, out.stderr[-3000:]
