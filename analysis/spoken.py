@@ -138,7 +138,7 @@ def digit_runs(text: str) -> list[DigitRun]:
             value = _digit_value(lexemes, j)
             if value is None or not _RUN_SEPARATOR.match(gap):
                 break
-            if lexemes[j].word in ("oh", "o") and not (_zero(lexemes, j, text) or spoken_prev and not gap.strip()):
+            if lexemes[j].word in ("oh", "o") and not (_zero(lexemes, j, text) or (spoken_prev and not gap.strip())):
                 break  # "... one. Oh, and" is not a zero
             spoken = not lexemes[j].word.isdigit()
             if gap.strip() or not (spoken and spoken_prev):
@@ -208,7 +208,7 @@ def parse_cardinal(words: Sequence[str]) -> float | None:
                 return None
             current, last = current + TENS[w], "tens"
         elif w == "hundred":
-            if last == "hundred" or current % 100 == 0 and current:
+            if last == "hundred" or (current % 100 == 0 and current):
                 return None
             current, last = (current or 1) * 100, "hundred"
         elif w in SCALES:
@@ -356,7 +356,7 @@ def _email_tokens(text: str) -> list[_Lexeme]:
             continue
         word = m.group().lower()
         if word in "._-":
-            inside = 0 < m.start() and m.end() < len(text) and text[m.start() - 1].isalnum() and text[m.end()].isalnum()
+            inside = m.start() > 0 and m.end() < len(text) and text[m.start() - 1].isalnum() and text[m.end()].isalnum()
             word = word if inside else "|"
         raw.append(_Lexeme(word, m.start(), m.end()))
     out: list[_Lexeme] = []
@@ -423,7 +423,7 @@ def _day_at(lx: list[_Lexeme], i: int) -> tuple[int, int] | None:
     if m:
         return int(m.group(1)), 1
     nxt = lx[i + 1].word if i + 1 < len(lx) else ""
-    if w in ("twenty", "thirty") and (nxt in ORDINALS and ORDINALS[nxt] < 10 or nxt in UNITS and nxt != "zero"):
+    if w in ("twenty", "thirty") and ((nxt in ORDINALS and ORDINALS[nxt] < 10) or (nxt in UNITS and nxt != "zero")):
         return TENS[w] + ORDINALS.get(nxt, UNITS.get(nxt, 0)), 2
     if w in ORDINALS:
         return ORDINALS[w], 1

@@ -3,8 +3,9 @@ and the auth middleware, the OpenAPI document and the usage tracker all read it 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from falcon.routing import IntConverter
 from pydantic import BaseModel
@@ -19,7 +20,7 @@ class PathInt(IntConverter):
     """`{name:int}` in a route: 1 to the catalog's BIGINT maximum; any other number is not found (404), and
     never reaches a query."""
 
-    def __init__(self, num_digits: int | None = None, min: int = 1, max: int = PATH_INT_MAX):  # noqa: A002
+    def __init__(self, num_digits: int | None = None, min: int = 1, max: int = PATH_INT_MAX):
         super().__init__(num_digits, min, max)
 
 

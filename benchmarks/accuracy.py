@@ -51,12 +51,12 @@ import phonenumbers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.*
 
-from callscope.analysis.pipeline import MODELS, Pipeline, load_model  # noqa: E402
-from callscope.analysis.result import AnalysisResult  # noqa: E402
-from callscope.config import Settings  # noqa: E402
-from callscope.resources.kinds import ExtractedField, Goal, ProjectSpec  # noqa: E402
-from tests.analysis import speech  # noqa: E402
-from tests.analysis.voices import VOICE_PAIRS  # noqa: E402
+from callscope.analysis.pipeline import MODELS, Pipeline, load_model
+from callscope.analysis.result import AnalysisResult
+from callscope.config import Settings
+from callscope.resources.kinds import ExtractedField, Goal, ProjectSpec
+from tests.analysis import speech
+from tests.analysis.voices import VOICE_PAIRS
 
 LONG_PAUSE_S = 3
 PROJECT = ProjectSpec(

@@ -38,15 +38,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.*, scripts.*, tests.analysis.*
 
-from benchmarks.real_speech import der, load_manifest  # noqa: E402
-from benchmarks.speakers import labelled_regions  # noqa: E402
-from callscope.analysis import diarize, vad  # noqa: E402
-from callscope.analysis.campplus import load_campplus  # noqa: E402
-from callscope.analysis.decode import decode  # noqa: E402
-from callscope.analysis.segmentation import load_segmenter  # noqa: E402
-from callscope.analysis.speaker_encoder import load_speaker_encoder  # noqa: E402
-from callscope.analysis.types import SpeechRegion  # noqa: E402
-from callscope.config import Settings  # noqa: E402
+from benchmarks.real_speech import der, load_manifest
+from benchmarks.speakers import labelled_regions
+from callscope.analysis import diarize, vad
+from callscope.analysis.campplus import load_campplus
+from callscope.analysis.decode import decode
+from callscope.analysis.segmentation import load_segmenter
+from callscope.analysis.speaker_encoder import load_speaker_encoder
+from callscope.analysis.types import SpeechRegion
+from callscope.config import Settings
 
 
 def scored(clip: dict, regions: list[SpeechRegion], spans: list[diarize.Window], labels: np.ndarray) -> tuple[int, float]:

@@ -55,10 +55,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.*, scripts.*, tests.analysis.*
 
-import callscope.analysis  # noqa: E402
-from callscope.analysis.faithfulness import SupportChecker, split_sentences  # noqa: E402
-from callscope.config import Settings  # noqa: E402
-from callscope.resources.kinds import Category, ExtractedField, Goal, ProjectSpec  # noqa: E402
+import callscope.analysis
+from callscope.analysis.faithfulness import SupportChecker, split_sentences
+from callscope.config import Settings
+from callscope.resources.kinds import Category, ExtractedField, Goal, ProjectSpec
 
 PROJECT = ProjectSpec(
     name="Faithfulness", language="en",

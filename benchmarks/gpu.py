@@ -104,17 +104,17 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.*, scripts.*, tests.analysis.*
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # transformers (torch Whisper) loads from its folder, never a hub
 
-from benchmarks.faithfulness import REAL_CLIPS, real_call, synthetic_call, timed  # noqa: E402
-from callscope.analysis.asr import transcriber_from_settings  # noqa: E402
-from callscope.analysis.decode import decode  # noqa: E402
-from callscope.analysis.language_model import language_model_from_settings  # noqa: E402
-from callscope.analysis.pipeline import Pipeline, load_model  # noqa: E402
-from callscope.analysis.result import ModelUsed, TranscriptSegment, TranscriptWord  # noqa: E402
-from callscope.analysis.types import Audio, SpeechRegion  # noqa: E402
-from callscope.config import Settings  # noqa: E402
-from callscope.errors import one_line  # noqa: E402
-from scripts.fetch_real_speech import cache_dir  # noqa: E402
-from tests.analysis import speech  # noqa: E402
+from benchmarks.faithfulness import REAL_CLIPS, real_call, synthetic_call, timed
+from callscope.analysis.asr import transcriber_from_settings
+from callscope.analysis.decode import decode
+from callscope.analysis.language_model import language_model_from_settings
+from callscope.analysis.pipeline import Pipeline, load_model
+from callscope.analysis.result import ModelUsed, TranscriptSegment, TranscriptWord
+from callscope.analysis.types import Audio, SpeechRegion
+from callscope.config import Settings
+from callscope.errors import one_line
+from scripts.fetch_real_speech import cache_dir
+from tests.analysis import speech
 
 WARM_UP_MINUTES = 0.5
 # Stages with no GPU path whatever the device, and what runs them.

@@ -32,12 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.*
 
-import llama_cpp  # noqa: E402
+import llama_cpp
 
-from callscope.analysis.language_model import LlamaCppModel  # noqa: E402
-from callscope.analysis.llm_model import embedded_gguf  # noqa: E402
-from callscope.analysis.summary import summarize  # noqa: E402
-from tests.analysis.transcripts import BILLING_CALL, segments  # noqa: E402
+from callscope.analysis.language_model import LlamaCppModel
+from callscope.analysis.llm_model import embedded_gguf
+from callscope.analysis.summary import summarize
+from tests.analysis.transcripts import BILLING_CALL, segments
 
 
 def peak_rss_mb() -> float:

@@ -48,8 +48,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.*, scripts.*
 
-from benchmarks.real_speech import der, load_manifest  # noqa: E402
-from callscope.analysis.types import SAMPLE_RATE  # noqa: E402
+from benchmarks.real_speech import der, load_manifest
+from callscope.analysis.types import SAMPLE_RATE
 
 VOICE_SETS = {
     "fit": (0, ["allison", "june-fr", "carlo-it", "july-es", "big-fish-cs", "small-fish-cs"]),

@@ -40,9 +40,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # scripts.*, tests.analysis.*
 
-from callscope.analysis.pipeline import MODELS, AnalysisError, Pipeline, load_model  # noqa: E402
-from callscope.config import Settings  # noqa: E402
-from scripts.fetch_real_speech import DIGIT_WORDS, MANIFEST_VERSION, cache_dir  # noqa: E402
+from callscope.analysis.pipeline import MODELS, AnalysisError, Pipeline, load_model
+from callscope.config import Settings
+from scripts.fetch_real_speech import DIGIT_WORDS, MANIFEST_VERSION, cache_dir
 
 NO_SPACES = {"ja", "zh", "th", "lo", "km", "my", "yue"}  # scored by CER
 

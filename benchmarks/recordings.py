@@ -72,7 +72,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -415,7 +415,7 @@ class Timing:
 
 
 def iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def build_queries(fixture: Fixture, seeded: Seeded, uploaded: int) -> list[Query]:
@@ -597,7 +597,7 @@ def run(args: argparse.Namespace, server, pg: ScratchPostgres | None) -> None:
     catalog = Catalog(pg.url if pg is not None else f"sqlite:///{(server.data_dir / 'catalog.db').resolve()}")
     try:
         rng = random.Random(args.seed)
-        now = datetime.now(timezone.utc).replace(microsecond=0)
+        now = datetime.now(UTC).replace(microsecond=0)
         seeded = seed(catalog, fixture, args.recordings, now, rng)
         lines = [
             f"listing at scale ({catalog.dialect} catalog)",

@@ -29,12 +29,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.*
 
-from callscope.analysis.fields import extract_fields  # noqa: E402
-from callscope.analysis.language_model import LlamaCppModel, OpenAICompatibleModel  # noqa: E402
-from callscope.analysis.llm_model import embedded_gguf  # noqa: E402
-from callscope.analysis.summary import summarize  # noqa: E402
-from tests.analysis.llama_server import MODEL_ALIAS, llama_server  # noqa: E402
-from tests.analysis.transcripts import BILLING_CALL, DENTAL_CALL, WRITTEN_FIELDS, WRITTEN_ROLES, segments  # noqa: E402
+from callscope.analysis.fields import extract_fields
+from callscope.analysis.language_model import LlamaCppModel, OpenAICompatibleModel
+from callscope.analysis.llm_model import embedded_gguf
+from callscope.analysis.summary import summarize
+from tests.analysis.llama_server import MODEL_ALIAS, llama_server
+from tests.analysis.transcripts import BILLING_CALL, DENTAL_CALL, WRITTEN_FIELDS, WRITTEN_ROLES, segments
 
 CALLS = {"billing": BILLING_CALL, "dental": DENTAL_CALL}
 SAMPLE_AS_LOCAL = {"repeat_penalty": 1.0}  # llama-cpp-python's server's default is 1.1; the local back end's 1.0

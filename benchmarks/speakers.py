@@ -30,12 +30,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.*
 
-from callscope.analysis import diarize, speakers, vad  # noqa: E402
-from callscope.analysis.speaker_encoder import load_speaker_encoder  # noqa: E402
-from callscope.analysis.types import Audio, SpeechRegion  # noqa: E402
-from callscope.config import Settings  # noqa: E402
-from tests.analysis.speech import speak  # noqa: E402
-from tests.analysis.voices import AGENT, CUSTOMER, SIMILAR_PAIRS, VOICE_PAIRS, conversation, der, dialogue_lines  # noqa: E402
+from callscope.analysis import diarize, speakers, vad
+from callscope.analysis.speaker_encoder import load_speaker_encoder
+from callscope.analysis.types import Audio, SpeechRegion
+from callscope.config import Settings
+from tests.analysis.speech import speak
+from tests.analysis.voices import AGENT, CUSTOMER, SIMILAR_PAIRS, VOICE_PAIRS, conversation, der, dialogue_lines
 
 PAIRS = VOICE_PAIRS + SIMILAR_PAIRS
 VOICES = sorted({v for pair in PAIRS for v in pair} | {"en+m4", "en+f2"})

@@ -35,12 +35,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.*
 
-from callscope.analysis.pipeline import MODELS, Pipeline, load_model  # noqa: E402
-from callscope.analysis.result import AnalysisResult  # noqa: E402
-from callscope.config import Settings  # noqa: E402
-from callscope.resources.kinds import Category, ExtractedField, Goal, ProjectSpec  # noqa: E402
-from tests.analysis import speech  # noqa: E402
-from tests.analysis.voices import AGENT, CUSTOMER, VOICE_PAIRS  # noqa: E402
+from callscope.analysis.pipeline import MODELS, Pipeline, load_model
+from callscope.analysis.result import AnalysisResult
+from callscope.config import Settings
+from callscope.resources.kinds import Category, ExtractedField, Goal, ProjectSpec
+from tests.analysis import speech
+from tests.analysis.voices import AGENT, CUSTOMER, VOICE_PAIRS
 
 PROJECT = ProjectSpec(
     name="Speed", language="en", long_pause_threshold_seconds=4,

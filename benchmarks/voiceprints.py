@@ -43,13 +43,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # scripts.*, tests.analysis.*
 
-from callscope.analysis import speakers, vad  # noqa: E402
-from callscope.analysis.campplus import load_campplus  # noqa: E402
-from callscope.analysis.decode import decode  # noqa: E402
-from callscope.analysis.speaker_encoder import load_speaker_encoder  # noqa: E402
-from callscope.analysis.types import SAMPLE_RATE, Audio  # noqa: E402
-from callscope.config import Settings  # noqa: E402
-from scripts.fetch_real_speech import (  # noqa: E402
+from callscope.analysis import speakers, vad
+from callscope.analysis.campplus import load_campplus
+from callscope.analysis.decode import decode
+from callscope.analysis.speaker_encoder import load_speaker_encoder
+from callscope.analysis.types import SAMPLE_RATE, Audio
+from callscope.config import Settings
+from scripts.fetch_real_speech import (
     ACTOR_DIALOGUES,
     FILLETS_TEXT,
     SOUNDS,
@@ -60,7 +60,7 @@ from scripts.fetch_real_speech import (  # noqa: E402
     load,
     pyannote_sample,
 )
-from tests.analysis.speech import silence, write  # noqa: E402
+from tests.analysis.speech import silence, write
 
 ENROL_S, PROBE_S, PROBES = 20.0, 7.0, 6
 MARGIN = 0.05

@@ -162,7 +162,7 @@ async def keys_list(account, output) -> None:
         return
     click.echo(f"{'NAME':<24} {'STATE':<8} {'PERMISSIONS':<18} {'PROJECT':<8} {'REQUESTS':>8} {'ERRORS':>7}  LAST USED")
     for r in rows:
-        click.echo(f"{r['name']:<24} {r['state']:<8} {','.join(r['permissions']):<18} {str(r['project_id'] or '-'):<8} "
+        click.echo(f"{r['name']:<24} {r['state']:<8} {','.join(r['permissions']):<18} {r['project_id'] or '-'!s:<8} "
                    f"{r['total_requests']:>8} {r['error_rate']:>7.1%}  {r['last_used_at'] or 'never'}")
         for endpoint, count in sorted(r["requests_by_endpoint"].items()):
             click.echo(f"{'':<24}   {count:>6}  {endpoint}")

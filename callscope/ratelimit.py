@@ -102,7 +102,7 @@ class DatabaseRateLimiter:
         try:
             n = await self._catalog.write(rate_limits.delete_windows_before, before)
             log.debug("deleted %d old rate-limit windows", n)
-        except Exception:  # noqa: BLE001 - cleanup is best effort; the next one catches up
+        except Exception:  # cleanup is best effort; the next one catches up
             log.warning("rate-limit window cleanup failed", exc_info=True)
 
     async def close(self) -> None:

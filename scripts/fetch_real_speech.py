@@ -65,8 +65,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.*
 
-from callscope.analysis.decode import decode  # noqa: E402
-from tests.analysis.speech import RATE, silence, write  # noqa: E402
+from callscope.analysis.decode import decode
+from tests.analysis.speech import RATE, silence, write
 
 MANIFEST_VERSION = 2  # 2: the actor dialogues
 PYANNOTE = ("pyannote.audio", "4.0.7")

@@ -64,7 +64,7 @@ async def runtime(settings):
 # --- PostgreSQL -------------------------------------------------------------------------------------
 
 
-def _pg_connect(url):  # noqa: ANN001, ANN202 - psycopg connection to the database named in `url`
+def _pg_connect(url):  # psycopg connection to the database named in `url`
     import psycopg
 
     return psycopg.connect(

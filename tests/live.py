@@ -79,7 +79,7 @@ class WebhookReceiver:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:  # http.server's name
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 outer.deliveries.append(({k.lower(): v for k, v in self.headers.items()}, body))
                 self.send_response(200)

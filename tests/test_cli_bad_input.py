@@ -44,12 +44,12 @@ class Bad:
     stdin: bytes | None = None
 
 
-def case(id: str, *args: str, error: str, file: str | bytes | None = None, stdin: bytes | None = None):  # noqa: A002
+def case(id: str, *args: str, error: str, file: str | bytes | None = None, stdin: bytes | None = None):
     content = file.encode() if isinstance(file, str) else file
     return pytest.param(Bad(args, error, content, stdin), id=id)
 
 
-def apply_case(id: str, content: str | bytes, error: str):  # noqa: A002
+def apply_case(id: str, content: str | bytes, error: str):
     return case(f"apply-{id}", "apply", "-f", FILE, error=error, file=content)
 
 

@@ -36,7 +36,7 @@ class Collector:
         self.reply = reply
         self.messages: list[tuple[str, list[str], EmailMessage]] = []
 
-    async def handle_DATA(self, server, session, envelope) -> str:  # noqa: N802 (aiosmtpd's hook name)
+    async def handle_DATA(self, server, session, envelope) -> str:  # aiosmtpd's hook name
         if self.delay:
             await asyncio.sleep(self.delay)
         if self.reply:

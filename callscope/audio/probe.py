@@ -242,7 +242,7 @@ def _codec_name(stream: av.audio.stream.AudioStream) -> str:
     return _DECODER_ALIASES.get(name, name)
 
 
-def _seconds(value: int | None, time_base) -> float | None:  # noqa: ANN001 - Fraction
+def _seconds(value: int | None, time_base) -> float | None:  # Fraction
     if value is None or time_base is None:
         return None
     return float(value * time_base)

@@ -195,7 +195,7 @@ class Catalog:
             return True
         except ServiceUnavailable:  # logged once per outage by _reachable
             return False
-        except Exception:  # noqa: BLE001 - a health check reports, it does not raise
+        except Exception:  # a health check reports, it does not raise
             log.warning("catalog_ping_failed", exc_info=True)
             return False
 
@@ -287,7 +287,7 @@ def _ensure_wal(cur: Any) -> None:
                 return
             raise sqlite3.OperationalError(f"could not switch the journal mode to WAL (still {mode})")
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() > deadline:
                 raise
         time.sleep(delay)
         delay = min(delay * 2, 0.1)

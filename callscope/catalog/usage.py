@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 from sqlalchemy import case, delete, select
@@ -43,7 +43,7 @@ class _Pending:
 
 
 def _utc(at: datetime) -> datetime:
-    return at.replace(tzinfo=timezone.utc) if at.tzinfo is None else at.astimezone(timezone.utc)
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
 
 
 class UsageRecorder:
@@ -116,12 +116,12 @@ class UsageRecorder:
                     await self.flush()
                 except ServiceUnavailable:
                     pass  # the catalog logs its outage once; the counts wait in the buffer for the next flush
-                except Exception:  # noqa: BLE001 - keep the loop alive; the buffer is kept
+                except Exception:  # keep the loop alive; the buffer is kept
                     log.warning("API key usage flush failed; retrying at the next interval", exc_info=True)
         except asyncio.CancelledError:
             try:
                 await self.flush()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.warning("final API key usage flush failed; %d rows lost", self.pending, exc_info=True)
             raise
 

@@ -26,7 +26,7 @@ import uuid
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -331,7 +331,7 @@ class SQLiteStore:
             if exists:
                 raise AlreadyExists(cls.KIND, obj.name)
             rev = self._next_revision(conn)
-            now = datetime.now(timezone.utc).replace(microsecond=0)
+            now = datetime.now(UTC).replace(microsecond=0)
             meta.update(uid=str(uuid.uuid4()), resourceVersion=str(rev), generation=1, creationTimestamp=now)
             new = cls.from_dict(data)
             body = json.dumps(new.to_dict())

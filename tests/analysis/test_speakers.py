@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -185,7 +185,7 @@ def test_the_speakers_stage_says_when_voiceprints_of_another_model_were_skipped(
 def test_voiceprints_are_stored_replaced_and_forgotten(tmp_path):
     catalog = Catalog(f"sqlite:///{tmp_path / 'catalog.db'}")
     catalog.migrate()
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     vector = np.random.default_rng(0).random(256).astype(np.float32)
     first = vector / np.linalg.norm(vector)
     catalog.change(voiceprints.save, "acme", 5, "enc@1", first, 12_000, now)

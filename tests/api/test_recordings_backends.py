@@ -214,7 +214,7 @@ async def test_list_runs_the_same_few_statements_whatever_the_page_size(client, 
     seed_recordings(runtime, project["id"], tag_ids, 60)
     statements: list[str] = []
 
-    def count(conn, cursor, statement, parameters, context, executemany):  # noqa: ANN001
+    def count(conn, cursor, statement, parameters, context, executemany):
         statements.append(statement)
 
     async def statements_for(per_page: int) -> int:
@@ -290,7 +290,7 @@ class Collector:
     def __init__(self) -> None:
         self.messages: list[tuple[str, list[str], email.message.EmailMessage]] = []
 
-    async def handle_DATA(self, server, session, envelope) -> str:  # noqa: N802 (aiosmtpd's hook name)
+    async def handle_DATA(self, server, session, envelope) -> str:  # aiosmtpd's hook name
         msg = email.message_from_bytes(envelope.original_content or envelope.content, policy=default_policy)
         self.messages.append((envelope.mail_from, list(envelope.rcpt_tos), msg))
         return "250 Message accepted for delivery"

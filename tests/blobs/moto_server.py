@@ -37,15 +37,15 @@ UPLOAD_ID = re.compile(rb"<UploadId>([^<]+)</UploadId>")
 INITIATED = re.compile(rb"<Initiated>[^<]*</Initiated>")
 
 
-def middleware(app):  # noqa: ANN001, ANN201 - a WSGI middleware
+def middleware(app):  # a WSGI middleware
     initiated: dict[bytes, bytes] = {}
 
-    def buffered(environ):  # noqa: ANN001, ANN202 - (status, headers, body) of moto's answer
+    def buffered(environ):  # (status, headers, body) of moto's answer
         captured = []
         body = b"".join(app(environ, lambda status, headers, exc_info=None: captured.append((status, headers))))
         return captured[0][0], captured[0][1], body
 
-    def wrapped(environ, start_response):  # noqa: ANN001, ANN202
+    def wrapped(environ, start_response):
         query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
         if "uploads" in query and environ["REQUEST_METHOD"] in ("POST", "GET"):
             status, headers, body = buffered(environ)

@@ -28,7 +28,7 @@ async def put(store: BlobStore, key: str, data: bytes) -> None:
         await w.commit()
 
 
-async def read(store: BlobStore, key: str, range=None) -> bytes:  # noqa: A002
+async def read(store: BlobStore, key: str, range=None) -> bytes:
     stream = await store.open(key, range)
     return b"".join([chunk async for chunk in stream])
 

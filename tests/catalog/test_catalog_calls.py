@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import event
 
@@ -19,7 +19,7 @@ from callscope.catalog.calls import (
 from callscope.catalog.db import Catalog
 from callscope.catalog.tables import Call
 
-T0 = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def add_calls(catalog: Catalog, account: str, number_id: int, statuses: list[str], durations: list[int] | None = None,

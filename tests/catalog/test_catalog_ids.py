@@ -38,7 +38,7 @@ def test_unique_and_increasing_under_8_threads(catalog: Catalog) -> None:
     assert catalog.change(allocate_id, "project") == 401
 
 
-def _allocate_in_process(url: str, n: int, barrier, results) -> None:  # noqa: ANN001 - multiprocessing objects
+def _allocate_in_process(url: str, n: int, barrier, results) -> None:  # multiprocessing objects
     cat = Catalog(url)
     try:
         barrier.wait(timeout=60)  # start both processes' loops together

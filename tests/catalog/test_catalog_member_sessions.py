@@ -4,13 +4,13 @@ even by two redeemers at the same moment; sessions expire, move between accounts
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from callscope.catalog import member_sessions as rows
 from callscope.catalog.db import Catalog
 from callscope.catalog.tables import MemberSession, SignInLink
 
-T0 = datetime(2026, 11, 24, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 
 
 def link(token_hash: str, ttl_minutes: int = 15, created: datetime = T0) -> SignInLink:

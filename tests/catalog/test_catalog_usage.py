@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from unittest import mock
 
 import pytest
@@ -11,7 +11,7 @@ import pytest
 from callscope.catalog.db import Catalog
 from callscope.catalog.usage import UsageRecorder, delete_usage, read_usage
 
-T0 = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def test_record_does_no_io(catalog: Catalog) -> None:
@@ -88,9 +88,8 @@ def test_read_usage_computes_error_rate_and_zeros_for_unused_keys(catalog: Catal
 async def test_failed_flush_keeps_the_buffer(catalog: Catalog) -> None:
     recorder = UsageRecorder(catalog)
     recorder.record("k1", "acme", "ci", "GET /v1/x", False, T0)
-    with mock.patch.object(catalog, "run", side_effect=RuntimeError("database down")):
-        with pytest.raises(RuntimeError):
-            await recorder.flush()
+    with mock.patch.object(catalog, "run", side_effect=RuntimeError("database down")), pytest.raises(RuntimeError):
+        await recorder.flush()
     assert recorder.pending == 1
     recorder.record("k1", "acme", "ci", "GET /v1/x", True, T0)  # recorded while the database was down
     assert await recorder.flush() == 1

@@ -134,9 +134,8 @@ def test_reanalysis_is_only_queued_for_finished_recordings_and_keeps_the_status(
 ])
 def test_illegal_status_transitions_are_rejected(catalog: Catalog, kind: str, status: str, target: str) -> None:
     rid = add_recording(catalog, status=status, job=False)
-    with pytest.raises(jobs.IllegalTransition):
-        with catalog.session(write=True) as session:
-            jobs.move_recording(session, rid, kind, {"status": target})
+    with pytest.raises(jobs.IllegalTransition), catalog.session(write=True) as session:
+        jobs.move_recording(session, rid, kind, {"status": target})
     assert recording(catalog, rid).status == status
 
 

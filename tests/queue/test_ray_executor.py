@@ -18,7 +18,7 @@ from tests.queue.test_dispatch import SAME_WORDS, SENTENCE, put_recording, wav_b
 pytestmark = [pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON), pytest.mark.slow]
 
 
-async def test_recordings_are_analysed_on_ray(tmp_path, wav_bytes) -> None:  # noqa: F811
+async def test_recordings_are_analysed_on_ray(tmp_path, wav_bytes) -> None:
     from callscope.analysis.actors import RayExecutor
 
     settings = Settings(data_dir=tmp_path / "data", log_level="WARNING", ray_num_cpus=2, ray_object_store_mb=128,

@@ -75,10 +75,10 @@ class TwilioApi:
                     self.send_response(204 if method == "DELETE" else 404)
                     self.end_headers()
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:  # http.server's name
                 self._serve("GET")
 
-            def do_DELETE(self) -> None:  # noqa: N802
+            def do_DELETE(self) -> None:
                 self._serve("DELETE")
 
             def log_message(self, *args) -> None:

@@ -6,15 +6,15 @@ Revises: 0005_member_sign_in
 Create Date: 2026-11-24 14:00:00
 
 """
-from typing import Sequence, Union
+from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
 revision: str = '0006_phone_calls'
-down_revision: Union[str, Sequence[str], None] = '0005_member_sign_in'
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = '0005_member_sign_in'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
