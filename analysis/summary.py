@@ -51,7 +51,7 @@ from .faithfulness import (
 )
 from .language_model import DEFAULT_CONTEXT_TOKENS, LanguageModel
 from .result import ModelUsed, TranscriptSegment
-from .salience import Turn, salient_turns, turns_of
+from .salience import _COMMON, Turn, salient_turns, turns_of
 from .speakers import phrase_score
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,11 @@ SLOT_MAX_CHARS = 140
 BRIEF_MAX_TOKENS = 180
 MIN_WORDS = 3
 REPEAT_SHARE = 0.9  # a sentence whose words are this much an earlier sentence's says nothing new (`distinct`)
+# What was said that the brief left out, quoted after it (`_Quotes.untold`): the 1.5B model's four slots often miss
+# a call's finding or its time ("a technician will come", not when).
+UNTOLD_QUOTES = 2
+NOVEL_MAX_SIMILARITY = 0.5
+NOVEL_MIN_WORDS = 3
 
 # The brief's slots: what each holds, for a call with an agent and for one without.
 SERVICE_SLOTS = {"reason": "why the customer called: the problem or request stated",
@@ -244,6 +249,17 @@ def distinct(sentences: Iterable[str]) -> list[str]:
     return [sentence for sentence, _ in kept]
 
 
+_COURTESIES = ("thank you for calling", "thanks for calling", "hello", "goodbye", "bye", "anything else",
+               "have a nice day", "have a great day", "that is all", "that's all", "please hold", "bear with me",
+               "no problem", "you're welcome")
+
+
+def courtesy(sentence: str) -> bool:
+    """Whether the sentence greets, takes leave or offers more help (English)."""
+    said = f" {' '.join(tokens(sentence))} "
+    return any(f" {phrase} " in said for phrase in _COURTESIES)
+
+
 class _Quotes:
     """What was said, for repairing a sentence: the sentences of the turns read (at least KEY_MIN_WORDS words, else
     all), each quoted once at most, the one closest in meaning to the unsupported sentence first."""
@@ -251,22 +267,45 @@ class _Quotes:
     def __init__(self, turns: Sequence[Turn], embedder: Any, roles: Mapping[str, str] | None) -> None:
         said = [(t.speaker, m.group().strip()) for t in turns for m in SENTENCE.finditer(t.text) if tokens(m.group())]
         long = [(who, text) for who, text in said if len(tokens(text)) >= KEY_MIN_WORDS]
-        self.said = list(dict.fromkeys(long or said))
+        # a question or a courtesy states nothing ("Could you give me your account number please?", "Thank you for
+        # calling ..."): quoted only when nothing else is
+        stated = [(who, text) for who, text in long if not text.endswith("?") and not courtesy(text)]
+        self.said = list(dict.fromkeys(stated or long or said))
         self.embedder, self.roles = embedder, roles
         self.used: set[int] = set()
         self._vectors: np.ndarray | None = None
 
+    def _embedded(self) -> np.ndarray:
+        if self._vectors is None:
+            self._vectors = np.asarray(self.embedder.embed([text for _, text in self.said]), dtype=np.float32)
+        return self._vectors
+
+    def _quote(self, i: int) -> str:
+        self.used.add(i)
+        who, text = self.said[i]
+        return f'{speaker_name(who, self.roles)} said: "{text}"' + ("" if text[-1] in ".!?" else ".")
+
+    def untold(self, summary: Sequence[str], count: int) -> list[str]:
+        """Up to `count` quotes of what was said that the summary's sentences do not say yet: none of them is
+        NOVEL_MAX_SIMILARITY close in meaning, and at least NOVEL_MIN_WORDS of its content words are new to
+        them; the most new words first, in the order said."""
+        if not self.said or not summary:
+            return []
+        told = {stem(w) for sentence in summary for w in tokens(sentence)}
+        closest = (self._embedded() @ np.asarray(self.embedder.embed(list(summary)), dtype=np.float32).T).max(axis=1)
+        news = [len({stem(w) for w in tokens(text) if len(w) > 2 and w not in _COMMON} - told)
+                for _, text in self.said]
+        fresh = [i for i in range(len(self.said))
+                 if i not in self.used and closest[i] < NOVEL_MAX_SIMILARITY and news[i] >= NOVEL_MIN_WORDS]
+        return [self._quote(i) for i in sorted(sorted(fresh, key=lambda i: -news[i])[:count])]
+
     def closest(self, sentence: str) -> str | None:
         if not self.said:
             return None
-        if self._vectors is None:
-            self._vectors = np.asarray(self.embedder.embed([text for _, text in self.said]), dtype=np.float32)
-        similarity = self._vectors @ np.asarray(self.embedder.embed([claim_text(sentence)]), dtype=np.float32)[0]
+        similarity = self._embedded() @ np.asarray(self.embedder.embed([claim_text(sentence)]), dtype=np.float32)[0]
         for i in np.argsort(-similarity, kind="stable"):
             if int(i) not in self.used:
-                self.used.add(int(i))
-                who, text = self.said[i]
-                return f'{speaker_name(who, self.roles)} said: "{text}"' + ("" if text[-1] in ".!?" else ".")
+                return self._quote(int(i))
         return None
 
 
@@ -305,6 +344,8 @@ def summarize(
         quote = quotes.closest(check.sentence) if quotes else None
         if quote:
             kept.append(quote)
+    if quotes is not None:
+        kept += quotes.untold(kept, UNTOLD_QUOTES)
     if not removed:
         return SummaryResult(text=" ".join(kept), language=code, model=llm.info)
     log.warning("summary sentences not supported by the transcript: %s", [r.sentence for r in removed])

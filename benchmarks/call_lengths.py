@@ -90,7 +90,7 @@ def cell(now: float | None, before: float | None, fmt: str) -> str:
 
 def table(rows: dict[str, dict], before: dict[str, dict]) -> None:
     lengths = list(rows)
-    width = 17 if before else 9
+    width = 17 if before else 11  # "yes / yes" and a space
     head = "".join(f"{f'{m} min':>{width}}" for m in lengths)
 
     def line(label: str, value, fmt: str) -> None:

@@ -19,6 +19,7 @@ from tests.analysis import speech
 from tests.analysis.scripted_model import briefs
 from tests.analysis.summary_claims import FIT, REPORT
 from tests.analysis.transcripts import BILLING_CALL, segments
+from tests.analysis.voices import OUTAGE_AGENT, OUTAGE_CUSTOMER
 
 CALL = segments(BILLING_CALL)
 ROLES = {"speaker-1": "agent", "speaker-2": "customer"}
@@ -65,7 +66,8 @@ def test_an_invented_sentence_is_repaired_with_what_was_said(embedder):
     model = briefs(["The customer was charged twice for the internet bill.", INVENTED,
                     "The agent refunded the duplicate payment of $49.99."])
     result = summarize(CALL, "en", model, roles=ROLES, embedder=embedder)
-    first, quote, last = split_sentences(result.text)
+    first, quote, last, *untold = split_sentences(result.text)
+    assert all(extra.startswith(("The agent said: \"", "The customer said: \"")) for extra in untold)
     assert first == "The customer was charged twice for the internet bill."
     assert last == "The agent refunded the duplicate payment of $49.99."
     assert quote.startswith(("The agent said: \"", "The customer said: \""))  # in the slot's place, as said
@@ -138,3 +140,18 @@ def test_a_model_that_fails_leaves_a_summary_from_the_transcript(embedder, tmp_p
     stage = next(s for s in result.stages if s.name == "summary")
     assert stage.ran and "language model failed" in stage.detail and "key sentences instead" in stage.detail
     assert "said: \"" in result.summary and "address" in result.summary.lower()
+
+
+def test_what_the_brief_left_out_is_quoted_after_it_but_no_question_or_courtesy(embedder):
+    outage = segments([(f"speaker-{i % 2 + 1}", (OUTAGE_AGENT if i % 2 == 0 else OUTAGE_CUSTOMER)[i // 2])
+                       for i in range(12)])
+    model = briefs(["The customer's internet has been down since yesterday evening.",
+                    "The agent booked a technician to visit and repair the line."])
+    result = summarize(outage, "en", model, roles=ROLES, embedder=embedder)
+    quotes = split_sentences(result.text)[2:]
+    assert "tomorrow morning" in result.text  # when the technician comes: the brief did not say
+    assert result.method == "model" and 1 <= len(quotes) <= 2, result.text
+    assert not any(q.endswith('?"') or "thank you for calling" in q.lower() or "goodbye" in q.lower()
+                   for q in quotes), result.text
+    # nothing the brief already says is quoted again
+    assert "has been down since yesterday" not in " ".join(quotes)
