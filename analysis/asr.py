@@ -47,6 +47,7 @@ import inspect
 import logging
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
+from itertools import pairwise
 from pathlib import Path
 
 import ctranslate2
@@ -102,7 +103,7 @@ def _windows(audio: Audio, channel: int, window_s: float) -> list[tuple[int, int
     regions = detect_speech(audio, channel, min_silence_ms=_CUT_SILENCE_MS)
     cuts = [
         (a.end_ms + b.start_ms) // 2 * SAMPLE_RATE // 1000
-        for a, b in zip(regions, regions[1:])
+        for a, b in pairwise(regions)
         if b.start_ms - a.end_ms >= _CUT_SILENCE_MS
     ]
     windows, start = [], 0

@@ -55,7 +55,8 @@ def classify_one(category: Category, segments: Sequence[TranscriptSegment],
     threshold = threshold_of(category.min_similarity, CATEGORY_THRESHOLD)
     if threshold is not None:
         query = query_text(category.name, category.description)
-        for unit, similarity in zip(similarities.units, similarities(query)):
+        # strict=False: without an embedder there are no similarities, and no unit matches by meaning
+        for unit, similarity in zip(similarities.units, similarities(query), strict=False):
             strength = similarity_score(float(similarity), threshold, ceiling=CATEGORY_CEILING)
             best = max(best, strength)
             if similarity >= threshold:

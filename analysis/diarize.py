@@ -183,7 +183,7 @@ def region_windows(start_ms: int, end_ms: int) -> list[Window]:
         return []
     if end_ms - start_ms <= WINDOW_MS:
         return [Window(start_ms, end_ms, end_ms - start_ms)]
-    starts = list(range(start_ms, end_ms - WINDOW_MS, HOP_MS)) + [end_ms - WINDOW_MS]
+    starts = [*range(start_ms, end_ms - WINDOW_MS, HOP_MS), end_ms - WINDOW_MS]
     return [Window(s, s + WINDOW_MS) for s in starts]
 
 

@@ -216,7 +216,7 @@ class Similarities:
             vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
             if self._vectors is None:
                 self._vectors, vectors = vectors[:len(self.units)], vectors[len(self.units):]
-            self._queries.update(zip(missing, vectors))
+            self._queries.update(zip(missing, vectors, strict=True))
 
     def __call__(self, query: str) -> np.ndarray:
         """Similarity of query to each unit (same order as self.units); empty without an embedder."""

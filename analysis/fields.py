@@ -232,9 +232,9 @@ def ask_model(questions: Sequence[_Question], llm: Any, prefix: str) -> list[Map
     """Every question in one request (the transcript prefix and the chat template evaluated once, one answer); the
     answers in the order of the questions."""
     keys = [f"field_{i}" for i in range(1, len(questions) + 1)]
-    schema = {"type": "object", "properties": {k: q.schema() for k, q in zip(keys, questions)}, "required": keys,
-              "additionalProperties": False}
-    prompt = prefix + "".join(q.line(k) for k, q in zip(keys, questions)) + (
+    schema = {"type": "object", "properties": {k: q.schema() for k, q in zip(keys, questions, strict=True)},
+              "required": keys, "additionalProperties": False}
+    prompt = prefix + "".join(q.line(k) for k, q in zip(keys, questions, strict=True)) + (
         "For each field to find: if the call states it, set found to true and value to it (for text, in the words of "
         "the call; for true or false, quote the words of the transcript that state it, copied exactly); if it does not, "
         "set found to false. For a field with values mentioned, value is one of them.")
@@ -320,9 +320,9 @@ def extract_fields(fields: Sequence[ExtractedField], segments: Sequence[Transcri
         except LanguageModelError as exc:
             log.warning("fields: language model failed (%s); the values it was asked for are left null", exc)
             answers = [{"found": False}] * len(asked)
-        for (i, question, mentions), answer in zip(asked, answers):
+        for (i, question, mentions), answer in zip(asked, answers, strict=True):
             results[i] = _answered(question, answer, mentions, segments)
-    return [r if r is not None else _result(f, None, []) for r, f in zip(results, fields)]
+    return [r if r is not None else _result(f, None, []) for r, f in zip(results, fields, strict=True)]
 
 
 __all__ = ["extract_fields", "supported"]

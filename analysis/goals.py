@@ -196,8 +196,8 @@ def meaning_findings(goal: Goal, roles: Mapping[str, str], similarities: Similar
     example_rows = [similarities(text) for _, text in acts]
     findings = []
     for i, (unit, similarity) in enumerate(zip(similarities.units,
-                                               similarities(query_text(goal.name, goal.description)))):
-        by_example = [(act, text, float(row[i])) for (act, text), row in zip(acts, example_rows)]
+                                               similarities(query_text(goal.name, goal.description)), strict=True)):
+        by_example = [(act, text, float(row[i])) for (act, text), row in zip(acts, example_rows, strict=True)]
         value, strength, matches, example = _closest(unit.text, float(similarity), threshold, by_example)
         start = word_time(unit.segment, unit.first)
         problem = rule_problem(goal, unit.segment, start, roles)

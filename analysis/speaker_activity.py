@@ -54,7 +54,9 @@ class SpeakerActivity:
 
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(np.int8), [0]])))
-    return [(int(round(frame_ms(a))), int(round(frame_ms(b)))) for a, b in zip(edges[::2], edges[1::2], strict=True)]
+    # int(): frame_ms gives a numpy float, whose round() is an int only from NumPy 2 on
+    return [(int(round(frame_ms(a))), int(round(frame_ms(b))))  # noqa: RUF046
+            for a, b in zip(edges[::2], edges[1::2], strict=True)]
 
 
 def _weights() -> np.ndarray:

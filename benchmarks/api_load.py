@@ -376,7 +376,8 @@ def report(results: list[Result], peak_rss_kib: int | None, setup_s: float) -> s
         f"{r.client_cpu_s * 1000 / r.requests:.2f}",
     ) for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                       for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
              for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     rss = f"{peak_rss_kib / 1024:.1f} MiB" if peak_rss_kib is not None else "unknown"

@@ -49,6 +49,7 @@ import re
 import sys
 import tempfile
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -126,7 +127,7 @@ def timed(pipeline, path: Path, llm) -> tuple[float, dict[str, float], object]:
     result = pipeline.run(path, PROJECT, lambda stage, _f: marks.append((stage, time.perf_counter())))
     total = time.perf_counter() - start
     stages: dict[str, float] = {}
-    for (stage, at), (_, until) in zip(marks, marks[1:]):
+    for (stage, at), (_, until) in pairwise(marks):
         stages[stage] = stages.get(stage, 0.0) + until - at
     return total, stages, result
 
@@ -156,7 +157,7 @@ def explanation_sentences(text: str) -> list[str]:
 def unfounded_not_met(q: dict) -> list[str]:
     """Explanations of goals not met that are not the evidence template: a model's claims about what the call
     lacks, which no sentence of it can support ("The transcript does not contain any greeting")."""
-    return [e for e, (met, _) in zip(q["explanations"], q["goals"].values())
+    return [e for e, (met, _) in zip(q["explanations"], q["goals"].values(), strict=True)
             if not met and not e.startswith(_NOT_MET_TEMPLATE)]
 
 

@@ -182,7 +182,7 @@ def _nvml() -> Any:
 
         pynvml.nvmlInit()
         return pynvml.nvmlDeviceGetHandleByIndex(0)
-    except Exception:  # ImportError, or any NVMLError: no readable GPU
+    except Exception:  # noqa: BLE001 - ImportError, or any NVMLError: no readable GPU
         return None
 
 
@@ -297,7 +297,7 @@ def cuda_transcriber(settings: Settings, found: Found, probe: Audio, torch_whisp
             model = make()
             model.transcribe(probe, 0, "en", None)
             return model, where + (f" ({'; '.join(passed)})" if passed else "")
-        except Exception as exc:  # a missing cuBLAS or cuDNN, an unsupported compute type: not on this GPU
+        except Exception as exc:  # noqa: BLE001 - no cuBLAS or cuDNN, an unsupported compute type: not on this GPU
             passed.append(f"{what} failed: {one_line(exc)}")
     cpu = settings.model_copy(update={"whisper_device": "cpu", "whisper_compute_type": "int8", "whisper_batch_size": 0})
     return transcriber_from_settings(cpu), "cpu: " + "; ".join(passed)
@@ -405,7 +405,8 @@ def report(now: dict, saved: dict | None) -> None:
                 seconds[device] = values["now"] or values["saved"]
                 cells.append(cell(values, kind, device))
                 cells.append(cell({when: f and v and f["audio_s"] / v for (when, f), v
-                                   in zip(figures.items(), values.values())}, "xrt", device) if kind == "s" else "")
+                                   in zip(figures.items(), values.values(), strict=True)}, "xrt", device)
+                             if kind == "s" else "")
             ratio = f"{seconds['cpu'] / seconds['cuda']:.1f}x" if kind == "s" and seconds.get("cpu") and seconds.get(
                 "cuda") else ""
             print(f"  {label:<16}" + "".join(f"{c:>{width}}" for c in cells)

@@ -83,7 +83,7 @@ def synthetic_call(minutes: float, stereo: bool, seed: int = 7) -> AnalysisResul
         words = [TranscriptWord(start_ms=int(t + i * step), end_ms=int(t + (i + 1) * step) - 20, text=w,
                                 probability=round(rng.uniform(0.6, 1), 2)) for i, w in enumerate(text_words)]
         weights = [rng.random() ** 3 for _ in EMOTIONS]
-        emotions = {e: round(w / sum(weights), 3) for e, w in zip(EMOTIONS, weights)}
+        emotions = {e: round(w / sum(weights), 3) for e, w in zip(EMOTIONS, weights, strict=True)}
         segments.append(TranscriptSegment(id=len(segments), speaker=f"speaker-{speaker + 1}", role=roles[speaker],
                                           channel=speaker if stereo else 0, start_ms=t, end_ms=end,
                                           text=" ".join(text_words).capitalize() + ".", words=words,

@@ -324,8 +324,8 @@ class Seeded:
 
 
 def seed(catalog: Catalog, fixture: Fixture, count: int, now: datetime, rng: random.Random) -> Seeded:
-    statuses, s_weights = zip(*STATUS_WEIGHTS)
-    formats, f_weights = zip(*FORMATS)
+    statuses, s_weights = zip(*STATUS_WEIGHTS, strict=True)
+    formats, f_weights = zip(*FORMATS, strict=True)
     year = 365 * 86400
     # created_at over the past year (up to an hour ago), ascending so ids follow time like real uploads
     offsets = sorted((rng.randrange(3600, year) for _ in range(count)), reverse=True)
@@ -469,7 +469,8 @@ def report_listing(timings: list[Timing], requests: int) -> list[str]:
                         f"{t.pct(50):.1f}", f"{t.pct(90):.1f}", f"{t.pct(99):.1f}", f"{max(t.latencies_ms):.1f}",
                         f"{t.body_bytes / 1024:.1f}") for t in timings]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in rows]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+             for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return [f"  GET {API}/recordings, {requests} sequential requests each (one keep-alive connection), "
             f"total_count checked on every response:"] + ["  " + line for line in lines]

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -101,7 +102,7 @@ def timed_run(pipeline: Pipeline, path: Path, project: ProjectSpec = PROJECT) ->
     total = time.perf_counter() - start
     stages: dict[str, float] = {}
     cpu: dict[str, float] = {}
-    for (stage, at, cpu_at), (_, until, cpu_until) in zip(marks, marks[1:]):
+    for (stage, at, cpu_at), (_, until, cpu_until) in pairwise(marks):
         stages[stage] = stages.get(stage, 0.0) + until - at
         cpu[stage] = cpu.get(stage, 0.0) + cpu_until - cpu_at
     return Timing(total, stages, cpu, result)

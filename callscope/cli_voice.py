@@ -55,7 +55,7 @@ def enroll(operator_id: int, file: Path, account: str, channel: int) -> None:
                                        voiceprint.speech_ms, rt.ctx.clock())
             except (EnrollmentError, ValueError) as exc:
                 raise click.ClickException(f"{file}: {exc}") from None
-            except Exception as exc:  # a decoder failure: one line, not a traceback
+            except Exception as exc:  # noqa: BLE001 - a decoder failure: one line, not a traceback
                 raise click.ClickException(f"{file}: cannot decode audio: {one_line(exc)}") from None
         click.echo(f"enrolled operator {operator_id} ({name}): {voiceprint.speech_ms / 1000:.1f} s of speech, "
                    f"model {voiceprint.model}")

@@ -86,7 +86,7 @@ def _address(name: str, email: str) -> str:
     email = email.strip()
     try:
         return str(Address(display_name=name, addr_spec=email))
-    except Exception:  # an address the header parser cannot take apart: plain form
+    except Exception:  # noqa: BLE001 - an address the header parser cannot take apart: plain form
         return email
 
 
@@ -409,7 +409,7 @@ class MailQueue:
                     attempts += 1
                     try:
                         await self.mailer.send(email)
-                    except Exception as exc:
+                    except Exception as exc:  # noqa: BLE001 - logged; retried unless permanent
                         error = _describe(exc)
                         permanent = _permanent(exc)
                         last = permanent or attempts > self.retries
@@ -428,7 +428,7 @@ class MailQueue:
             # Shutdown (close() ran out of time): keep the email for an operator, then let the cancel through.
             self._save_failed(email, "cancelled at shutdown", attempts)
             raise
-        except Exception as exc:  # a bug above; still keep the email
+        except Exception as exc:  # noqa: BLE001 - a bug above; still keep the email
             error = _describe(exc)
         await asyncio.to_thread(self._save_failed, email, error, attempts)
 

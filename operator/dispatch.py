@@ -198,7 +198,7 @@ class Dispatcher:
             return
         except asyncio.CancelledError:
             raise  # shutting down: the lease expires and another dispatcher takes the job
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure of the analysis: retried or failed
             if self.executor.lost.is_set() or isinstance(exc, WorkerLost):
                 # not the recording's fault (its cluster or a model's node went away): queued again, attempt given back
                 await self.ctx.catalog.write(jobs.retry_later, job, _describe(exc), self.policy.delay(1),

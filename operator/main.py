@@ -192,7 +192,7 @@ async def retention(body: kopf.Body, memo: kopf.Memo, **_) -> None:
     project = await project_with_id(memo.ctx, body)
     try:
         deleted, audio_removed = await purge_project(memo.ctx, project, memo.ctx.clock())
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - reported on the Project (event, Degraded)
         error = str(exc) or type(exc).__name__
         kopf.warn(body, reason="RetentionFailed", message=error[:1000])
         await mark_degraded(memo.ctx, project, error)

@@ -273,10 +273,11 @@ def transcripts(root: Path, language: str) -> dict[str, str]:
     """core-sounds-LANG.txt: prompt name -> what is said."""
     path = root / "usr" / "share" / "doc" / f"asterisk-core-sounds-{language}" / f"core-sounds-{language}.txt.gz"
     out = {}
-    for line in gzip.open(path, "rt", encoding="utf-8", errors="replace"):
-        name, sep, text = line.partition(":")
-        if sep and not line.startswith(";"):
-            out.setdefault(name.strip(), re.sub(r"\s+", " ", text).strip())
+    with gzip.open(path, "rt", encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            name, sep, text = line.partition(":")
+            if sep and not line.startswith(";"):
+                out.setdefault(name.strip(), re.sub(r"\s+", " ", text).strip())
     return out
 
 

@@ -96,7 +96,7 @@ def make_audio(
     if fmt == "ogg":
         codec = {"opus": "libopus", "vorbis": "vorbis", "flac": "flac"}[ogg_codec]
     options = {"movflags": "+faststart"} if (fmt == "m4a" and faststart) else {}
-    total = int(round(seconds * sample_rate))
+    total = round(seconds * sample_rate)
     with av.open(str(path), mode="w", format=muxer, options=options) as container:
         stream = container.add_stream(codec, rate=sample_rate, layout=_layout(channels))
         if codec == "vorbis":

@@ -36,7 +36,7 @@ def test_a_damaged_part_fails_the_checksum_and_leaves_nothing(model, tmp_path):
     split(model, tmp_path / "parts", parse_size("1M"))
     part = tmp_path / "parts" / "model.bin.part003"
     part.write_bytes(b"\0" * part.stat().st_size)  # the right size, the wrong bytes
-    with pytest.raises(FileNotFoundError, match="sha256 .*carry the parts of model.bin again"):
+    with pytest.raises(FileNotFoundError, match=r"sha256 .*carry the parts of model\.bin again"):
         join(tmp_path / "parts", tmp_path / "out" / "model.bin")
     assert list((tmp_path / "out").iterdir()) == []
 

@@ -332,7 +332,7 @@ class BaseBlobWriter(abc.ABC):
     @abc.abstractmethod
     async def _do_write(self, chunk: bytes) -> None: ...
 
-    async def _after_write(self) -> None:
+    async def _after_write(self) -> None:  # noqa: B027 - a hook: most stores need nothing after a write
         """Called after each write with `size` updated (S3: start part uploads)."""
 
     @abc.abstractmethod

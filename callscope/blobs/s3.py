@@ -211,7 +211,7 @@ class S3BlobWriter(BaseBlobWriter):
                     Key=self._s3_key,
                     UploadId=upload_id,
                 )
-            except Exception as error:  # left for sweep_orphans
+            except Exception as error:  # noqa: BLE001 - left for sweep_orphans
                 if not (isinstance(error, ClientError) and _error_code(error) == "NoSuchUpload"):
                     log.warning("blob_multipart_abort_failed", key=self._s3_key, upload_id=upload_id, error=str(error))
 

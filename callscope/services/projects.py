@@ -101,5 +101,5 @@ async def _release_number(ctx: Context, number: VirtualNumber) -> None:
     if number.status.provider_ref and number.status.provider == ctx.provider.name:
         try:
             await ctx.provider.release(number.status.provider_ref)
-        except Exception as exc:  # the number goes anyway; the provider side is logged for follow-up
+        except Exception as exc:  # noqa: BLE001 - the number goes anyway; the provider side is logged for follow-up
             log.warning("number_release_failed", number=number.spec.phone_number, error=str(exc))

@@ -214,7 +214,7 @@ class CachedStore:
         for task in tasks:
             try:
                 await task
-            except (asyncio.CancelledError, Exception):
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - closing, whatever the task ended with
                 pass
         if self.owns_backend:
             await self.backend.close()

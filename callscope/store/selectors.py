@@ -36,9 +36,8 @@ def _bad(text: str, reason: str) -> ValidationFailed:
 
 def _check_key(text: str, key: str) -> None:
     prefix, slash, name = key.rpartition("/")
-    if slash:
-        if not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN_RE.match(prefix):
-            raise _bad(text, f"key {key!r} has an invalid prefix (must be a DNS subdomain)")
+    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN_RE.match(prefix)):
+        raise _bad(text, f"key {key!r} has an invalid prefix (must be a DNS subdomain)")
     if not name or len(name) > 63 or not _NAME_RE.match(name):
         raise _bad(
             text,

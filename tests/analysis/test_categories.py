@@ -111,7 +111,7 @@ def measure(embedder, threshold: float) -> tuple[float, int, int]:
     """(recall of the positives, negative pairs at or above threshold, number of negative pairs)."""
     texts = sorted({t for cats, talk in CATEGORY_SETS for t in talk + [u for _, us in cats.values() for u in us]}
                    | {query_text(n, d) for cats, _ in CATEGORY_SETS for n, (d, _) in cats.items()})
-    vectors = dict(zip(texts, embedder.embed(texts)))
+    vectors = dict(zip(texts, embedder.embed(texts), strict=True))
     hits = positives = false_pairs = pairs = 0
     for cats, talk in CATEGORY_SETS:
         for name, (description, said) in cats.items():

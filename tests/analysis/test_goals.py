@@ -325,7 +325,7 @@ def measure(embedder, threshold: float) -> tuple[float, int, int, int]:
     best negative reaches the threshold: a call of only negatives would meet them)."""
     texts = sorted({t for goals, talk in GOAL_SETS for t in talk + [u for _, us in goals.values() for u in us]}
                    | {query_text(n, d) for goals, _ in GOAL_SETS for n, (d, _) in goals.items()})
-    vectors = dict(zip(texts, embedder.embed(texts)))
+    vectors = dict(zip(texts, embedder.embed(texts), strict=True))
     hits = positives = false_pairs = pairs = false_goals = 0
     for goals, talk in GOAL_SETS:
         for name, (description, said) in goals.items():
@@ -460,6 +460,6 @@ def test_example_threshold_measured_on_the_labelled_utterances(embedder):
                                for u in said + negatives])
             best = np.where(usable, sims, -1).max(axis=1)
             passed[name] = float(np.mean(best[:len(said)] >= EXAMPLE_THRESHOLD))
-            false_pairs += [u for u, s in zip(negatives, best[len(said):]) if s >= EXAMPLE_THRESHOLD]
+            false_pairs += [u for u, s in zip(negatives, best[len(said):], strict=True) if s >= EXAMPLE_THRESHOLD]
     assert passed["anything_else"] >= 0.66 and passed["closing"] == 1.0
     assert false_pairs == ["My name is John Smith."]

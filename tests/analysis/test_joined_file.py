@@ -47,7 +47,7 @@ def test_the_parts_are_joined_once(parts, tmp_path, monkeypatch):
 def test_parts_that_do_not_join_to_the_file_are_refused(parts, tmp_path):
     spec, paths, _ = parts
     paths[1].write_bytes(b"\2" * 10)
-    with pytest.raises(FileNotFoundError, match="expected .* bytes, sha256 .*: reinstall the parts"):
+    with pytest.raises(FileNotFoundError, match=r"expected .* bytes, sha256 .*: reinstall the parts"):
         spec.join_once(paths)
     left = [p.name for p in spec.path.parent.iterdir() if not p.name.endswith(".lock")]
     assert left == []  # nothing half-written is left to be found

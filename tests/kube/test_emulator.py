@@ -343,7 +343,7 @@ async def test_store_creates_the_namespace_and_maps_errors(kube_api):
             api_version="callscope.io/v1alpha1", kind="Project",
             metadata=ObjectMeta(name="Not A Name", namespace="fresh"), spec=ProjectSpec(name="S", language="en"), status=obj.status,
         )
-        with pytest.raises(ValidationFailed, match="metadata.name"):
+        with pytest.raises(ValidationFailed, match=r"metadata\.name"):
             await store.create(bad)
         with pytest.raises(ObjectNotFound):
             await store.get(Project, "fresh", "ghost")

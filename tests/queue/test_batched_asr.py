@@ -3,6 +3,8 @@ as well as the sequential one; on a GPU it is the fast path, here it runs on the
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from callscope.analysis.asr import transcriber_from_settings
@@ -22,4 +24,4 @@ def test_batched_transcription_matches_the_speech() -> None:
 
     assert speech.wer(call.text, " ".join(s.text for s in segments)) < 0.3
     words = [w for s in segments for w in s.words]
-    assert words and all(a.start_ms <= b.start_ms for a, b in zip(words, words[1:]))  # timed, in order
+    assert words and all(a.start_ms <= b.start_ms for a, b in pairwise(words))  # timed, in order

@@ -392,7 +392,7 @@ async def test_a_purchase_answer_that_cannot_be_read_is_a_bad_answer(provider, h
     assert TOKEN not in caplog.text
 
 
-@pytest.mark.parametrize("body", UNREADABLE + ['{"status": ["twilio-approved"]}'])
+@pytest.mark.parametrize("body", [*UNREADABLE, '{"status": ["twilio-approved"]}'])
 async def test_a_bundle_answer_that_cannot_be_read_is_a_bad_answer(provider, httpserver, body):
     _expect(httpserver, "/numbers/v2/RegulatoryCompliance/Bundles/BU_pending").respond_with_data(
         body, content_type="application/json")
