@@ -64,8 +64,8 @@ def classify_one(category: Category, segments: Sequence[TranscriptSegment],
                 found.append((max(strength, 0.5), Evidence(dialogue_id=unit.segment.id,
                                                            start_ms=word_time(unit.segment, unit.first), quote=quote)))
     strongest: dict[int, tuple[float, Evidence]] = {}  # one piece of evidence per segment
-    for strength, evidence in sorted(found, key=lambda f: -f[0]):
-        strongest.setdefault(evidence.dialogue_id, (strength, evidence))
+    for strength, piece in sorted(found, key=lambda f: -f[0]):
+        strongest.setdefault(piece.dialogue_id, (strength, piece))
     chosen = sorted(strongest.values(), key=lambda f: -f[0])[:MAX_EVIDENCE]
     evidence = [e for _, e in sorted(chosen, key=lambda f: (f[1].start_ms, f[1].dialogue_id))]
     matched = bool(evidence)

@@ -471,7 +471,7 @@ def relabel(segments: list[TranscriptSegment], windows: list[Window], labels: np
 def _follow_voices(pieces: list[tuple[int, TranscriptSegment]],
                    activity: sa.SpeakerActivity | TurnActivity) -> list[tuple[int, TranscriptSegment]]:
     """Each speaker's segments (in time order) moved into that speaker's activity, as one channel's into its VAD."""
-    out = []
+    out: list[tuple[int, TranscriptSegment]] = []
     for cluster_id in sorted({c for c, _ in pieces}):
         mine = sorted((p for c, p in pieces if c == cluster_id), key=lambda p: p.start_ms)
         voice = [SpeechRegion(0, start, end) for start, end in activity.regions(cluster_id)]

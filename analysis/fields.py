@@ -157,7 +157,9 @@ def where_said(value: str, segments: Sequence[TranscriptSegment]) -> list[Mentio
             continue
         if len(compact) < 4:
             continue
-        chars, owners = "", []  # the segment's letters and digits, and the span of the word each is from
+        # the segment's letters and digits, and the span of the word each is from
+        chars = ""
+        owners: list[tuple[int, int]] = []
         for w, start, end in spans:
             letters = re.sub(r"[\W_]+", "", w)
             chars, owners = chars + letters, owners + [(start, end)] * len(letters)

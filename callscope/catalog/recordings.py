@@ -171,7 +171,8 @@ def facets(session: Session, scope: Scope) -> dict[str, Any]:
     """Languages, status counts and the ranges of dates and durations among the scope's recordings."""
     base = in_scope(select(Recording), scope).subquery()
     languages = sorted(session.scalars(select(base.c.language).distinct()))
-    statuses = dict(session.execute(select(base.c.status, func.count()).group_by(base.c.status)).all())
+    statuses: dict[str, int] = dict(
+        session.execute(select(base.c.status, func.count()).group_by(base.c.status)).all())
     called = session.execute(select(func.min(base.c.called_at), func.max(base.c.called_at))).one()
     created = session.execute(select(func.min(base.c.created_at), func.max(base.c.created_at))).one()
     duration = session.execute(select(func.min(base.c.duration_ms), func.max(base.c.duration_ms))).one()

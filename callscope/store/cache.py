@@ -24,6 +24,7 @@ cached instances themselves, not copies. Callers must treat them as read-only an
 from __future__ import annotations
 
 import asyncio
+import builtins
 import itertools
 from bisect import bisect_left
 from collections.abc import Callable, Hashable
@@ -384,7 +385,7 @@ class CachedStore:
             return await self.backend.list(kind, namespace, label_selector)
         return self._list(kc, namespace, label_selector)
 
-    async def list_with_version(self, kind: type[R], namespace: str | None = None) -> tuple[list[R], str]:
+    async def list_with_version(self, kind: type[R], namespace: str | None = None) -> tuple[builtins.list[R], str]:
         """The cached objects and the resourceVersion up to which the watch has been applied."""
         kc = self._kind(kind)
         if kc is None or kc.rv is None:
@@ -403,7 +404,7 @@ class CachedStore:
 
     def cached_list(
         self, kind: type[R], namespace: str | None = None, label_selector: str | None = None
-    ) -> list[R]:
+    ) -> builtins.list[R]:
         """Synchronous read from memory: cached objects (read-only), by namespace and name."""
         return self._list(self._cached_kind(kind), namespace, label_selector)
 
@@ -415,7 +416,7 @@ class CachedStore:
             raise KeyError(f"{kind.KIND} is not cached")
         kc.add_index(index_name, key_fn)
 
-    def by_index(self, kind: type[R], index_name: str, value: Hashable) -> list[R]:
+    def by_index(self, kind: type[R], index_name: str, value: Hashable) -> builtins.list[R]:
         """Cached objects whose index value is `value` (read-only), ordered by namespace and name."""
         kc = self._kinds.get(kind.KIND)
         if kc is None or index_name not in kc.indexes:

@@ -16,6 +16,7 @@ on the other:
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
@@ -63,7 +64,7 @@ class ResourceStore(Protocol):
 
     async def list_with_version(
         self, kind: type[R], namespace: str | None = None
-    ) -> tuple[list[R], str]:
+    ) -> tuple[builtins.list[R], str]:
         """Objects of a kind plus the collection's resourceVersion to start a watch from."""
 
     async def create(self, obj: R) -> R:

@@ -24,6 +24,7 @@ returns (best effort); the test emulator sends one after every write.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
 import weakref
 from pathlib import Path
@@ -295,7 +296,7 @@ class KubernetesStore:
         items, _ = await self._list(kind, namespace, str(selector) if not selector.empty else None)
         return items
 
-    async def list_with_version(self, kind: type[R], namespace: str | None = None) -> tuple[list[R], str]:
+    async def list_with_version(self, kind: type[R], namespace: str | None = None) -> tuple[builtins.list[R], str]:
         return await self._list(kind, namespace, None)
 
     # -- writes ---------------------------------------------------------------------------

@@ -20,6 +20,7 @@ one shared poller per store instance reads new events and dispatches them to eve
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
 import sqlite3
 import uuid
@@ -301,7 +302,7 @@ class SQLiteStore:
         parse_selector(label_selector)  # syntax errors surface here, before any I/O
         return await self._read(lambda c: self._select(c, kind, namespace, label_selector))
 
-    async def list_with_version(self, kind: type[R], namespace: str | None = None) -> tuple[list[R], str]:
+    async def list_with_version(self, kind: type[R], namespace: str | None = None) -> tuple[builtins.list[R], str]:
         def fn(conn: sqlite3.Connection) -> tuple[list[R], str]:
             return self._select(conn, kind, namespace, None), str(self._state(conn)[0])
 
@@ -433,7 +434,7 @@ class SQLiteStore:
 
     def _events_after(
         self, conn: sqlite3.Connection, after: int, kinds: dict[str, type[Resource]], namespace: str | None = None
-    ) -> tuple[list[tuple[int, str, str, str, Resource]], int, int]:
+    ) -> tuple[builtins.list[tuple[int, str, str, str, Resource]], int, int]:
         """Events with revision > after of the given kinds (parsed), the current revision, the
         compaction point; in one snapshot."""
         revision, compacted = self._state(conn)
