@@ -243,16 +243,16 @@ class SupportChecker:
         quotes = [self._quote(s) for s in sentences]
         if any(quotes):  # speech quoted: only who said it is checked
             return [Support(s, 1.0, q, (), roles=invented_roles(s.split(" said: ")[0], self.roles, self.stems))
-                    if q else self.check([s])[0] for s, q in zip(sentences, quotes)]
+                    if q else self.check([s])[0] for s, q in zip(sentences, quotes, strict=True)]
         details = [tuple(unsupported_details(s, self.transcript, names=self.names)) for s in sentences]
         roles = [invented_roles(s, self.roles, self.stems) for s in sentences]
         if self.embedder is None or not self.stretches or not sentences:
-            return [Support(s, None, "", d, roles=r) for s, d, r in zip(sentences, details, roles)]
+            return [Support(s, None, "", d, roles=r) for s, d, r in zip(sentences, details, roles, strict=True)]
         claims = np.asarray(self.embedder.embed([claim_text(s) for s in sentences]), dtype=np.float32)
         similarity = claims @ self._stretch_vectors().T
         best = similarity.argmax(axis=1)
         return [Support(s, round(float(similarity[i, best[i]]), 3), self.stretches[best[i]], d,
-                        new_words(s, self.stems), r) for i, (s, d, r) in enumerate(zip(sentences, details, roles))]
+                        new_words(s, self.stems), r) for i, (s, d, r) in enumerate(zip(sentences, details, roles, strict=True))]
 
     def supported_text(self, text: str) -> tuple[list[str], list[Support]]:
         """The sentences of text that are supported, and the checks of those that are not."""

@@ -82,7 +82,7 @@ def salient_turns(turns: Sequence[Turn], max_chars: int = READ_CHARS) -> list[Tu
     words = [{w for w in tokens(t.text) if len(w) > 2 and w not in _COMMON} for _, t in unique]
     frequency = Counter(w for ws in words for w in ws)
     score = [sum(math.log(len(unique) / frequency[w]) for w in ws) / math.sqrt(1 + len(t.text))
-             for ws, (_, t) in zip(words, unique)]
+             for ws, (_, t) in zip(words, unique, strict=True)]
     take(sorted(range(len(unique)), key=lambda k: -score[k]), max_chars)
     out: list[Turn | None] = []
     last = -1
@@ -92,4 +92,4 @@ def salient_turns(turns: Sequence[Turn], max_chars: int = READ_CHARS) -> list[Tu
             out.append(None)
         out.append(turn)
         last = index
-    return out + [None] if last != len(turns) - 1 else out
+    return [*out, None] if last != len(turns) - 1 else out

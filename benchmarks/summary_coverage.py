@@ -52,13 +52,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.*, scripts.*, tests.analysis.*
 
-from callscope.analysis.coverage import stated  # noqa: E402
-from callscope.analysis.faithfulness import SupportChecker, split_sentences  # noqa: E402
-from callscope.analysis.result import TranscriptSegment  # noqa: E402
-from callscope.analysis.speakers import identify_speakers  # noqa: E402
-from callscope.config import Settings  # noqa: E402
-from callscope.resources.kinds import ProjectSpec  # noqa: E402
-from tests.analysis.key_points import KEY_POINTS  # noqa: E402
+from callscope.analysis.coverage import stated
+from callscope.analysis.faithfulness import SupportChecker, split_sentences
+from callscope.analysis.result import TranscriptSegment
+from callscope.analysis.speakers import identify_speakers
+from callscope.config import Settings
+from callscope.resources.kinds import ProjectSpec
+from tests.analysis.key_points import KEY_POINTS
 
 # A prompt token evaluated and a token generated, seconds on this machine's 2 CPUs when quiet (language_model.py).
 QUIET_PROMPT_S, QUIET_TOKEN_S = 0.025, 0.1
@@ -205,7 +205,7 @@ def report(now: dict, before: dict | None) -> None:
     print(f"  {'call':26}{'split':>7}" + "".join(f"{h:>22}" for h in heads))
     for call, f in now.items():
         old = (before or {}).get(call)
-        row = [f"{o} > {n}" if old else n for n, o in zip(cells(f), cells(old) if old else cells(f))]
+        row = [f"{o} > {n}" if old else n for n, o in zip(cells(f), cells(old) if old else cells(f), strict=True)]
         print(f"  {call:26}{f['split']:>7}" + "".join(f"{c:>22}" for c in row))
     for split in ("fit", "report"):
         def total(figures: dict, split=split) -> str:

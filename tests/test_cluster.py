@@ -31,7 +31,7 @@ from tests.analysis import speech
 from tests.live import CLI, WebhookReceiver, free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from cluster import LocalCluster, Ports  # noqa: E402 - scripts/ is not a package
+from cluster import LocalCluster, Ports
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.postgres, pytest.mark.redis,
               pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)]
@@ -84,7 +84,7 @@ class Site:
     def upload(self, n: int) -> list[str]:
         """`n` calls, alternately through each replica."""
         ids = []
-        for i in range(n):
+        for _ in range(n):
             resp = httpx.post(self.cluster.api_url(len(self.sent) % 2) + API + "/recordings", headers=self.headers,
                               data={"project_id": str(self.project_id), "external_id": f"call-{len(self.sent)}"},
                               files={"file": ("call.wav", self.call.read_bytes(), "audio/wav")}, timeout=60)
