@@ -194,7 +194,7 @@ async def test_get_by_public_id_and_by_legacy_id(client, admin, uploaded):
     assert by_public.json() == by_legacy.json() == {"data": rec}
 
 
-@pytest.mark.parametrize("ref", ["999999", str(uuid.uuid4()), "not-an-id"])
+@pytest.mark.parametrize("ref", ["999999", "268bf881-98ee-4652-8474-33f92a6dbca8", "not-an-id"])
 async def test_unknown_recording_is_404(client, admin, ref):
     resp = await client.get(f"/recordings/{ref}", headers=admin)
     assert (resp.status_code, resp.json()) == (404, {"error": "Resource not found"})
