@@ -29,13 +29,13 @@ serve: $(INSTALLED)
 test: $(INSTALLED)
 	$(VENV)/bin/python -P -m pytest $(PYTEST_ARGS)
 
-# ruff ([tool.ruff]), then mypy over the callscope package ([tool.mypy]). api/, operator/ and analysis/ are linked
-# into build/mypy/callscope, where mypy finds them as callscope.api, .operator and .analysis; the paths mypy prints
+# ruff ([tool.ruff]), then mypy over the callscope package ([tool.mypy]). api/, operator/, workers/ and analysis/ are linked
+# into build/mypy/callscope, where mypy finds them as callscope.api, .operator, .workers and .analysis; the paths mypy prints
 # are turned back into the repository's (line 0 where mypy names none: mypy-baseline needs one). Only errors not
 # in mypy-baseline.txt fail, and so does one fixed but still listed: after fixing some, refresh the baseline with
 # `make lint-baseline` and commit it with the fix (it may only shrink).
 MYPY_FARM := build/mypy/callscope
-MYPY_PATHS := sed -E 's,^$(MYPY_FARM)/(api|operator|analysis)/,\1/,; s,^$(MYPY_FARM)/,callscope/,; s,^([^: ]+): (error|note):,\1:0: \2:,'
+MYPY_PATHS := sed -E 's,^$(MYPY_FARM)/(api|operator|workers|analysis)/,\1/,; s,^$(MYPY_FARM)/,callscope/,; s,^([^: ]+): (error|note):,\1:0: \2:,'
 
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check .
@@ -50,7 +50,7 @@ lint-baseline: $(INSTALLED)
 
 mypy-farm:
 	rm -rf $(MYPY_FARM) && mkdir -p $(MYPY_FARM)
-	ln -s $(CURDIR)/callscope/* $(CURDIR)/api $(CURDIR)/operator $(CURDIR)/analysis $(MYPY_FARM)/
+	ln -s $(CURDIR)/callscope/* $(CURDIR)/api $(CURDIR)/operator $(CURDIR)/workers $(CURDIR)/analysis $(MYPY_FARM)/
 
 # The cluster shape on one machine (README, "The cluster shape on one machine"): Ray head and workers, two API
 # replicas, PostgreSQL, S3 (moto) and Redis.

@@ -12,7 +12,7 @@ Cluster: ``CALLSCOPE_RAY_ADDRESS`` or ``RAY_ADDRESS`` names the RayCluster (the 
 ``ray://…:10001``); the dispatcher joins it as a Ray client (the ``client`` extra, the same Ray version as the
 cluster). With Ray's token authentication on (``RAY_AUTH_MODE=token``), give the token the cluster uses in
 ``RAY_AUTH_TOKEN``. A driver whose cluster went away is not replaced by a local Ray (Ray's auto-connect is off):
-its calls fail, and the dispatcher joins again (operator/dispatch.py). Same code either way: only ``connect``
+its calls fail, and the dispatcher joins again (workers/dispatch.py). Same code either way: only ``connect``
 differs. scripts/cluster.py runs that shape on one machine.
 
 Never ``ray stop``: it kills every Ray process of the user, other servers' included. ``disconnect`` ends only

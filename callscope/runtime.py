@@ -16,13 +16,13 @@ from callscope.config import Settings
 from callscope.errors import ServiceUnavailable
 from callscope.mail import build_mail_queue
 from callscope.operator.embedded import EmbeddedOperator
-from callscope.operator.loops import start_loops, stop_loops
 from callscope.ratelimit import RateLimiter, build_rate_limiter
 from callscope.services import indexes
 from callscope.services.context import Context
 from callscope.store.cache import CachedStore
 from callscope.store.factory import build_store_backend
 from callscope.telephony.factory import build_provider
+from callscope.workers.loops import start_loops, stop_loops
 
 log = structlog.get_logger()
 

@@ -1,5 +1,5 @@
 """The controller: Kopf's handlers for a cluster (`callscope controller`, which passes `controller_memo(...)` to
-`kopf.run`). They run what `callscope serve` runs embedded (operator/embedded.py, operator/loops.py), driven by
+`kopf.run`). They run what `callscope serve` runs embedded (operator/embedded.py, workers/loops.py), driven by
 Kopf, each delegating to the module that does the work:
 
 - startup: opens the Runtime that the composition root hands in (`memo.open_runtime`, callscope/runtime.py's
@@ -19,7 +19,7 @@ Kopf, each delegating to the module that does the work:
   spec, a missed event); a no-op when nothing changed;
 - delete of a Project, behind the finalizer `callscope.io/project-cleanup`: `cascade_project_delete`,
   exactly the REST delete (recordings and their blobs, numbers, tags, links, scoped keys);
-- timers on Projects: retention (operator/retention.py) and the quality baseline (operator/baseline.py);
+- timers on Projects: retention (workers/retention.py) and the quality baseline (workers/baseline.py);
 - the annotation `analysis.callscope.io/reanalyze: "<any new value>"` on a Project queues a re-analysis of its
   completed recordings once per value (the value handled is kept in the annotation
   `callscope.io/reanalyze-handled`: status fields outside the CRD schema would be pruned);
@@ -60,7 +60,6 @@ from typing import Any
 import kopf
 
 from callscope.config import Settings
-from callscope.operator.baseline import update_project_baseline
 from callscope.operator.handlers import dependents, reconcile
 from callscope.operator.kopf_support import (
     FINALIZER,
@@ -72,14 +71,15 @@ from callscope.operator.kopf_support import (
     post_transitions,
     project_with_id,
 )
-from callscope.operator.loops import start_loops, stop_loops
-from callscope.operator.retention import mark_degraded, purge_project
 from callscope.resources import KINDS, Project
 from callscope.resources.meta import GROUP, VERSION
 from callscope.services.analyses import reanalyze_project
 from callscope.services.projects import cascade_project_delete
 from callscope.store.factory import build_secret_store
 from callscope.store.interface import ObjectNotFound, StaleResourceVersion
+from callscope.workers.baseline import update_project_baseline
+from callscope.workers.loops import start_loops, stop_loops
+from callscope.workers.retention import mark_degraded, purge_project
 
 __all__ = ["FINALIZER", "PEERING_NAME", "controller_memo", "registry"]
 

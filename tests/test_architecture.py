@@ -1,9 +1,12 @@
-"""The shape of the source tree (api/, analysis/, operator/ and callscope/, as the callscope.* modules they
-become), read with ast, never imported:
+"""The shape of the source tree (api/, operator/, workers/, analysis/ and callscope/, as the callscope.* modules
+they become), read with ast, never imported:
 
 - no import cycles, counting imports inside functions and modules named in strings (importlib, Ray);
-- shared code (callscope.*) never imports callscope.api, .operator or .analysis, and those never import the
-  composition root (callscope.runtime, callscope.cli*), which is the one place that wires them all;
+- shared code (callscope.*) never imports the layers (callscope.api, .operator, .workers, .analysis), and those
+  never import the composition root (callscope.runtime, callscope.cli*), which is the one place that wires them all;
+- between the layers, imports go one way (ALLOWED): the API and the workers use the analysis, the controller starts
+  the workers; the analysis imports no other layer, and the API, the controller and the workers none that is not
+  theirs (the API does not reach into the workers; they meet in the catalog and the services);
 - an import inside a function says why it is there in a comment (an optional or heavy dependency, start-up
   time), on its line or just above its group of imports; no `__import__`;
 - ruff sorts callscope.* as first-party.
@@ -21,8 +24,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
 FOLDERS = {"callscope": "callscope", "api": "callscope.api", "operator": "callscope.operator",
-           "analysis": "callscope.analysis"}
-LAYERS = ("callscope.api", "callscope.operator", "callscope.analysis")
+           "workers": "callscope.workers", "analysis": "callscope.analysis"}
+LAYERS = ("callscope.api", "callscope.operator", "callscope.workers", "callscope.analysis")
+# which other layers each layer may import
+ALLOWED = {"callscope.api": {"callscope.analysis"}, "callscope.operator": {"callscope.workers"},
+           "callscope.workers": {"callscope.analysis"}, "callscope.analysis": set()}
 NAMED = re.compile(r"^(callscope(?:\.\w+)+)(?::\w+)?$")  # "callscope.analysis.asr:transcriber_from_settings"
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
@@ -157,6 +163,14 @@ def test_shared_code_never_imports_the_layers_and_the_layers_never_import_the_co
             wrong.append(f"{importer}:{line} (shared) imports {imported}")
         if layer(importer) is not None and in_composition_root(imported):
             wrong.append(f"{importer}:{line} imports the composition root {imported}")
+    assert wrong == []
+
+
+def test_the_layers_import_each_other_one_way():
+    wrong = [f"{importer}:{line} ({layer(importer)}) imports {imported}"
+             for importer, imported, line, _ in imports()
+             if layer(importer) is not None and layer(imported) not in (None, layer(importer))
+             and layer(imported) not in ALLOWED[layer(importer)]]
     assert wrong == []
 
 

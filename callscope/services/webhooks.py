@@ -15,7 +15,7 @@ are the recording's REST read-outs, made by the analysis layer (callscope/analys
 with the completion: ``summary`` and ``transcription`` are the bodies of GET /recordings/{id}/summary and
 /transcription, ``goals``, ``categories`` and ``extracted_data`` those lists of GET /recordings/{id}/results. A
 failed recording has no analysis: its analysis sections are null. Delivery (signing, retries, address checks) is
-operator/webhooks.py.
+workers/webhooks.py.
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ from callscope.catalog import recordings as recording_rows
 from callscope.catalog.recordings import Scope
 from callscope.catalog.tables import Recording, RecordingTag
 from callscope.identifiers import uuid7
-from callscope.operator import loops
 from callscope.services import accounts
 from callscope.services.recordings import audio_key
+from callscope.workers import loops
 from tests.api.conftest import blob_files, count_rows
 from tests.audio_samples import make_large_wav
 from tests.live import free_port

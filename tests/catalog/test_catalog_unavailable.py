@@ -20,9 +20,9 @@ from callscope.api.app import create_app
 from callscope.catalog.db import database_lost
 from callscope.config import Settings
 from callscope.errors import ServiceUnavailable
-from callscope.operator.periodic import every
 from callscope.runtime import Runtime
 from callscope.services import keys as key_service
+from callscope.workers.periodic import every
 
 
 @pytest.mark.parametrize(("orig", "lost"), [

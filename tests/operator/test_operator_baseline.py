@@ -1,4 +1,4 @@
-"""Quality baseline (operator/baseline.py): one test per rule, on an embedded Runtime."""
+"""Quality baseline (workers/baseline.py): one test per rule, on an embedded Runtime."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 from operator_support import ACCOUNT
 
 from callscope.config import Settings
-from callscope.operator.baseline import percentile, update_baselines
 from callscope.resources import Project, ProjectSpec
 from callscope.runtime import Runtime
 from callscope.services.objects import change_spec, create_with_id
+from callscope.workers.baseline import percentile, update_baselines
 
 
 def baseline_condition(ctx, project: Project):

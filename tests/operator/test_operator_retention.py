@@ -1,4 +1,4 @@
-"""Retention (operator/retention.py): one test per rule, on an embedded Runtime."""
+"""Retention (workers/retention.py): one test per rule, on an embedded Runtime."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import pytest
 from operator_support import ACCOUNT, NOW
 
 from callscope.config import Settings
-from callscope.operator import retention
-from callscope.operator.retention import purge_expired
 from callscope.resources import Project
 from callscope.runtime import Runtime
 from callscope.services.recordings import blob_prefix
+from callscope.workers import retention
+from callscope.workers.retention import purge_expired
 
 
 async def blobs_of(ctx, recording) -> list[str]:

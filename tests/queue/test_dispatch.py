@@ -17,9 +17,9 @@ from callscope.analysis.stored import completion
 from callscope.analysis.work import WorkerLost
 from callscope.catalog import jobs
 from callscope.config import Settings
-from callscope.operator.dispatch import Dispatcher, InlineExecutor
 from callscope.runtime import Runtime
 from callscope.services import analyses
+from callscope.workers.dispatch import Dispatcher, InlineExecutor
 from tests.analysis import speech
 from tests.queue.rows import add_recording, job_of, recording
 

@@ -10,8 +10,8 @@ import pytest
 from callscope.catalog import jobs
 from callscope.config import Settings
 from callscope.errors import ServiceUnavailable
-from callscope.operator.dispatch import Dispatcher
 from callscope.runtime import Runtime
+from callscope.workers.dispatch import Dispatcher
 from tests.queue.rows import add_recording, job_of, recording
 
 DONE = object()

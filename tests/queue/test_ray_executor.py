@@ -8,9 +8,9 @@ import asyncio
 import pytest
 
 from callscope.config import Settings
-from callscope.operator.dispatch import Dispatcher
 from callscope.runtime import Runtime
 from callscope.services import analyses
+from callscope.workers.dispatch import Dispatcher
 from tests.analysis import speech
 from tests.queue.rows import recording
 from tests.queue.test_dispatch import SAME_WORDS, SENTENCE, put_recording, wav_bytes  # noqa: F401 - fixture

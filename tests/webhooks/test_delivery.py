@@ -1,4 +1,4 @@
-"""The recording.analyzed outbox and its delivery (operator/webhooks.py) against a real HTTP endpoint on loopback,
+"""The recording.analyzed outbox and its delivery (workers/webhooks.py) against a real HTTP endpoint on loopback,
 on SQLite and PostgreSQL catalogs: signatures a receiver verifies, retries with backoff and Retry-After, permanent
 refusals, 410 disabling the endpoint, leases between two deliverers, and the address rules."""
 
@@ -17,13 +17,13 @@ from callscope import webhook_signing
 from callscope.catalog import outbox
 from callscope.catalog.tables import Recording, WebhookAttempt, WebhookEvent
 from callscope.config import Settings
-from callscope.operator.webhooks import WebhookDeliverer, address_allowed, resolve_checked, retry_after
 from callscope.resources import Project, ProjectSpec
 from callscope.resources.kinds import SecretKeyRef, Webhook
 from callscope.runtime import Runtime
 from callscope.secret_store import FileSecretStore
 from callscope.services import webhooks
 from callscope.services.objects import create_with_id
+from callscope.workers.webhooks import WebhookDeliverer, address_allowed, resolve_checked, retry_after
 from tests.queue.rows import add_recording
 
 ACCOUNT = "acme"
@@ -278,7 +278,7 @@ def test_private_addresses_allowed_for_development() -> None:
 
 
 async def test_the_resolved_address_is_checked_not_the_name() -> None:
-    from callscope.operator.webhooks import Refused
+    from callscope.workers.webhooks import Refused
 
     settings = Settings(webhook_allow_http=True)
     with pytest.raises(Refused, match="resolves to a loopback"):

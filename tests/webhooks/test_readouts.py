@@ -21,12 +21,12 @@ from callscope.analysis.result import ModelUsed
 from callscope.api.app import create_app
 from callscope.catalog.tables import Recording, WebhookEvent
 from callscope.config import Settings
-from callscope.operator.dispatch import Dispatcher, InlineExecutor
 from callscope.resources import Project, ProjectSpec
 from callscope.resources.kinds import Category, ExtractedField, Goal, Webhook
 from callscope.runtime import Runtime
 from callscope.services import keys as key_service
 from callscope.services.objects import create_with_id
+from callscope.workers.dispatch import Dispatcher, InlineExecutor
 from tests.analysis import speech
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)]

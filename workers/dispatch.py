@@ -38,10 +38,10 @@ from callscope.catalog import recordings as recording_rows
 from callscope.catalog.jobs import Claimed, RetryPolicy
 from callscope.catalog.tables import Recording
 from callscope.errors import ServiceUnavailable
-from callscope.operator.periodic import every
 from callscope.resources import Project, ProjectSpec
 from callscope.services import analyses, scope
 from callscope.services.context import Context
+from callscope.workers.periodic import every
 
 log = structlog.get_logger()
 

@@ -15,7 +15,7 @@ Two rules, both idempotent (a second pass at the same `now` finds nothing left t
    changed), and the audio blob is deleted afterwards. Transcripts, results and shares stay: the analysis
    is what customers come back to, the audio is what costs storage and carries the most personal data.
    The row is updated BEFORE the blob is deleted, with a compare-and-set on the old key, so a crash in
-   between leaves an unreferenced blob that the orphan sweep (operator/loops.py) removes, never a row
+   between leaves an unreferenced blob that the orphan sweep (workers/loops.py) removes, never a row
    pointing at missing audio, and an upload that replaced the audio meanwhile is left alone.
 
 A project whose pass fails gets condition `Degraded=True` (reason RetentionFailed, the error as message)

@@ -1,5 +1,5 @@
 """`every()`: the loop under every background job (the dispatcher's and the webhook outbox's ticks, the periodic
-jobs of operator/loops.py)."""
+jobs of workers/loops.py)."""
 
 from __future__ import annotations
 

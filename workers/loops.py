@@ -15,12 +15,12 @@ from datetime import timedelta
 import structlog
 
 from callscope.catalog import recordings as recording_rows
-from callscope.operator.baseline import update_baselines
-from callscope.operator.dispatch import run_dispatcher
-from callscope.operator.periodic import every
-from callscope.operator.retention import purge_expired
-from callscope.operator.webhooks import run_webhook_delivery
 from callscope.services.context import Context
+from callscope.workers.baseline import update_baselines
+from callscope.workers.dispatch import run_dispatcher
+from callscope.workers.periodic import every
+from callscope.workers.retention import purge_expired
+from callscope.workers.webhooks import run_webhook_delivery
 
 log = structlog.get_logger()
 

@@ -35,13 +35,13 @@ from prometheus_client import Counter
 from callscope import webhook_signing
 from callscope.catalog import outbox
 from callscope.catalog.outbox import ClaimedEvent, Outcome
-from callscope.operator.dispatch import owner_id
-from callscope.operator.periodic import every
 from callscope.resources import Project
 from callscope.secret_store import SecretStore
 from callscope.services import scope
 from callscope.services.context import Context
 from callscope.store.factory import build_secret_store
+from callscope.workers.dispatch import owner_id
+from callscope.workers.periodic import every
 
 log = structlog.get_logger()
 
