@@ -9,6 +9,7 @@ COPY pyproject.toml README.md ./
 COPY callscope ./callscope
 COPY api ./api
 COPY operator ./operator
+COPY workers ./workers
 COPY analysis ./analysis
 RUN /opt/callscope/bin/pip install --no-cache-dir .
 

@@ -14,6 +14,7 @@ COPY pyproject.toml README.md ./
 COPY callscope ./callscope
 COPY api ./api
 COPY operator ./operator
+COPY workers ./workers
 COPY analysis ./analysis
 # Ray comes from the project's own pin (pyproject.toml), so the head, the workers and the dispatchers that join as
 # clients run the same Ray on the same Python (3.11, as api.Dockerfile); `default` adds the head's dashboard and

@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -290,3 +291,10 @@ def test_dockerfiles_run_as_non_root_and_take_models_from_a_volume():
     assert "python3.11" in worker and "python:3.11" in (images / "api.Dockerfile").read_text()
     assert re.search(r'"ray\[client\]==[0-9.]+"', (ROOT / "pyproject.toml").read_text())
     assert "faster-whisper" in worker and "pyannote.audio" in worker and 'VOLUME ["/models"' in worker
+
+
+def test_the_images_copy_every_folder_the_package_is_built_from():
+    folders = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"].values())
+    for name in ("api.Dockerfile", "ray-worker.Dockerfile"):
+        copied = set(re.findall(r"^COPY (\S+) \./\S+$", (ROOT / "manifests" / "images" / name).read_text(), re.M))
+        assert folders <= copied, (name, sorted(folders - copied))
