@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
@@ -27,8 +27,7 @@ from callscope.analysis.result import (
     SpeakerResult,
     TranscriptSegment,
 )
-
-RecordingStatus = Literal["pending", "processing", "completed", "failed"]
+from callscope.statuses import RecordingStatus
 
 # The webhook sections taken from the results read-out (the others are the summary and transcription read-outs).
 _RESULT_SECTIONS = ("goals", "categories", "extracted_data")

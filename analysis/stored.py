@@ -19,6 +19,7 @@ from typing import Any
 from callscope.analysis.readouts import Subject, sections
 from callscope.analysis.result import AnalysisResult
 from callscope.services.analyses import Completion
+from callscope.statuses import RecordingStatus
 
 FORMAT = 2
 
@@ -49,4 +50,4 @@ def completion(result: AnalysisResult, recording: Any) -> Completion:
     results, transcript = documents(result)
     return Completion(results=results, transcript=transcript, dialogues_count=len(result.segments),
                       pauses_detected=len(result.pauses), goals_evaluated=bool(result.goals),
-                      quality_score=result.quality_score, readouts=sections(Subject.of(recording, "completed"), result))
+                      quality_score=result.quality_score, readouts=sections(Subject.of(recording, RecordingStatus.COMPLETED), result))

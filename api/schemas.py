@@ -14,7 +14,6 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic_core import PydanticCustomError
 
 from callscope import validation as v
-from callscope.analysis.readouts import RecordingStatus
 from callscope.analysis.readouts import Results as Results  # the analysis read-outs, declared once with the result
 from callscope.analysis.readouts import Summary as Summary
 from callscope.analysis.readouts import Transcription as Transcription
@@ -22,6 +21,7 @@ from callscope.catalog.calls import CallRecord as RecentCall  # the call records
 from callscope.catalog.calls import NumberStats
 from callscope.catalog.tables import BIGINT_MAX
 from callscope.resources.kinds import NumberType, RoutingStrategy
+from callscope.statuses import RecordingStatus
 
 T = TypeVar("T")
 

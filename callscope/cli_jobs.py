@@ -11,13 +11,14 @@ from callscope.catalog import recordings as recording_rows
 from callscope.cli_support import ACCOUNT_OPTION, CATALOG_ID, COUNT, load_settings, run_async
 from callscope.runtime import opened
 from callscope.services import analyses
+from callscope.statuses import FINISHED, RecordingStatus
 
 
 @click.command("reanalyze")
 @click.argument("recordings", nargs=-1)
 @ACCOUNT_OPTION
 @click.option("--project", "project_id", type=CATALOG_ID, default=None, help="Every recording of this project id.")
-@click.option("--status", "statuses", multiple=True, type=click.Choice(["completed", "failed"]),
+@click.option("--status", "statuses", multiple=True, type=click.Choice([s.value for s in FINISHED]),
               help="With --project: recordings in this status (repeatable); default completed.")
 def reanalyze(recordings: tuple[str, ...], account: str, project_id: int | None, statuses: tuple[str, ...]) -> None:
     """Analyse RECORDINGS (public or legacy ids) again, or every recording of --project.
@@ -32,7 +33,7 @@ def reanalyze(recordings: tuple[str, ...], account: str, project_id: int | None,
     async def run() -> None:
         async with opened(load_settings()) as rt:
             if project_id is not None:
-                queued = await analyses.reanalyze_project(rt.ctx, account, project_id, statuses or ("completed",))
+                queued = await analyses.reanalyze_project(rt.ctx, account, project_id, statuses or (RecordingStatus.COMPLETED,))
                 click.echo(f"{len(queued)} recording(s) of project {project_id} queued for re-analysis")
                 return
             ids, missing = await rt.catalog.read(recording_rows.ids_of, account, recordings)

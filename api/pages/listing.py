@@ -17,6 +17,7 @@ from callscope.catalog.recordings import Filters
 from callscope.resources import Project
 from callscope.services import recordings, scope, shares
 from callscope.services.context import Context
+from callscope.statuses import RecordingStatus
 
 PER_PAGE = 25
 
@@ -24,7 +25,7 @@ PER_PAGE = 25
 class ListQuery(BaseModel):
     view: Literal["all", "shared"] = "all"
     project_id: text_int(1) = None  # the API's ids: up to the catalog's BIGINT, 422 past it
-    status: Literal["pending", "processing", "completed", "failed"] | None = None
+    status: RecordingStatus | None = None
     tag_id: text_int(1) = None
     called_from: date | None = None
     called_to: date | None = None

@@ -15,6 +15,7 @@ from callscope.resources import Operator, Project, Tag
 from callscope.services import analyses, scope
 from callscope.services.audio_urls import audio_url
 from callscope.services.context import Context, Principal
+from callscope.statuses import FINISHED, RecordingStatus
 
 # One colour per emotion class (the legend names them; colour is never the only cue).
 EMOTION_COLOURS = {"happy": "#2e7d32", "calm": "#0277bd", "neutral": "#8a8f98", "sad": "#5c6bc0",
@@ -79,7 +80,7 @@ class RecordingView:
 
     @property
     def finished(self) -> bool:
-        return self.status in ("completed", "failed")
+        return self.status in FINISHED
 
 
 def _pct(ms: int, duration_ms: int) -> float:
@@ -127,7 +128,7 @@ async def recording_view(ctx: Context, principal: Principal, found: Found) -> Re
         created_at=r.created_at, project=_name(scope.by_id(ctx, Project, account, r.project_id)),
         operator=_name(scope.by_id(ctx, Operator, account, r.operator_id)) if r.operator_id else None,
         tags=tags, audio_url=url)
-    if r.status != "completed":
+    if r.status != RecordingStatus.COMPLETED:
         return view
     analysis, transcript = await analyses.load_analysis(ctx, r)
     if analysis is None:

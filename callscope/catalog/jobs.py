@@ -31,17 +31,19 @@ from sqlalchemy.orm import Session
 
 from callscope.catalog.db import insert
 from callscope.catalog.tables import Job, Recording
+from callscope.statuses import FINISHED, RecordingStatus
 
 ANALYZE = "analyze"
 REANALYZE = "reanalyze"
 ACTIVE = ("queued", "running")
 
 # kind -> (recording statuses a claim may start from, status while it runs (None: unchanged)).
-START = {ANALYZE: (("pending", "processing"), "processing"), REANALYZE: (("completed", "failed"), None)}
+START = {ANALYZE: ((RecordingStatus.PENDING, RecordingStatus.PROCESSING), RecordingStatus.PROCESSING),
+         REANALYZE: (FINISHED, None)}
 # kind -> recording statuses the outcome (completed or failed) may be written over.
-TRANSITIONS = {ANALYZE: ("processing",), REANALYZE: ("completed", "failed")}
+TRANSITIONS = {ANALYZE: (RecordingStatus.PROCESSING,), REANALYZE: FINISHED}
 # Recordings that may be re-analysed: those whose analysis reached an end.
-REANALYZABLE = ("completed", "failed")
+REANALYZABLE = FINISHED
 
 
 class IllegalTransition(Exception):

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from callscope.catalog import jobs
 from callscope.catalog.tables import Analysis, Recording, RecordingTag, Share
 from callscope.identifiers import parse_uuid
+from callscope.statuses import RecordingStatus
 
 _LEGACY_ID = re.compile(r"^\d{1,18}$")
 
@@ -211,7 +212,7 @@ def of_project(session: Session, account: str, project_id: int) -> list[Recordin
 def quality_scores(session: Session, account: str, project_id: int) -> list[float]:
     """Quality scores of the project's completed recordings that have one."""
     return list(session.scalars(select(Recording.quality_score).where(
-        Recording.account == account, Recording.project_id == project_id, Recording.status == "completed",
+        Recording.account == account, Recording.project_id == project_id, Recording.status == RecordingStatus.COMPLETED,
         Recording.quality_score.is_not(None))))
 
 

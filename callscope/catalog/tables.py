@@ -27,6 +27,8 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
+from callscope.statuses import RecordingStatus
+
 # Deterministic constraint/index names, so later migrations can refer to (and drop) them on every back end.
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -189,7 +191,7 @@ class Recording(Base):
     # the stereo channel the agent speaks on when the source knows it (a phone call's operator leg); None: the
     # CALLSCOPE_AGENT_CHANNEL convention
     agent_channel: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    status: Mapped[str] = mapped_column(String(16), nullable=False, default="pending")
+    status: Mapped[str] = mapped_column(String(16), nullable=False, default=RecordingStatus.PENDING.value)
     status_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     stage: Mapped[str | None] = mapped_column(String(32), nullable=True)
     progress: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # percent

@@ -36,6 +36,7 @@ from callscope.services import scope
 from callscope.services.context import Context
 from callscope.services.recordings import blob_prefix
 from callscope.services.webhooks import enqueue_recording_analyzed
+from callscope.statuses import RecordingStatus
 
 log = structlog.get_logger()
 
@@ -71,7 +72,7 @@ def _commit_completion(session: Session, claimed: Claimed, current: analysis_row
     if not analysis_rows.store(session, claimed.recording_id, current.version, key, completion.results, now):
         return False  # written meanwhile by another owner: ours is stale
     jobs.move_recording(session, claimed.recording_id, claimed.kind, {
-        "status": "completed", "status_reason": None, "stage": "done", "progress": 100,
+        "status": RecordingStatus.COMPLETED, "status_reason": None, "stage": "done", "progress": 100,
         "dialogues_count": completion.dialogues_count, "pauses_detected": completion.pauses_detected,
         "goals_evaluated": completion.goals_evaluated, "quality_score": completion.quality_score, "updated_at": now})
     if not jobs.finish(session, claimed, "done", now):
@@ -115,13 +116,13 @@ def _commit_failure(session: Session, claimed: Claimed, reason: str, project, no
     recording = recording_rows.by_id(session, claimed.recording_id)
     if recording is None:
         return True
-    if claimed.kind == jobs.REANALYZE and recording.status == "completed":
+    if claimed.kind == jobs.REANALYZE and recording.status == RecordingStatus.COMPLETED:
         jobs.move_recording(session, recording.id, claimed.kind, {
-            "status": "completed", "status_reason": reason, "stage": "reanalysis_failed", "progress": 100,
+            "status": RecordingStatus.COMPLETED, "status_reason": reason, "stage": "reanalysis_failed", "progress": 100,
             "updated_at": now})
         return True
     jobs.move_recording(session, recording.id, claimed.kind, {
-        "status": "failed", "status_reason": reason, "stage": "failed", "progress": 0, "updated_at": now})
+        "status": RecordingStatus.FAILED, "status_reason": reason, "stage": "failed", "progress": 0, "updated_at": now})
     recording = recording_rows.by_id(session, recording.id)
     enqueue_recording_analyzed(session, recording=recording, project=project, readouts=None, now=now)
     return True
@@ -167,7 +168,7 @@ async def reanalyze(ctx: Context, recording_ids: list[int]) -> list[int]:
 
 
 async def reanalyze_project(ctx: Context, account: str, project_id: int,
-                            statuses: tuple[str, ...] = ("completed",)) -> list[int]:
+                            statuses: tuple[str, ...] = (RecordingStatus.COMPLETED,)) -> list[int]:
     """Queue a re-analysis of the project's recordings in ``statuses`` (e.g. after its goals changed)."""
     ids = await ctx.catalog.read(recording_rows.ids_in_project, account, project_id, statuses)
     return await reanalyze(ctx, ids)

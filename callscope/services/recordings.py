@@ -14,10 +14,11 @@ from callscope.errors import Forbidden, NotFound, ValidationFailed
 from callscope.resources import Operator, Project, Tag
 from callscope.services import scope
 from callscope.services.context import Context, Principal
+from callscope.statuses import RecordingStatus
 
 log = structlog.get_logger()
 
-STATUSES = ("pending", "processing", "completed", "failed")
+STATUSES = tuple(RecordingStatus)
 
 
 def blob_prefix(account: str, public_id: str) -> str:
