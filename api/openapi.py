@@ -43,12 +43,26 @@ def _body_required(content_type: str, schema: JsonSchemaValue) -> bool:
     return content_type != "application/json" or any(k in schema for k in ("required", "oneOf", "anyOf"))
 
 
+def _inlined(node: Any, defs: dict[str, Any]) -> Any:
+    """`node` with each `{"$ref": "#/$defs/Name"}` replaced by that definition: a parameter's schema has no
+    `$defs` of its own to point into (an enum such as RecordingStatus)."""
+    if isinstance(node, list):
+        return [_inlined(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref", "")
+    if ref.startswith("#/$defs/"):
+        target = {k: v for k, v in defs[ref.removeprefix("#/$defs/")].items() if k != "title"}
+        return _inlined({**target, **{k: v for k, v in node.items() if k != "$ref"}}, defs)
+    return {key: _inlined(value, defs) for key, value in node.items()}
+
+
 def query_parameters(model: type[BaseModel]) -> list[dict[str, Any]]:
     """The query parameters a model reads (api/body.py parse_query), in the document's form."""
     schema = model.model_json_schema(mode="validation", schema_generator=_Document)
     out = []
     for name, prop in schema["properties"].items():
-        prop = {k: v for k, v in prop.items() if k != "title"}
+        prop = {k: v for k, v in _inlined(prop, schema.get("$defs", {})).items() if k != "title"}
         description = prop.pop("description", "")
         out.append({"name": name, "in": "query", "required": name in schema.get("required", ()), "schema": prop,
                     **({"description": description} if description else {})})

@@ -132,3 +132,28 @@ async def test_openapi_document_lists_every_public_operation(client):
         ("DELETE", "/recordings/{id}/shares/{share_id}"),
     }
     assert ops == {(m, prefix + p) for m, p in expected}
+
+
+async def test_every_reference_in_the_openapi_document_resolves_in_it(client):
+    doc = (await client.get("/openapi.json")).json()
+
+    def refs(node):
+        if isinstance(node, dict):
+            yield from ([node["$ref"]] if isinstance(node.get("$ref"), str) else [])
+            for value in node.values():
+                yield from refs(value)
+        elif isinstance(node, list):
+            for item in node:
+                yield from refs(item)
+
+    def resolves(ref: str) -> bool:
+        node = doc
+        for part in ref.removeprefix("#/").split("/"):
+            if not isinstance(node, dict) or part not in node:
+                return False
+            node = node[part]
+        return ref.startswith("#/")
+
+    assert [ref for ref in set(refs(doc)) if not resolves(ref)] == []
+    status = next(p for p in doc["paths"]["/api/v1/public/recordings"]["get"]["parameters"] if p["name"] == "status")
+    assert set(status["schema"]["enum"]) == {"pending", "processing", "completed", "failed"}
