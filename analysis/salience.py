@@ -29,6 +29,11 @@ you your i me my we our he she they them his her yes no not okay ok oh um uh wel
 thanks please hello hi bye goodbye sure""".split())
 
 
+def content_words(text: str) -> set[str]:
+    """The words of `text` that can mark what it is about: longer than two letters and not in _COMMON."""
+    return {w for w in tokens(text) if len(w) > 2 and w not in _COMMON}
+
+
 @dataclass(frozen=True)
 class Turn:
     """Consecutive segments of one speaker, as one line."""
@@ -79,7 +84,7 @@ def salient_turns(turns: Sequence[Turn], max_chars: int = READ_CHARS) -> list[Tu
 
     take(range(len(unique)), int(max_chars * OPENING_SHARE))
     take(range(len(unique) - 1, -1, -1), used + int(max_chars * CLOSING_SHARE))
-    words = [{w for w in tokens(t.text) if len(w) > 2 and w not in _COMMON} for _, t in unique]
+    words = [content_words(t.text) for _, t in unique]
     frequency = Counter(w for ws in words for w in ws)
     score = [sum(math.log(len(unique) / frequency[w]) for w in ws) / math.sqrt(1 + len(t.text))
              for ws, (_, t) in zip(words, unique, strict=True)]

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .evidence import SENTENCE, tokens
+from .evidence import SENTENCE, says, tokens
 from .faithfulness import (
     KEY_MIN_WORDS,
     Support,
@@ -51,7 +51,7 @@ from .faithfulness import (
 )
 from .language_model import DEFAULT_CONTEXT_TOKENS, LanguageModel
 from .result import ModelUsed, TranscriptSegment
-from .salience import _COMMON, Turn, salient_turns, turns_of
+from .salience import Turn, content_words, salient_turns, turns_of
 from .speakers import phrase_score
 
 log = logging.getLogger(__name__)
@@ -256,8 +256,8 @@ _COURTESIES = ("thank you for calling", "thanks for calling", "hello", "goodbye"
 
 def courtesy(sentence: str) -> bool:
     """Whether the sentence greets, takes leave or offers more help (English)."""
-    said = f" {' '.join(tokens(sentence))} "
-    return any(f" {phrase} " in said for phrase in _COURTESIES)
+    words = tokens(sentence)
+    return any(says(words, phrase) for phrase in _COURTESIES)
 
 
 class _Quotes:
@@ -293,8 +293,7 @@ class _Quotes:
             return []
         told = {stem(w) for sentence in summary for w in tokens(sentence)}
         closest = (self._embedded() @ np.asarray(self.embedder.embed(list(summary)), dtype=np.float32).T).max(axis=1)
-        news = [len({stem(w) for w in tokens(text) if len(w) > 2 and w not in _COMMON} - told)
-                for _, text in self.said]
+        news = [len({stem(w) for w in content_words(text)} - told) for _, text in self.said]
         fresh = [i for i in range(len(self.said))
                  if i not in self.used and closest[i] < NOVEL_MAX_SIMILARITY and news[i] >= NOVEL_MIN_WORDS]
         return [self._quote(i) for i in sorted(sorted(fresh, key=lambda i: -news[i])[:count])]
