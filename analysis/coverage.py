@@ -1,5 +1,5 @@
 """Coverage: the share of a call's reference key points that a summary states, the summary's usefulness measure
-beside faithfulness (analysis/faithfulness.py: how much of it is true).
+beside faithfulness (analysis/stages/faithfulness.py: how much of it is true).
 
 A key point (written by hand from the call's script or reference transcript: why the call happened, what was done
 or agreed, how it ended, what follows) is **stated** by a summary when one sentence of it
@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from .evidence import tokens
-from .faithfulness import claim_text, split_sentences, stem
+from callscope.analysis.stages.evidence import tokens
+from callscope.analysis.stages.faithfulness import claim_text, split_sentences, stem
 
 # On the FIT pairs with the words present, the sentences not stating their point reach 0.51 ("The customer asked
 # how long the refund will take"), the stated ones 0.72 and up but one paraphrase at 0.43 ("There were two payments

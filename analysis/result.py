@@ -111,7 +111,7 @@ class Pause(Part):
 
 
 class PauseRules(Part):
-    """The pause rules a result was found with (analysis/pauses.py applies them; the defaults are documented
+    """The pause rules a result was found with (analysis/stages/pauses.py applies them; the defaults are documented
     there)."""
 
     long_pause_threshold_ms: int = Field(5_000, ge=0)

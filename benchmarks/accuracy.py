@@ -51,8 +51,8 @@ import phonenumbers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.*
 
-from callscope.analysis.pipeline import MODELS, Pipeline, load_model
 from callscope.analysis.result import AnalysisResult
+from callscope.analysis.runtime.pipeline import MODELS, Pipeline, load_model
 from callscope.config import Settings
 from callscope.resources.kinds import ExtractedField, Goal, ProjectSpec
 from tests.analysis import speech

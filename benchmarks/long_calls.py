@@ -15,7 +15,7 @@ voice, allison's, talking throughout (a long call of one voice must stay one spe
 
 Each call runs the diarization stage of the pipeline's mono path with the default install's models
 (`speakers.load_speaker_analyzer`: CAM++, spectral clustering, segmentation-3.0): Silero VAD, then
-`SpeakerAnalyzer.turns` and `diarize.assign`. Whisper does not run (an hour of ASR on a CPU is far longer than the
+`SpeakerAnalyzer.turns` and `diarize_by_voice.assign`. Whisper does not run (an hour of ASR on a CPU is far longer than the
 stage measured): its segments are stood in for by the VAD's speech, one segment per region of at most 10 s with a
 word every 300 ms, each word taking a speaker as a Whisper word would. Printed per call: the true and found
 speakers, DER of the segments by speaker (pyannote.metrics, no collar, overlap scored, as
@@ -70,7 +70,7 @@ def voice_pieces(voices: list[str]) -> dict[str, list[np.ndarray]]:
     """Each voice's speech: its reference turns, less where another voice talks, >= 1.5 s, in the mono clip that
     holds most of it (a voice reaches a call over one line: allison's read clips and the Spanish dialogue are
     recorded differently, and their 1.5 s windows are further apart than two voices of one recording)."""
-    from callscope.analysis.decode import decode
+    from callscope.analysis.stages.decode import decode
 
     folder, clips = load_manifest(None)
     found: dict[tuple[str, str], list[tuple[float, float]]] = {}
@@ -159,10 +159,10 @@ def stand_in_segments(regions: list) -> list:
 
 def run_case(name: str, minutes: int) -> dict:
     """The figures of one call (run in a process of its own, for its peak RSS)."""
-    from callscope.analysis import diarize, vad
-    from callscope.analysis.campplus import EMBEDDING_DIM
-    from callscope.analysis.decode import decode
-    from callscope.analysis.speakers import KnownVoice, load_speaker_analyzer
+    from callscope.analysis.models.campplus import EMBEDDING_DIM
+    from callscope.analysis.stages import diarize_by_voice, vad
+    from callscope.analysis.stages.decode import decode
+    from callscope.analysis.stages.speakers import KnownVoice, load_speaker_analyzer
     from callscope.config import Settings
 
     wav_path, rttm_path = call_files(name, minutes)
@@ -173,7 +173,7 @@ def run_case(name: str, minutes: int) -> dict:
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     started = time.perf_counter()
     turns = analyzer.turns(audio, regions)
-    segments, info = diarize.assign(stand_in_segments(regions), turns)
+    segments, info = diarize_by_voice.assign(stand_in_segments(regions), turns)
     seconds = time.perf_counter() - started
     started = time.perf_counter()  # the speakers stage: each speaker's voice compared with an enrolled one
     enrolled = KnownVoice(1, np.ones(EMBEDDING_DIM, dtype=np.float32) / EMBEDDING_DIM**0.5, analyzer.model)

@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # scripts.*, tests.analysis.*
 
-from callscope.analysis.pipeline import MODELS, AnalysisError, Pipeline, load_model
+from callscope.analysis.runtime.pipeline import MODELS, AnalysisError, Pipeline, load_model
 from callscope.config import Settings
 from scripts.fetch_real_speech import DIGIT_WORDS, MANIFEST_VERSION, cache_dir
 

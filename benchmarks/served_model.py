@@ -3,10 +3,10 @@ OpenAI-compatible server (CALLSCOPE_LLM_ENDPOINT), side by side.
 
 What it measures
 ----------------
-The embedded GGUF (or ``--gguf``) is loaded here (analysis/language_model.LlamaCppModel) and served by
+The embedded GGUF (or ``--gguf``) is loaded here (analysis/models/language_model.LlamaCppModel) and served by
 llama-cpp-python's server in a child process (tests/analysis/llama_server.py) with the same context and threads.
-On each written call of tests/analysis/transcripts.py, the summary stage (analysis/summary.summarize) and the
-fields stage (analysis/fields.extract_fields, two string fields) run on each back end in turn, ``--runs`` times,
+On each written call of tests/analysis/transcripts.py, the summary stage (analysis/stages/summary.summarize) and the
+fields stage (analysis/stages/fields.extract_fields, two string fields) run on each back end in turn, ``--runs`` times,
 the best run kept. Printed per call and stage: seconds local, seconds served, and whether the answers are the same.
 
 What differs by design: the served path adds an HTTP round trip per request, and llama-cpp-python's server
@@ -29,10 +29,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.*
 
-from callscope.analysis.fields import extract_fields
-from callscope.analysis.language_model import LlamaCppModel, OpenAICompatibleModel
-from callscope.analysis.llm_model import embedded_gguf
-from callscope.analysis.summary import summarize
+from callscope.analysis.models.language_model import LlamaCppModel, OpenAICompatibleModel
+from callscope.analysis.models.llm_file import embedded_gguf
+from callscope.analysis.stages.fields import extract_fields
+from callscope.analysis.stages.summary import summarize
 from tests.analysis.llama_server import MODEL_ALIAS, llama_server
 from tests.analysis.transcripts import BILLING_CALL, DENTAL_CALL, WRITTEN_FIELDS, WRITTEN_ROLES, segments
 

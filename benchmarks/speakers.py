@@ -4,7 +4,7 @@ What it measures
 ----------------
 * Diarization: for each voice pair of tests/analysis/voices.py and each of ``--seeds`` seeds, a mono call of 12
   alternating agent/customer turns with random pauses (0.15-1.0 s; pauses under the VAD's 300 ms join two turns
-  into one speech region) and a one-voice call of 8 sentences. Silero VAD finds the speech, `diarize.label_speech`
+  into one speech region) and a one-voice call of 8 sentences. Silero VAD finds the speech, `diarize_by_voice.label_speech`
   labels it, and the DER (missed + false alarm + confusion over reference speech, 250 ms collar) is computed on
   the VAD regions labelled by their nearest window: diarization without ASR. Printed per call, then the mean and
   the worst, for each ``--thresholds`` value (the cosine-distance threshold of the clustering).
@@ -30,8 +30,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.*
 
-from callscope.analysis import diarize, speakers, vad
-from callscope.analysis.speaker_encoder import load_speaker_encoder
+from callscope.analysis.models.speaker_encoder import load_speaker_encoder
+from callscope.analysis.stages import diarize_by_voice, speakers, vad
 from callscope.analysis.types import Audio, SpeechRegion
 from callscope.config import Settings
 from tests.analysis.speech import speak
@@ -50,7 +50,7 @@ def _variant(voice: str) -> str:
 
 def labelled_regions(regions: list[SpeechRegion], windows, labels) -> list[tuple[int, int, int]]:
     centers = np.array([w.center_ms for w in windows])
-    return [(t, min(t + 100, r.end_ms), diarize.speaker_at(centers, labels, t, min(t + 100, r.end_ms)) if windows
+    return [(t, min(t + 100, r.end_ms), diarize_by_voice.speaker_at(centers, labels, t, min(t + 100, r.end_ms)) if windows
              else 0) for r in regions for t in range(r.start_ms, r.end_ms, 100)]
 
 
@@ -71,7 +71,7 @@ def diarization(encoder, seeds: int, thresholds: list[float]) -> None:
     for threshold in thresholds:
         started, rows = time.perf_counter(), []
         for pair, call, audio, regions in prepared:
-            windows, labels = diarize.label_speech(audio, regions, encoder, threshold)
+            windows, labels = diarize_by_voice.label_speech(audio, regions, encoder, threshold)
             found = int(labels.max()) + 1 if len(labels) else 0
             rows.append((pair, found, der(call.turns, labelled_regions(regions, windows, labels))))
         print(f"threshold {threshold:g} ({time.perf_counter() - started:.1f} s)")
@@ -133,7 +133,7 @@ def voiceprints(encoder) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=2)
-    parser.add_argument("--thresholds", type=float, nargs="+", default=[diarize.DEFAULT_THRESHOLD])
+    parser.add_argument("--thresholds", type=float, nargs="+", default=[diarize_by_voice.DEFAULT_THRESHOLD])
     parser.add_argument("--skip-voiceprints", action="store_true")
     parser.add_argument("--skip-diarization", action="store_true")
     args = parser.parse_args()

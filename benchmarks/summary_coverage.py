@@ -21,7 +21,7 @@ seconds are the stage's whole cost on a call whose transcript no other stage eva
 stage may have evaluated a shared prefix before it). Printed per call:
 
 * coverage: the share of the call's key points the summary states (analysis/coverage.py's rule);
-* unsupported: the summary's sentences analysis/faithfulness.py's checker finds unsupported, of all its sentences;
+* unsupported: the summary's sentences analysis/stages/faithfulness.py's checker finds unsupported, of all its sentences;
 * words, seconds, and the tokens of the stage's request to the model: prompt tokens evaluated + tokens generated =
   the seconds they take on 2 quiet CPUs (25 ms and 100 ms each): a figure the machine's load does not disturb;
 * how the summary was made (the stage's method), and the summary itself.
@@ -53,9 +53,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.*, scripts.*, tests.analysis.*
 
 from callscope.analysis.coverage import stated
-from callscope.analysis.faithfulness import SupportChecker, split_sentences
 from callscope.analysis.result import TranscriptSegment
-from callscope.analysis.speakers import identify_speakers
+from callscope.analysis.stages.faithfulness import SupportChecker, split_sentences
+from callscope.analysis.stages.speakers import identify_speakers
 from callscope.config import Settings
 from callscope.resources.kinds import ProjectSpec
 from tests.analysis.key_points import KEY_POINTS
@@ -139,7 +139,7 @@ def transcript(call: str, pipeline, folder: Path) -> tuple[list[TranscriptSegmen
 
 
 def measure(call: str, segments, roles, llm, embedder, runs: int) -> dict:
-    from callscope.analysis.summary import summarize
+    from callscope.analysis.stages.summary import summarize
 
     best = None
     for _ in range(runs):
@@ -170,7 +170,7 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path)
     args = parser.parse_args()
     settings = Settings()
-    from callscope.analysis.pipeline import Pipeline, load_model
+    from callscope.analysis.runtime.pipeline import Pipeline, load_model
 
     pipeline = Pipeline(settings, llm=None)
     with tempfile.TemporaryDirectory(prefix="callscope-coverage-") as tmp:
@@ -180,7 +180,7 @@ def main() -> None:
         from benchmarks.faithfulness import use_code
 
         use_code(args.code.resolve())
-        from callscope.analysis.pipeline import load_model
+        from callscope.analysis.runtime.pipeline import load_model
     llm = load_model("llm", settings)
     print(f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; code: {args.code or 'this tree'}; "
           f"language model: {llm.info.name if llm else 'none'}")

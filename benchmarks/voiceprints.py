@@ -43,10 +43,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # scripts.*, tests.analysis.*
 
-from callscope.analysis import speakers, vad
-from callscope.analysis.campplus import load_campplus
-from callscope.analysis.decode import decode
-from callscope.analysis.speaker_encoder import load_speaker_encoder
+from callscope.analysis.models.campplus import load_campplus
+from callscope.analysis.models.speaker_encoder import load_speaker_encoder
+from callscope.analysis.stages import speakers, vad
+from callscope.analysis.stages.decode import decode
 from callscope.analysis.types import SAMPLE_RATE, Audio
 from callscope.config import Settings
 from scripts.fetch_real_speech import (

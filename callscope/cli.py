@@ -18,8 +18,8 @@ import yaml
 from pydantic import ValidationError
 
 from callscope import __version__, cli_calls, cli_jobs, cli_voice, cli_webhooks
-from callscope.analysis.pipeline import AnalysisError, Pipeline
 from callscope.analysis.report import render
+from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline
 from callscope.catalog.usage import read_usage
 from callscope.cli_support import (
     ACCOUNT_OPTION,

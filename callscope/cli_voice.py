@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 
-from callscope.analysis.enrollment import enroll_file
-from callscope.analysis.speakers import EnrollmentError, load_speaker_analyzer
+from callscope.analysis.runtime.enrollment import enroll_file
+from callscope.analysis.stages.speakers import EnrollmentError, load_speaker_analyzer
 from callscope.catalog import voiceprints
 from callscope.cli_support import ACCOUNT_OPTION, CATALOG_ID, load_settings, run_async
 from callscope.errors import one_line

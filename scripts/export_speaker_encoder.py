@@ -25,9 +25,9 @@ import torch
 from resemblyzer import VoiceEncoder, audio
 from resemblyzer.hparams import partials_n_frames
 
-from callscope.analysis import speaker_encoder as runtime
-from callscope.analysis.decode import decode
-from callscope.analysis.models import file_sha256
+from callscope.analysis.models import speaker_encoder as runtime
+from callscope.analysis.models.files import file_sha256
+from callscope.analysis.stages.decode import decode
 
 
 class _Forward(torch.nn.Module):

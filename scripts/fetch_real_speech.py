@@ -65,7 +65,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.*
 
-from callscope.analysis.decode import decode
+from callscope.analysis.stages.decode import decode
 from tests.analysis.speech import RATE, silence, write
 
 MANIFEST_VERSION = 2  # 2: the actor dialogues

@@ -8,7 +8,7 @@ larger file goes over in parts, one or a few per call, and is joined there.
   name, size and sha256; each part's name and size) into OUTDIR;
 * `join OUTDIR FILE` checks that every part of the manifest in OUTDIR (the one named after FILE, or the only one)
   is there with its size (a part still to be carried is named), then joins them with
-  analysis/joined_file.join_parts: FILE appears only once its size and sha256 are the manifest's.
+  analysis/models/joined_file.join_parts: FILE appears only once its size and sha256 are the manifest's.
 
 How to run (repository root)::
 
@@ -25,7 +25,7 @@ import re
 import sys
 from pathlib import Path
 
-from callscope.analysis.joined_file import join_parts
+from callscope.analysis.models.joined_file import join_parts
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 _BLOCK = 1 << 20  # copied (and hashed) 1 MiB at a time: bounded memory whatever the part size

@@ -7,6 +7,8 @@ they become), read with ast, never imported:
 - between the layers, imports go one way (ALLOWED): the API and the workers use the analysis, the controller starts
   the workers; the analysis imports no other layer, and the API, the controller and the workers none that is not
   theirs (the API does not reach into the workers; they meet in the catalog and the services);
+- inside the analysis, models use neither stages nor the runtime, stages do not use the runtime, and the result's
+  modules at the top of the package (result, stored, read-outs) use neither (ANALYSIS_PARTS);
 - an import inside a function says why it is there in a comment (an optional or heavy dependency, start-up
   time), on its line or just above its group of imports; no `__import__`;
 - ruff sorts callscope.* as first-party.
@@ -29,7 +31,11 @@ LAYERS = ("callscope.api", "callscope.operator", "callscope.workers", "callscope
 # which other layers each layer may import
 ALLOWED = {"callscope.api": {"callscope.analysis"}, "callscope.operator": {"callscope.workers"},
            "callscope.workers": {"callscope.analysis"}, "callscope.analysis": set()}
-NAMED = re.compile(r"^(callscope(?:\.\w+)+)(?::\w+)?$")  # "callscope.analysis.asr:transcriber_from_settings"
+# inside callscope.analysis: which parts each part may import (a part is a subpackage, or "" for the modules at the
+# top: the result, its stored form and read-outs)
+ANALYSIS_PARTS = {"models": {"", "models"}, "stages": {"", "models", "stages"}, "": {"", "models", "stages"},
+                  "runtime": {"", "models", "stages", "runtime"}}
+NAMED = re.compile(r"^(callscope(?:\.\w+)+)(?::\w+)?$")  # "callscope.analysis.stages.asr:transcriber_from_settings"
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
@@ -174,6 +180,26 @@ def test_the_layers_import_each_other_one_way():
     assert wrong == []
 
 
+def analysis_part(module: str) -> str | None:
+    """stages, models or runtime for a module in that subpackage of the analysis, "" for one at its top."""
+    if layer(module) != "callscope.analysis":
+        return None
+    rest = module.removeprefix("callscope.analysis").lstrip(".").split(".")
+    return rest[0] if len(rest) > 1 or rest[0] in ANALYSIS_PARTS else ""
+
+
+def test_inside_the_analysis_models_stages_and_runtime_import_one_way():
+    wrong = [f"{importer}:{line} ({analysis_part(importer) or 'top'}) imports {imported}"
+             for importer, imported, line, _ in imports()
+             if analysis_part(importer) is not None and analysis_part(imported) is not None
+             and analysis_part(imported) not in ANALYSIS_PARTS[analysis_part(importer)]]
+    assert wrong == []
+
+
+def test_every_analysis_module_is_in_a_part():
+    assert {analysis_part(m) for m in modules() if analysis_part(m) is not None} == set(ANALYSIS_PARTS)
+
+
 def justified_lines(module: str) -> set[int]:
     """Lines of the module that carry a comment, and the lines just below a line that is only a comment."""
     path = modules()[module]
@@ -235,5 +261,5 @@ def test_cycles_are_found_through_any_path():
 
 def test_imports_inside_functions_and_named_modules_are_edges():
     found = {(importer, imported, in_function) for importer, imported, _, in_function in imports()}
-    assert ("callscope.analysis.pipeline", "callscope.analysis.asr", False) in found  # named in MODELS
+    assert ("callscope.analysis.runtime.pipeline", "callscope.analysis.stages.asr", False) in found  # named in MODELS
     assert any(in_function for *_, in_function in found)

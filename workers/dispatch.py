@@ -13,7 +13,7 @@ AnalysisError (the audio cannot be decoded, or is gone) fails the recording at o
 trying again cannot help; anything else (a Ray worker or actor that died, a lost node) is retried with backoff
 until the last attempt, then the recording fails with a readable reason.
 
-Executors: ``RayExecutor`` (analysis/actors.py, the default) or ``InlineExecutor`` (CALLSCOPE_ANALYSIS_EXECUTOR=
+Executors: ``RayExecutor`` (analysis/runtime/actors.py, the default) or ``InlineExecutor`` (CALLSCOPE_ANALYSIS_EXECUTOR=
 inline): the same pipeline in threads of this process, one shared set of models, for tests and small installs.
 """
 
@@ -28,11 +28,11 @@ from typing import Any, Protocol
 
 import structlog
 
-from callscope.analysis.pipeline import MODELS, AnalysisError, Pipeline, Progress, load_model
 from callscope.analysis.result import AnalysisResult
-from callscope.analysis.speakers import KnownVoice
+from callscope.analysis.runtime.pipeline import MODELS, AnalysisError, Pipeline, Progress, load_model
+from callscope.analysis.runtime.work import Work, WorkerLost, analyze
+from callscope.analysis.stages.speakers import KnownVoice
 from callscope.analysis.stored import completion
-from callscope.analysis.work import Work, WorkerLost, analyze
 from callscope.catalog import jobs, voiceprints
 from callscope.catalog import recordings as recording_rows
 from callscope.catalog.jobs import Claimed, RetryPolicy
@@ -84,7 +84,7 @@ class InlineExecutor:
 def build_executor(settings) -> Executor:
     if settings.analysis_executor == "inline":
         return InlineExecutor(settings)
-    from callscope.analysis.actors import RayExecutor  # imports Ray, which the inline executor never needs
+    from callscope.analysis.runtime.actors import RayExecutor  # imports Ray, which the inline executor never needs
 
     return RayExecutor(settings)
 

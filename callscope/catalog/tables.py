@@ -1,6 +1,6 @@
 """SQLAlchemy models of the catalog database.
 
-Every change here needs an Alembic revision in ``migrations/versions`` (tests/catalog/test_migrations.py
+Every change here needs an Alembic revision in ``migrations/versions`` (tests/catalog/test_catalog_migrations.py
 fails on drift). Timestamps are stored in UTC and always read back timezone-aware (:class:`UTCDateTime`).
 """
 

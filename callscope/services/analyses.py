@@ -11,7 +11,7 @@ Failure: the job ends ``failed`` and the recording ``failed`` with a reason a us
 in one transaction. A failed re-analysis of a completed recording keeps it ``completed`` with its old results
 (stage ``reanalysis_failed``, the reason in ``status_reason``) and sends no event: nothing about it changed.
 
-The analysis layer hands a result over as a ``Completion`` (callscope/analysis/stored.py makes it): plain JSON and
+The analysis layer hands a result over as a ``Completion`` (analysis/stored.py makes it): plain JSON and
 numbers, so that this module stores and sends them without reading an analysis itself.
 """
 

@@ -11,7 +11,7 @@ Payload (the exact body, stored once and sent unchanged on every retry)::
 
 ``recording_id``, ``public_id``, ``project_id``, ``external_id``, ``status`` and ``status_reason`` are always
 there; the other keys only for the sections the project's ``spec.webhook.sections`` lists. The analysis sections
-are the recording's REST read-outs, made by the analysis layer (callscope/analysis/readouts.py) and handed over
+are the recording's REST read-outs, made by the analysis layer (analysis/readouts.py) and handed over
 with the completion: ``summary`` and ``transcription`` are the bodies of GET /recordings/{id}/summary and
 /transcription, ``goals``, ``categories`` and ``extracted_data`` those lists of GET /recordings/{id}/results. A
 failed recording has no analysis: its analysis sections are null. Delivery (signing, retries, address checks) is

@@ -23,8 +23,7 @@ from phonenumbers import PhoneNumberType
 from pydantic import BaseModel, Field
 
 from callscope.errors import BadGateway, ProviderError
-
-from .voice import RecordingReady
+from callscope.telephony.voice import RecordingReady
 
 NumberType = Literal["mobile", "local", "toll-free", "national"]
 NUMBER_TYPES: tuple[str, ...] = ("mobile", "local", "toll-free", "national")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import NumberProvider
-from .sandbox import SandboxProvider
-from .twilio import TwilioProvider
+from callscope.telephony.base import NumberProvider
+from callscope.telephony.sandbox import SandboxProvider
+from callscope.telephony.twilio import TwilioProvider
 
 if TYPE_CHECKING:
     from callscope.config import Settings

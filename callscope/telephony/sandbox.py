@@ -43,8 +43,7 @@ from phonenumbers import PhoneNumberType, geocoder
 
 from callscope.errors import NotFound, ProviderError
 from callscope.private_files import open_private, private_dir
-
-from .base import (
+from callscope.telephony.base import (
     NUMBER_NOT_AVAILABLE,
     PN_TYPES_FOR,
     REQUIREMENT_GROUP_STATUSES,
@@ -55,8 +54,8 @@ from .base import (
     RequirementGroupStatus,
     normalize_country,
 )
-from .twilio_voice import TwilioVoice
-from .voice import RecordingReady
+from callscope.telephony.twilio_voice import TwilioVoice
+from callscope.telephony.voice import RecordingReady
 
 MAX_CANDIDATES = 10
 RECORDINGS_DIR = "sandbox-recordings"

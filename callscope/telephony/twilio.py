@@ -39,9 +39,7 @@ import phonenumbers
 from pydantic import BaseModel, Field, ValidationError
 
 from callscope.errors import ProviderError
-from callscope.validation import line
-
-from .base import (
+from callscope.telephony.base import (
     NumberCandidate,
     ProviderBadAnswer,
     ProviderBase,
@@ -50,8 +48,9 @@ from .base import (
     RegionInfo,
     RequirementGroupStatus,
 )
-from .twilio_voice import E164, TwilioVoice, sid
-from .voice import RecordingReady
+from callscope.telephony.twilio_voice import E164, TwilioVoice, sid
+from callscope.telephony.voice import RecordingReady
+from callscope.validation import line
 
 log = logging.getLogger(__name__)
 

@@ -29,9 +29,18 @@ from xml.etree import ElementTree
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from callscope.catalog.tables import INTEGER_MAX, Call
+from callscope.telephony.voice import (
+    CallEnded,
+    Dial,
+    DialResult,
+    Hangup,
+    InboundCall,
+    Instruction,
+    RecordingReady,
+    Reject,
+    Voicemail,
+)
 from callscope.validation import SINGLE_LINE, PositiveInt64, line
-
-from .voice import CallEnded, Dial, DialResult, Hangup, InboundCall, Instruction, RecordingReady, Reject, Voicemail
 
 DIALECT = "twilio"
 SIGNATURE_HEADER = "X-Twilio-Signature"

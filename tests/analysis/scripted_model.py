@@ -25,6 +25,6 @@ class ScriptedModel:
 
 def briefs(*answers: list[str], context_tokens: int = 8192) -> ScriptedModel:
     """A model whose answers to the summary's requests are these briefs, in order: each the sentences of its slots
-    (analysis/summary.py reads the slots' values in order, whatever their names)."""
+    (analysis/stages/summary.py reads the slots' values in order, whatever their names)."""
     return ScriptedModel(*({f"slot_{i}": text for i, text in enumerate(slots)} for slots in answers),
                          context_tokens=context_tokens)

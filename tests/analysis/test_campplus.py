@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from callscope.analysis import campplus as cp
+from callscope.analysis.models import campplus as cp
 
 DATA = Path(__file__).resolve().parent / "data"
 CLIP = 36_000  # 2.25 s

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from callscope.analysis.categories import CATEGORY_THRESHOLD, classify
-from callscope.analysis.evidence import query_text
+from callscope.analysis.stages.categories import CATEGORY_THRESHOLD, classify
+from callscope.analysis.stages.evidence import query_text
 from callscope.resources.kinds import Category
 from tests.analysis.transcripts import BILLING_CALL, segment, segments
 
@@ -53,7 +53,7 @@ def test_category_found_by_meaning(embedder):
 
 # Labelled utterances: (category, description, utterances in it); two sets written apart. Each category's
 # negatives are the other categories' utterances of its set and the talk below. CATEGORY_THRESHOLD was chosen
-# on these (see analysis/categories.py).
+# on these (see analysis/stages/categories.py).
 CATEGORY_SETS = [
     ({
         "billing": ("Questions about invoices and payments.", [

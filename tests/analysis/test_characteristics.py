@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from callscope.analysis.characteristics import characteristics, count_interruptions, talk_spans
 from callscope.analysis.result import TranscriptSegment
+from callscope.analysis.stages.characteristics import characteristics, count_interruptions, talk_spans
 from tests.analysis.transcripts import long_dialogue, segment, word
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from callscope.analysis.decode import CORRUPT, NO_AUDIO, decode
+from callscope.analysis.stages.decode import CORRUPT, NO_AUDIO, decode
 from callscope.analysis.types import SAMPLE_RATE
 from callscope.errors import ValidationFailed
 from tests.analysis.speech import RATE, write

@@ -10,9 +10,9 @@ import wave
 import numpy as np
 import pytest
 
-from callscope.analysis import emotions as em
+from callscope.analysis.models.text_embedding import TextEmbedder, embedded_text_model_dir
 from callscope.analysis.result import EMOTIONS, TranscriptSegment, TranscriptWord
-from callscope.analysis.text_embedding import TextEmbedder, embedded_text_model_dir
+from callscope.analysis.stages import emotions as em
 from callscope.analysis.types import SAMPLE_RATE, Audio
 from tests.analysis import speech
 from tests.analysis.transcripts import segment, word

@@ -9,10 +9,10 @@ import re
 import numpy as np
 import pytest
 
-from callscope.analysis.faithfulness import SupportChecker, extractive_summary, key_sentences, split_sentences
-from callscope.analysis.language_model import LanguageModelError, OpenAICompatibleModel
-from callscope.analysis.pipeline import Pipeline
-from callscope.analysis.summary import summarize
+from callscope.analysis.models.language_model import LanguageModelError, OpenAICompatibleModel
+from callscope.analysis.runtime.pipeline import Pipeline
+from callscope.analysis.stages.faithfulness import SupportChecker, extractive_summary, key_sentences, split_sentences
+from callscope.analysis.stages.summary import summarize
 from callscope.config import Settings
 from callscope.resources.kinds import ProjectSpec
 from tests.analysis import speech
@@ -50,7 +50,7 @@ def test_the_threshold_separates_the_fit_set_and_holds_on_the_report_set(embedde
         return kept / supported, caught / unsupported
 
     assert rates(FIT) == (1.0, 1.0)
-    kept, caught = rates(REPORT)  # measured: 7/9 kept, 11/11 caught (see analysis/faithfulness.py)
+    kept, caught = rates(REPORT)  # measured: 7/9 kept, 11/11 caught (see analysis/stages/faithfulness.py)
     assert kept >= 7 / 9 and caught == 1.0
 
 

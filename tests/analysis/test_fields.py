@@ -9,11 +9,11 @@ from datetime import date
 import pytest
 from pydantic import ValidationError
 
-from callscope.analysis.evidence import quote_in_transcript
-from callscope.analysis.fields import extract_fields, supported
-from callscope.analysis.language_model import LanguageModelError
+from callscope.analysis.models.language_model import LanguageModelError
 from callscope.analysis.result import Evidence, ExtractedValue, TranscriptSegment
-from callscope.analysis.spoken import (
+from callscope.analysis.stages.evidence import quote_in_transcript
+from callscope.analysis.stages.fields import extract_fields, supported
+from callscope.analysis.stages.spoken import (
     EMAIL,
     date_mentions,
     digit_runs,

@@ -9,16 +9,16 @@ import re
 import numpy as np
 import pytest
 
-from callscope.analysis.evidence import query_text, quote_in_transcript, quoted_strings, similarity_score
-from callscope.analysis.goal_examples import examples
-from callscope.analysis.goals import (
+from callscope.analysis.result import Evidence, GoalResult, TranscriptSegment
+from callscope.analysis.stages.evidence import query_text, quote_in_transcript, quoted_strings, similarity_score
+from callscope.analysis.stages.goal_examples import examples
+from callscope.analysis.stages.goals import (
     EXAMPLE_THRESHOLD,
     SIMILARITY_THRESHOLD,
     Finding,
     evaluate_goals,
     verified_explanation,
 )
-from callscope.analysis.result import Evidence, GoalResult, TranscriptSegment
 from callscope.resources.kinds import Goal
 from tests.analysis.scripted_model import ScriptedModel
 from tests.analysis.summary_claims import REAL_CALL, SUPPORT_CALL
@@ -231,7 +231,7 @@ def test_a_judging_model_needs_a_quote_that_passes_the_rules():
 
 # Labelled utterances: (goal name, description, utterances that meet it). Two sets written apart (call
 # centre; clinic, bank, insurance, shop); each goal's negatives are the other goals' utterances of its set
-# and the ordinary talk below. SIMILARITY_THRESHOLD was chosen on these (see analysis/goals.py).
+# and the ordinary talk below. SIMILARITY_THRESHOLD was chosen on these (see analysis/stages/goals.py).
 GOAL_SETS = [
     ({
         "greeting": ("The agent greets the caller and introduces themselves by name.", [

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from callscope.analysis.joined_file import JoinedFile
+from callscope.analysis.models.joined_file import JoinedFile
 
 
 @pytest.fixture

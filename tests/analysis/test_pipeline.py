@@ -17,10 +17,10 @@ import pytest
 from click.testing import CliRunner
 
 from callscope import cli as cli_module
-from callscope.analysis import vad
-from callscope.analysis.decode import decode
-from callscope.analysis.pipeline import AnalysisError, Pipeline
 from callscope.analysis.result import EMOTIONS, AnalysisResult
+from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline
+from callscope.analysis.stages import vad
+from callscope.analysis.stages.decode import decode
 from callscope.cli import main
 from callscope.config import Settings
 from tests.analysis import speech
@@ -212,7 +212,7 @@ def test_a_mono_call_s_speaker_turns_are_found_beside_a_gpu_s_transcription(pipe
     """The turns need the audio only: where Whisper runs on a GPU they are asked for before the transcript exists;
     on the CPUs, after it (side by side the two models only take the same cores from each other). The result is
     the same as diarizing the finished transcript."""
-    from callscope.analysis import diarize
+    from callscope.analysis.stages import diarize_by_voice
     from tests.analysis.voices import VOICE_PAIRS, conversation, dialogue_lines
 
     analyzer, transcriber = pipeline._model("speakers"), pipeline.transcriber
@@ -251,7 +251,7 @@ def test_a_mono_call_s_speaker_turns_are_found_beside_a_gpu_s_transcription(pipe
     plain = Pipeline(Settings(llm_enabled=False), transcriber=transcriber, speakers=None,
                      embedder=pipeline._model("embedder"), llm=None).run(path)
     speech_regions = [r for r in vad.call_speech(decode(path)) if r.channel == 0]
-    expected, _ = diarize.assign(plain.segments, analyzer.turns(decode(path), speech_regions))
+    expected, _ = diarize_by_voice.assign(plain.segments, analyzer.turns(decode(path), speech_regions))
     assert [(s.speaker, s.text) for s in result.segments] == [(s.speaker, s.text) for s in expected]
 
 
@@ -316,8 +316,8 @@ def test_the_default_model_detects_and_transcribes_another_language(pipeline, sp
 
 def test_a_failed_language_model_leaves_quotes_that_name_no_role_the_call_does_not_support():
     # two friends saying where they live: the roles stage makes the first voice "agent" by speaking order alone
-    from callscope.analysis.language_model import LanguageModelError
-    from callscope.analysis.pipeline import _Run
+    from callscope.analysis.models.language_model import LanguageModelError
+    from callscope.analysis.runtime.pipeline import _Run
     from tests.analysis.transcripts import segments
 
     class Unreachable:

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from callscope.analysis import segmentation as sg
+from callscope.analysis.models import segmentation as sg
 
 DATA = Path(__file__).resolve().parent / "data"
 CHANGE_S = 4.5  # the clips of the second speaker start here

@@ -8,10 +8,10 @@ from importlib.util import find_spec
 
 import pytest
 
-from callscope.analysis import llm_model
-from callscope.analysis.fields import extract_fields
-from callscope.analysis.language_model import LlamaCppModel, OpenAICompatibleModel, language_model_from_settings
-from callscope.analysis.summary import summarize
+from callscope.analysis.models import llm_file
+from callscope.analysis.models.language_model import LlamaCppModel, OpenAICompatibleModel, language_model_from_settings
+from callscope.analysis.stages.fields import extract_fields
+from callscope.analysis.stages.summary import summarize
 from callscope.config import Settings
 from tests.analysis.llama_server import MODEL_ALIAS, llama_server
 from tests.analysis.transcripts import BILLING_CALL, DENTAL_CALL, WRITTEN_FIELDS, WRITTEN_ROLES, segments
@@ -20,7 +20,7 @@ SKIP = next((why for why, missing in (
     ("llama-cpp-python is not installed", find_spec("llama_cpp") is None),
     ("llama-cpp-python's server needs fastapi, sse-starlette and starlette-context (the dev extra)",
      any(find_spec(name) is None for name in ("fastapi", "sse_starlette", "starlette_context"))),
-    ("the embedded model's parts are not installed", not llm_model.parts_installed()),
+    ("the embedded model's parts are not installed", not llm_file.parts_installed()),
 ) if missing), None)
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200), pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 
@@ -38,7 +38,7 @@ def _answers(llm) -> list:
 
 
 def test_the_served_embedded_model_answers_as_the_local_one():
-    gguf = llm_model.embedded_gguf()
+    gguf = llm_file.embedded_gguf()
     local = _answers(LlamaCppModel(gguf, threads=THREADS, n_ctx=CONTEXT))
     with llama_server(gguf, CONTEXT, THREADS) as endpoint:
         served_model = language_model_from_settings(

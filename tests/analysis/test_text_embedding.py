@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from callscope.analysis import text_embedding as te
+from callscope.analysis.models import text_embedding as te
 from callscope.config import Settings
 
 MODEL_DIR = te.embedded_text_model_dir()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from callscope.analysis.dialogue import merge_channels
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
-from callscope.analysis.timing import MAX_SHIFT_MS, to_speech
+from callscope.analysis.stages.diarize_by_channel import merge_channels
+from callscope.analysis.stages.timing import MAX_SHIFT_MS, to_speech
 from callscope.analysis.types import SpeechRegion
 
 

@@ -8,9 +8,9 @@ import faster_whisper
 import numpy as np
 import pytest
 
-from callscope.analysis import vad
+from callscope.analysis.stages import vad
+from callscope.analysis.stages.vad import MODEL, detect_speech
 from callscope.analysis.types import Audio
-from callscope.analysis.vad import MODEL, detect_speech
 from tests.analysis.speech import ESPEAK, SENTENCES, SKIP_REASON, make_call, pad_to, silence
 
 pytestmark = pytest.mark.skipif(ESPEAK is None, reason=SKIP_REASON)

@@ -25,15 +25,15 @@ def test_s3(tmp_path):
         s3_region="eu-west-1",
         s3_access_key_id="id",
         s3_secret_access_key="secret",
-        s3_prefix="/callscope/",
+        s3_prefix="/calls/",
         s3_part_size_mb=16,
         s3_addressing_style="path",
     )
     store = build_blob_store(settings)
     assert isinstance(store, S3BlobStore) and isinstance(store, BlobStore)
-    assert (store.bucket, store.prefix, store.part_size) == ("audio", "callscope/", 16 * 1024 * 1024)
+    assert (store.bucket, store.prefix, store.part_size) == ("audio", "calls/", 16 * 1024 * 1024)
     assert store.spool_dir == tmp_path / "spool"
-    assert store.s3_key("accounts/a/x.mp3") == "callscope/accounts/a/x.mp3"
+    assert store.s3_key("accounts/a/x.mp3") == "calls/accounts/a/x.mp3"
     assert store.client.meta.endpoint_url == "http://127.0.0.1:9000"
     store.close()
     spooled = build_blob_store(settings.model_copy(update={"blob_spool_dir": tmp_path / "elsewhere"}))

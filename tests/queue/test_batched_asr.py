@@ -7,7 +7,7 @@ from itertools import pairwise
 
 import pytest
 
-from callscope.analysis.asr import transcriber_from_settings
+from callscope.analysis.stages.asr import transcriber_from_settings
 from callscope.analysis.types import Audio
 from callscope.config import Settings
 from tests.analysis import speech

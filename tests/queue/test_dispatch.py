@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from callscope.analysis.asr import transcriber_from_settings
-from callscope.analysis.pipeline import Pipeline
+from callscope.analysis.runtime.pipeline import Pipeline
+from callscope.analysis.runtime.work import WorkerLost
+from callscope.analysis.stages.asr import transcriber_from_settings
 from callscope.analysis.stored import completion
-from callscope.analysis.work import WorkerLost
 from callscope.catalog import jobs
 from callscope.config import Settings
 from callscope.runtime import Runtime
@@ -195,7 +195,7 @@ async def test_a_lost_lease_cannot_complete_and_leaves_no_blob(ctx, wav_bytes, t
     [first] = ctx.catalog.change(jobs.claim, 1, "a", 30, now, 3)
     [second] = ctx.catalog.change(jobs.claim, 1, "b", 30, now + timedelta(seconds=31), 3)  # a's lease expired
     row = recording(ctx.catalog, rid)
-    from callscope.analysis.work import Work, analyze
+    from callscope.analysis.runtime.work import Work, analyze
 
     result = await asyncio.to_thread(analyze, pipeline, ctx.settings, Work(first.id, row.blob_key, None))
     done = completion(result, row)

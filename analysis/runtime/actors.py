@@ -1,0 +1,204 @@
+"""The analysis on Ray: actors that keep the models loaded, and the task that analyses one recording.
+
+* ``ModelActor`` owns one model object of ``pipeline.MODELS`` (the Whisper ``Transcriber``, the speaker encoder's
+  ``SpeakerAnalyzer``, the ``TextEmbedder``, the language model), built once from Settings and kept loaded. It is
+  declared with the resources its model needs (``num_gpus`` from CALLSCOPE_RAY_ASR_NUM_GPUS /
+  CALLSCOPE_RAY_LLM_NUM_GPUS for the GPU models, CPUs otherwise), so Ray places GPU actors on the GPU worker group
+  and the rest on CPU workers. An optional model that is not installed leaves no actor: its stages do not run. Actors are named and detached in the ``callscope``
+  namespace and looked up with ``get_if_exists``: dispatcher replicas on one cluster share them, and a dispatcher
+  that restarts finds them loaded. Ray restarts a killed actor (``max_restarts=-1``); the call that was in flight
+  fails and its job is retried by the queue.
+* ``ModelProxy`` makes an actor handle look like the model object to the pipeline (plain attributes such as
+  ``info`` copied once, methods forwarded), so ``Pipeline`` runs the same code inline and on Ray.
+* ``analyze_recording`` is the Ray task for one recording: it fetches the audio from the blob store itself (to a
+  temp file on its node), runs the pipeline with the proxies, and returns the AnalysisResult. Ray does not retry it
+  (``max_retries=0``): the job queue counts attempts and backs off.
+* ``ProgressBoard`` (``num_cpus=0``: it must never wait for a CPU on a small cluster) collects the stage and progress
+  the tasks report; the dispatcher polls it and writes the progress to the catalog under its lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+import ray
+import structlog
+from pydantic import BaseModel
+
+from callscope import ray_cluster
+from callscope.analysis.result import AnalysisResult
+from callscope.analysis.runtime.pipeline import MODELS, AnalysisError, Pipeline, load_model
+from callscope.analysis.runtime.work import Work, WorkerLost, analyze
+
+log = structlog.get_logger()
+
+_PLAIN = (bool, int, float, str, Path, type(None), BaseModel)  # BaseModel: a model's ``info``
+
+
+@ray.remote(max_restarts=-1, max_task_retries=0)
+class ModelActor:
+    def __init__(self, name: str, settings) -> None:
+        self.model = load_model(name, settings)
+
+    def describe(self) -> dict[str, Any] | None:
+        """The model's plain public attributes (``info``, ``multilingual``...) for the proxy; None: not available."""
+        if self.model is None:
+            return None
+        attributes = {k: getattr(self.model, k) for k in dir(self.model) if not k.startswith("_")}
+        return {k: v for k, v in attributes.items() if isinstance(v, _PLAIN)}
+
+    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.model, method)(*args, **kwargs)
+
+
+class ModelProxy:
+    """Stands in for a model object: attributes from ``describe()``, methods run on the actor."""
+
+    def __init__(self, handle: Any, attributes: dict[str, Any]) -> None:
+        self._handle = handle
+        self.__dict__.update(attributes)
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            return ray.get(self._handle.call.remote(name, *args, **kwargs))
+        return forward
+
+
+@ray.remote(num_cpus=0)
+class ProgressBoard:
+    def __init__(self) -> None:
+        self._latest: dict[int, tuple[str, float]] = {}
+
+    def report(self, job_id: int, stage: str, fraction: float) -> None:
+        self._latest[job_id] = (stage, fraction)
+
+    def take(self) -> dict[int, tuple[str, float]]:
+        latest, self._latest = self._latest, {}
+        return latest
+
+
+@ray.remote(max_retries=0)
+def analyze_recording(settings, work: Work, models: dict[str, tuple[Any, dict] | None], board: Any) -> AnalysisResult:
+    pipeline = Pipeline(settings, **{name: ModelProxy(*spec) if spec else None for name, spec in models.items()})
+    return analyze(pipeline, settings, work, lambda stage, fraction: board.report.remote(work.job_id, stage, fraction))
+
+
+class RayExecutor:
+    """Runs analyses on Ray for one dispatcher: ``await analyze(work, progress)``."""
+
+    POLL_SECONDS = 0.5
+
+    def __init__(self, settings) -> None:
+        self.settings = settings
+        self._models: dict[str, list[tuple[Any, dict]]] = {}
+        self._board: Any = None
+        self._listeners: dict[int, Callable[[str, float], None]] = {}
+        self._poller: asyncio.Task | None = None
+        self._turn = 0
+        self.lost = asyncio.Event()
+
+    async def start(self) -> None:
+        await asyncio.to_thread(ray_cluster.connect, self.settings)
+        for name in MODELS:
+            count, cpus, gpus = self._resources(name)
+            pool = []
+            for i in range(count):
+                handle = ModelActor.options(name=f"{name}-{i}", lifetime="detached", get_if_exists=True,
+                                            num_cpus=cpus, num_gpus=gpus, **self._placement()
+                                            ).remote(name, self.settings)
+                attributes = await handle.describe.remote()
+                if attributes is None:  # not installed or configured: its stages do not run
+                    ray.kill(handle)
+                    break
+                pool.append((handle, attributes))
+            self._models[name] = pool
+        self._board = ProgressBoard.remote()
+        self._poller = asyncio.create_task(self._poll(), name="ray-progress")
+        log.info("ray_executor_ready", models={k: len(v) for k, v in self._models.items()})
+
+    async def _poll(self) -> None:
+        while True:
+            await asyncio.sleep(self.POLL_SECONDS)
+            try:
+                latest = await self._board.take.remote()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if self._connection_lost(exc):
+                    return
+                log.warning("progress_board_lost", exc_info=True)  # its worker died: a new board, progress resumes
+                self._board = ProgressBoard.remote()
+                continue
+            for job_id, (stage, fraction) in latest.items():
+                if (listener := self._listeners.get(job_id)) is not None:
+                    listener(stage, fraction)
+
+    def _connection_lost(self, exc: BaseException) -> bool:
+        """Whether ``exc`` says this process lost its Ray cluster (the head, or its client server, went away);
+        then ``lost`` is set, and the dispatcher starts a new executor that joins the cluster when it is back."""
+        if ray.is_initialized() and not isinstance(exc, (ConnectionError, grpc.RpcError)):  # gRPC: Ray's client
+            return False
+        if not self.lost.is_set():
+            log.warning("ray_connection_lost", error=f"{type(exc).__name__}: {exc}"[:500])
+            self.lost.set()
+        return True
+
+    def _resources(self, name: str) -> tuple[int, float, float]:
+        """(actors, CPUs, GPUs) of the model ``name``: Whisper, the language model and the speakers actor (with the
+        pyannote.audio pipeline) may take GPUs; the small CPU models reserve CALLSCOPE_RAY_MODEL_NUM_CPUS each (0 by
+        default: they run inside the analysis task's turn, and a reservation would starve a small cluster)."""
+        s = self.settings
+        if name == "transcriber":
+            return s.ray_asr_actors, s.ray_asr_num_cpus, s.ray_asr_num_gpus
+        if name == "llm":
+            return 1, s.ray_model_num_cpus, s.ray_llm_num_gpus
+        if name == "speakers":
+            return 1, s.ray_model_num_cpus, s.ray_speakers_num_gpus
+        return 1, s.ray_model_num_cpus, 0
+
+    def _placement(self) -> dict[str, Any]:
+        """A sliver of CALLSCOPE_RAY_WORKER_RESOURCE: only the worker nodes that offer it take the work."""
+        resource = self.settings.ray_worker_resource
+        return {"resources": {resource: 0.001}} if resource else {}
+
+    def _pick(self) -> dict[str, tuple[Any, dict] | None]:
+        self._turn += 1
+        return {name: pool[self._turn % len(pool)] if pool else None for name, pool in self._models.items()}
+
+    async def analyze(self, work: Work, progress: Callable[[str, float], None]) -> AnalysisResult:
+        self._listeners[work.job_id] = progress
+        ref = None
+        try:
+            ref = analyze_recording.options(num_cpus=self.settings.ray_task_num_cpus, **self._placement()).remote(
+                self.settings, work, self._pick(), self._board)
+            return await ref
+        except asyncio.CancelledError:
+            if ref is not None:
+                ray.cancel(ref)
+            raise
+        except ray.exceptions.RayTaskError as exc:
+            if isinstance(exc.cause, AnalysisError):
+                raise AnalysisError(str(exc.cause)) from None
+            if isinstance(exc.cause, ray.exceptions.ActorUnavailableError):  # Ray is restarting a model's actor
+                raise WorkerLost(str(exc.cause)[:500]) from None
+            raise
+        except ray.exceptions.ActorUnavailableError as exc:
+            raise WorkerLost(str(exc)[:500]) from None
+        except Exception as exc:
+            self._connection_lost(exc)
+            raise  # the queue tries the job again
+        finally:
+            self._listeners.pop(work.job_id, None)
+
+    async def stop(self) -> None:
+        if self._poller is not None:
+            self._poller.cancel()
+            await asyncio.gather(self._poller, return_exceptions=True)
+        await asyncio.to_thread(ray_cluster.disconnect)

@@ -1,0 +1,57 @@
+"""One unit of analysis work, the same inline and on Ray: fetch the recording's audio from the blob store into a
+temp file on the machine that analyses it (never through the dispatcher), run the pipeline, drop the file."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from callscope.analysis.result import AnalysisResult
+from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline, Progress
+from callscope.blobs.factory import build_blob_store
+from callscope.errors import NotFound
+
+
+class WorkerLost(Exception):
+    """The analysis could not run through no fault of the recording (a model's worker is being restarted after its
+    node was lost): the queue tries again without counting the attempt."""
+
+
+@dataclass(frozen=True)
+class Work:
+    job_id: int
+    blob_key: str | None
+    project: Any  # ProjectSpec (with the recording's language) or None
+    voices: tuple = ()  # the account's enrolled operator voiceprints (KnownVoice), for speaker identification
+    called_on: date | None = None  # anchors relative dates in extracted fields
+    agent_channel: int | None = None  # the channel the source knows the agent on (a phone call); None: the setting
+
+
+async def _copy(settings, key: str, dest: Path) -> None:
+    store = build_blob_store(settings)
+    try:
+        stream = await store.open(key)
+    except NotFound:
+        raise AnalysisError("the recording's audio is no longer stored") from None
+    async with stream:
+        with dest.open("wb") as out:
+            async for chunk in stream:
+                out.write(chunk)
+
+
+def fetch_audio(settings, key: str | None, dest: Path) -> Path:
+    """Copy the blob ``key`` to ``dest``; AnalysisError when the recording has no audio any more."""
+    if not key:
+        raise AnalysisError("the recording's audio is no longer stored")
+    asyncio.run(_copy(settings, key, dest))
+    return dest
+
+
+def analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None = None) -> AnalysisResult:
+    with tempfile.TemporaryDirectory(prefix="callscope-analysis-") as tmp:
+        path = fetch_audio(settings, work.blob_key, Path(tmp) / "audio")
+        return pipeline.run(path, work.project, progress, list(work.voices), work.called_on, work.agent_channel)

@@ -1,0 +1,483 @@
+"""Goals, decided from evidence found in the transcript and shown with the verdict.
+
+A goal (callscope.resources.kinds.Goal) is **met** when at least one piece of evidence passes its rules:
+
+1. **Evidence** is a sentence of a dialogue segment that either contains one of the goal's ``phrases``
+   (whole words, case, punctuation and apostrophe style ignored: "Thank you, for calling!" says
+   "thank you for calling"), or whose embedding is at least ``min_similarity`` similar (cosine) to the
+   goal's name and description (the description with role words such as "the agent" taken out: it is an
+   instruction, the sentences are speech). A segment counts as a whole too, for meaning spread over its
+   sentences. ``min_similarity`` unset is ``SIMILARITY_THRESHOLD``; 1 turns matching by meaning off.
+   A goal without phrases whose name or description names a speech act said in set phrases (a greeting, an
+   introduction, an offer of further help, a closing, an apology, thanks: goal_examples.py) is also matched against
+   example utterances of that act, at least ``EXAMPLE_THRESHOLD`` similar (moved by as much as ``min_similarity``
+   moves the goal's own bar); the explanation names the example.
+2. **Speaker**: with ``speaker: agent`` (or customer) only what a speaker whose role (the ``roles`` input,
+   speaker label -> agent/customer/unknown) is that role counts; an unknown role does not.
+3. **Time**: with ``within_seconds: N`` only evidence said at most N s into the recording counts (the
+   time of the matched phrase's first word when the segment has word timings, else the segment's start).
+
+**Score** (0..1, at least 0.5 exactly when met): a phrase match is 1.0; a match by meaning maps its
+similarity piecewise linearly, ``SIMILARITY_FLOOR`` -> 0, the threshold -> 0.5, ``SIMILARITY_CEILING`` -> 1.
+A goal that is not met scores its best similarity that passed the speaker and time rules (below 0.5).
+
+**Explanation**: built from the evidence with timestamps (``Met: at 0:12 the agent said "..."``,
+``Not met: no sentence says "..." (closest: ...)``). With ``phrase_with_model`` (CALLSCOPE_LLM_PHRASES_GOALS, off
+by default: on the benchmark calls the embedded 1.5B model's phrasings of 3 met goals were all refused by the
+checks below, and the request cost 440-475 prompt and 47-74 generated tokens, 20 s or more on one core), a met
+goal's explanation is phrased by the model using only the numbered quotes it is given; the answer is used only
+when every string it puts in double quotes is word for word in the transcript (``quote_in_transcript``), the
+quote numbers it cites exist, it does not state the other verdict and each of its sentences is supported by the
+evidence (faithfulness.py), else the deterministic text stands. A goal not met has no evidence to phrase: its explanation is always the
+deterministic one, which says what was looked for and the closest sentence (asked to explain an absence, the
+1.5B model wrote claims such as "the transcript does not contain any greeting" about calls that opened with
+one). The model never decides the verdict, unless ``judge_with_model`` (a large model
+behind an endpoint): then it reads the transcript and decides, and its "met" stands only with a quote that
+is in the transcript and passes the goal's speaker and time rules.
+
+Thresholds (all-MiniLM-L6-v2, the embedded text model): measured on 41 utterances that meet one of 14 goals
+and 691 (goal, utterance) pairs that do not (the other goals' utterances and ordinary call talk), in two
+sets written apart: at 0.45, 59 % of the positive utterances pass and 2 negative pairs do (both about the
+goal's topic, not its act: "I'd like to book an appointment" for "confirms the appointment"). 0.40 lets 6
+pairs through and 5 of 14 goals would be falsely met by a call made of the negatives; above 0.45 nothing
+improves until 0.525 while recall keeps falling. Matching by meaning with this model finds the topic more
+than the act: goals that must be exact should carry phrases. The labelled pairs are in
+tests/analysis/test_goals.py, which re-measures them with the real model. On real speech (the pyannote.audio
+conversation, benchmarks/faithfulness.py) "The speaker greets the other party and introduces themselves" matched
+the call's "Hello." at 0.40 with "The speaker" left in, 0.47 with it taken out as a role word (no labelled pair
+changes): "speaker" is a role word since.
+
+Example utterances (``EXAMPLE_THRESHOLD`` 0.60): on the synthetic support call the goal texts of
+benchmarks/faithfulness.py were 0.29 (greeting) and 0.34 (closing) similar to the call's greeting and "Is there
+anything else I can help you with?"; the examples 0.66 and 0.73. Of the labelled goals above that name an act
+(greeting, anything else, apology, closing), at 0.60 2 of 4, 2 of 3, 2 of 3 and 3 of 3 positives pass, and one
+negative pair of 239 does ("My name is John Smith." for a greeting that asks for a name, said by the customer: the
+speaker rule keeps it out; the next is 0.47). "How can I help you today?" reached 0.77 to an offer of further help,
+hence the act's required words ("else", "other"...).
+Checked, not fitted, on the real conversation: its "Hello." is 0.85 to "Hello?" (met); no closing (not met).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from callscope.analysis.models.language_model import LanguageModelError
+from callscope.analysis.result import Evidence, GoalResult, TranscriptSegment
+from callscope.analysis.stages.evidence import (
+    QUOTE_MAX_CHARS,
+    Similarities,
+    clock,
+    excerpt,
+    find_words,
+    query_text,
+    quote_in_transcript,
+    quote_locations,
+    quoted_strings,
+    similarity_score,
+    threshold_of,
+    tokens,
+    word_time,
+)
+from callscope.analysis.stages.faithfulness import SupportChecker
+from callscope.analysis.stages.goal_examples import Act, examples
+from callscope.analysis.stages.summary import transcript_budget, transcript_prompt
+
+if TYPE_CHECKING:
+    from callscope.resources.kinds import Goal
+
+log = logging.getLogger(__name__)
+
+SIMILARITY_THRESHOLD = 0.45
+# Similarity to an example utterance of the act a goal names (goal_examples.py) from which a sentence is that act,
+# and where its score reaches 1; a goal's min_similarity moves this bar by as much as it moves SIMILARITY_THRESHOLD.
+EXAMPLE_THRESHOLD = 0.60
+EXAMPLE_FLOOR, EXAMPLE_CEILING = 0.20, 0.90
+MAX_EVIDENCE = 5
+EXPLANATION_MAX_CHARS = 600
+EXPLANATION_MAX_TOKENS = 120  # one or two sentences; a cap on the answer is a cap on the time
+
+# An explanation that states the other verdict than the one decided is not used.
+_SAYS_MET = re.compile(r"\b(?:was|is|has been|were|been) (?:clearly |fully |successfully )?(?:met|achieved)\b", re.I)
+_SAYS_NOT_MET = re.compile(r"\b(?:not|never|n't) (?:been )?(?:met|achieved)\b", re.I)
+
+
+# --- goals ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A candidate piece of evidence and whether the goal's rules let it count."""
+
+    evidence: Evidence
+    segment: TranscriptSegment
+    phrase: str | None  # the phrase it contains, for a phrase match
+    similarity: float | None  # its similarity to the goal (or to `example`), for a match by meaning
+    strength: float  # 1.0 for a phrase, the mapped similarity otherwise
+    matches: bool  # a phrase match, or a similarity at or above the threshold
+    rejected: str | None  # why the speaker or time rule does not let it count; None when it counts
+    example: tuple[Act, str] | None = None  # the example utterance of an act it is close to, when that decided
+
+
+def role_of(speaker: str, roles: Mapping[str, str]) -> str:
+    return roles.get(speaker, "unknown")
+
+
+def who(speaker: str, roles: Mapping[str, str]) -> str:
+    role = role_of(speaker, roles)
+    return f"the {role}" if role in ("agent", "customer") else speaker
+
+
+def rule_problem(goal: Goal, segment: TranscriptSegment, start_ms: int, roles: Mapping[str, str]) -> str | None:
+    """Why the goal's speaker or time rule rejects words of segment said at start_ms; None when they count."""
+    if goal.speaker != "any" and role_of(segment.speaker, roles) != goal.speaker:
+        return f"said by {who(segment.speaker, roles)}, not the {goal.speaker}"
+    if goal.within_seconds is not None and start_ms > goal.within_seconds * 1000:
+        return f"after the first {goal.within_seconds} s"
+    return None
+
+
+
+def phrase_findings(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapping[str, str]) -> list[Finding]:
+    """Every occurrence of every phrase of the goal."""
+    findings = []
+    for phrase in goal.phrases:
+        wanted = tokens(phrase)
+        for segment in segments:
+            words = tokens(segment.text)
+            at = find_words(words, wanted)
+            while at >= 0:
+                quote, _ = excerpt(segment, at, len(wanted))
+                start = word_time(segment, at)
+                findings.append(Finding(Evidence(dialogue_id=segment.id, start_ms=start, quote=quote), segment,
+                                        phrase, None, 1.0, True, rule_problem(goal, segment, start, roles)))
+                at = find_words(words, wanted, at + 1)
+    return findings
+
+
+def acts_of(goal: Goal) -> list[tuple[Act, str]]:
+    """(act, example) of the acts the goal names; none for a goal with phrases: its phrases say how it is said, and
+    an act's examples would meet it with what it does not ask for (benchmarks/accuracy.py: "Hello, this is Acme."
+    met "The agent thanks the caller for calling and gives their name" as a greeting; goal verdicts 100 % -> 58 %)."""
+    return [] if goal.phrases else examples(goal.name, goal.description)
+
+
+def queries(goal: Goal) -> list[str]:
+    """The texts a goal is matched against by meaning: its own text and the examples of the acts it names."""
+    if threshold_of(goal.min_similarity, SIMILARITY_THRESHOLD) is None:
+        return []
+    return [query_text(goal.name, goal.description)] + [text for _, text in acts_of(goal)]
+
+
+def _closest(unit_text: str, similarity: float, threshold: float,
+             by_example: list[tuple[Act, str, float]]) -> tuple[float, float, bool, tuple[Act, str] | None]:
+    """(similarity, strength, matches, example) of a unit: to the goal's text, or to an example of an act the goal
+    names when that scores higher (the example's own bar; an act's required words must be in the unit)."""
+    best = (similarity, similarity_score(similarity, threshold), similarity >= threshold, None)
+    bar = EXAMPLE_THRESHOLD + threshold - SIMILARITY_THRESHOLD
+    for act, text, value in by_example:
+        if act.requires is not None and not act.requires.search(unit_text):
+            continue
+        strength = similarity_score(value, bar, EXAMPLE_FLOOR, EXAMPLE_CEILING)
+        if strength > best[1]:
+            best = (value, strength, value >= bar, (act, text))
+    return best
+
+
+def meaning_findings(goal: Goal, roles: Mapping[str, str], similarities: Similarities) -> list[Finding]:
+    """Each unit that matches by meaning, and each unit the rules let count (for the score when none matches)."""
+    threshold = threshold_of(goal.min_similarity, SIMILARITY_THRESHOLD)
+    if threshold is None or similarities.embedder is None:
+        return []
+    acts = acts_of(goal)
+    example_rows = [similarities(text) for _, text in acts]
+    findings = []
+    for i, (unit, similarity) in enumerate(zip(similarities.units,
+                                               similarities(query_text(goal.name, goal.description)), strict=True)):
+        by_example = [(act, text, float(row[i])) for (act, text), row in zip(acts, example_rows, strict=True)]
+        value, strength, matches, example = _closest(unit.text, float(similarity), threshold, by_example)
+        start = word_time(unit.segment, unit.first)
+        problem = rule_problem(goal, unit.segment, start, roles)
+        if matches or problem is None:
+            quote, _ = excerpt(unit.segment, unit.first, len(tokens(unit.text)))
+            findings.append(Finding(Evidence(dialogue_id=unit.segment.id, start_ms=start, quote=quote), unit.segment,
+                                    None, value, strength, matches, problem, example))
+    return findings
+
+
+def decide(findings: Sequence[Finding]) -> tuple[bool, float, list[Finding]]:
+    """met, score and the evidence shown (the strongest MAX_EVIDENCE that count, in time order)."""
+    counted = [f for f in findings if f.rejected is None]
+    best: dict[int, Finding] = {}  # the strongest finding of each segment
+    for f in sorted((f for f in counted if f.matches), key=lambda f: -f.strength):
+        best.setdefault(f.evidence.dialogue_id, f)
+    chosen = sorted(best.values(), key=lambda f: -f.strength)[:MAX_EVIDENCE]
+    chosen.sort(key=lambda f: (f.evidence.start_ms, f.evidence.dialogue_id))
+    score = max((f.strength for f in counted), default=0.0)
+    met = bool(chosen)
+    return met, (max(0.5, score) if met else min(0.49, score)), chosen
+
+
+def _said(f: Finding, roles: Mapping[str, str]) -> str:
+    return f'at {clock(f.evidence.start_ms)} {who(f.segment.speaker, roles)} said "{f.evidence.quote}"'
+
+
+def _how(f: Finding) -> str:
+    if f.phrase is not None:
+        return f' (phrase "{f.phrase}")'
+    if f.example is not None:
+        act, text = f.example
+        return f' (similarity {f.similarity:.2f} to the example "{text}" of {act.name})'
+    if f.similarity is not None:
+        return f" (similarity {f.similarity:.2f} to the goal)"
+    return ""
+
+
+def met_explanation(chosen: Sequence[Finding], roles: Mapping[str, str]) -> str:
+    parts = [_said(f, roles) + _how(f) for f in chosen[:2]]
+    more = f"; and {len(chosen) - 2} more" if len(chosen) > 2 else ""
+    return _cap("Met: " + "; ".join(parts) + more + ".")
+
+
+def not_met_explanation(goal: Goal, findings: Sequence[Finding], roles: Mapping[str, str],
+                        has_speech: bool = True, by_meaning: bool = True) -> str:
+    if not has_speech:
+        return "Not met: the call has no speech."
+    rules = ([f"by the {goal.speaker}"] if goal.speaker != "any" else []) + (
+        [f"within the first {goal.within_seconds} s"] if goal.within_seconds is not None else [])
+    scope = "".join(f" {r}" for r in rules)
+    meaning = by_meaning and threshold_of(goal.min_similarity, SIMILARITY_THRESHOLD) is not None
+    wanted = " or ".join(f'"{p}"' for p in goal.phrases)
+    what = [f"says {wanted}"] if wanted else []
+    acts = " or ".join(dict.fromkeys(act.name for act, _ in acts_of(goal)))
+    what += ["is close in meaning to the goal" + (f" or to an example of {acts}" if acts else "")] if meaning else []
+    if not what:
+        return "Not met: nothing can show it: the goal has no phrases and no text model matched it by meaning."
+    text = f"Not met: no sentence{scope} " + " or ".join(what)
+    near = [f for f in findings if f.rejected is not None and f.matches]
+    closest = max((f for f in findings if f.rejected is None and f.similarity is not None),
+                  key=lambda f: f.strength, default=None)
+    if near:
+        f = max(near, key=lambda f: f.strength)
+        text += f"; {_said(f, roles)}, but it was {f.rejected}"
+    elif closest is not None:
+        text += f' (closest: at {clock(closest.evidence.start_ms)} "{closest.evidence.quote}", ' \
+                f"similarity {closest.similarity:.2f})"
+    return _cap(text + ".")
+
+
+def deterministic_explanation(goal: Goal, met: bool, chosen: Sequence[Finding], findings: Sequence[Finding],
+                              roles: Mapping[str, str], has_speech: bool = True, by_meaning: bool = True) -> str:
+    """The explanation built from the evidence itself, with timestamps."""
+    if met:
+        return met_explanation(chosen, roles)
+    return not_met_explanation(goal, findings, roles, has_speech, by_meaning)
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= EXPLANATION_MAX_CHARS else text[:EXPLANATION_MAX_CHARS - 1].rstrip() + "…"
+
+
+# --- the language model: phrasing (small model) or judging (large model) ----------------------------
+
+
+EXPLANATION_SCHEMA = {
+    "type": "object",
+    "properties": {
+        # about 75 tokens: with the quote ids, within EXPLANATION_MAX_TOKENS
+        "explanation": {"type": "string", "minLength": 1, "maxLength": 300},
+        "quote_ids": {"type": "array", "items": {"type": "integer"}, "maxItems": MAX_EVIDENCE},
+    },
+    "required": ["explanation", "quote_ids"],
+    "additionalProperties": False,
+}
+
+JUDGE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "met": {"type": "boolean"},
+        "score": {"type": "number", "minimum": 0, "maximum": 1},
+        "explanation": {"type": "string", "minLength": 1, "maxLength": 400},
+        "quotes": {"type": "array", "items": {"type": "string", "maxLength": QUOTE_MAX_CHARS}, "maxItems": 3},
+    },
+    "required": ["met", "score", "explanation", "quotes"],
+    "additionalProperties": False,
+}
+
+
+def _transcript_prefix(segments: Sequence[TranscriptSegment], llm: Any, roles: Mapping[str, str]) -> str:
+    # The prefix every stage that asks the model shares (summary.py), so llama.cpp evaluates it once.
+    return transcript_prompt(segments, transcript_budget(llm), roles)
+
+
+def _goal_line(goal: Goal) -> str:
+    rules = []
+    if goal.phrases:
+        rules.append("one of these is said: " + ", ".join(f'"{p}"' for p in goal.phrases))
+    if goal.speaker != "any":
+        rules.append(f"it must be said by the {goal.speaker}")
+    if goal.within_seconds is not None:
+        rules.append(f"only the first {goal.within_seconds} seconds count")
+    return f"Goal \"{goal.name}\": {goal.description}" + (f" ({'; '.join(rules)})" if rules else "") + "\n"
+
+
+def verified_explanation(answer: Mapping[str, Any], chosen: Sequence[Finding], segments: Sequence[TranscriptSegment],
+                         met: bool, embedder: Any | None = None) -> str | None:
+    """The model's explanation when it can be trusted, else None: every string it puts in quotes is in the
+    transcript word for word, its quote ids exist, a met verdict cites at least one quote, it does not state the
+    other verdict, and each of its sentences is supported by the evidence it was given (faithfulness.py: the
+    names and numbers in it are said there and, with an embedder, its meaning is close to one of the quotes)."""
+    text = " ".join(str(answer.get("explanation", "")).split())
+    ids = answer.get("quote_ids", [])
+    if not text or not isinstance(ids, list) or any(not isinstance(i, int) or not 1 <= i <= len(chosen) for i in ids):
+        return None
+    if met and chosen and not ids:
+        return None
+    if any(quote_in_transcript(q, segments) is None for q in quoted_strings(text)):
+        return None
+    if (_SAYS_NOT_MET if met else _SAYS_MET).search(text):
+        return None  # it contradicts the verdict
+    text = re.sub(r"(?i)^(not )?met\b[:.,]?\s*", "", text)  # the verdict is ours: the model may not restate it
+    _, unsupported = SupportChecker([f.segment for f in chosen] or segments, embedder).supported_text(text)
+    if unsupported:
+        return None  # it says what the evidence does not
+    return _cap(f"{'Met' if met else 'Not met'}: {text}")
+
+
+def _judge(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapping[str, str], llm: Any,
+           prefix: str) -> GoalResult | None:
+    """The model's own verdict; None when unusable: "met" without a quote that is in the transcript and passes
+    the goal's speaker and time rules."""
+    prompt = prefix + _goal_line(goal) + (
+        "Decide whether the call met the goal. score is your confidence that it was met, 0 to 1. "
+        "In quotes, copy the transcript words that show it, word for word (at most 3). "
+        "Explain the verdict in one or two sentences.")
+    answer = llm.generate_json(prompt, JUDGE_SCHEMA, max_tokens=400)
+    shown: list[Finding] = []
+    for quote in answer.get("quotes", []):
+        # the first place the quote is said that the goal's rules let count
+        passing = [(s, at) for s, at in quote_locations(quote, segments)
+                   if rule_problem(goal, s, word_time(s, at), roles) is None]
+        if passing:
+            segment, at = passing[0]
+            verbatim, _ = excerpt(segment, at, len(tokens(quote)))
+            shown.append(Finding(Evidence(dialogue_id=segment.id, start_ms=word_time(segment, at), quote=verbatim),
+                                 segment, None, None, 1.0, True, None))
+    met = bool(answer.get("met"))
+    if met and not shown:
+        return None
+    score = float(answer.get("score", 0.5))
+    text = " ".join(str(answer.get("explanation", "")).split())
+    if text and all(quote_in_transcript(q, segments) is not None for q in quoted_strings(text)):
+        explanation = _cap(f"{'Met' if met else 'Not met'}: " + re.sub(r"(?i)^(not )?met\b[:.,]?\s*", "", text))
+    elif met:
+        explanation = met_explanation(shown, roles)
+    else:
+        explanation = "Not met: the language model found no sentence that shows the goal."
+    return GoalResult(goal_id=goal.id, goal_name=goal.name, met=met,
+                       score=round(max(0.5, score) if met else min(0.49, score), 3), explanation=explanation,
+                       evidence=[f.evidence for f in shown])
+
+
+@dataclass(frozen=True)
+class _Decided:
+    """A goal decided from its evidence, before its explanation is phrased."""
+
+    goal: Goal
+    result: GoalResult
+    chosen: list[Finding]
+    phrase: bool  # met from evidence: the model may phrase its explanation
+
+
+def evaluate_goal(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapping[str, str],
+                  similarities: Similarities, llm: Any | None = None, *, judge_with_model: bool = False,
+                  prefix: Callable[[], str] | None = None) -> _Decided:
+    """One goal's verdict with its deterministic explanation (see the module docstring); with judge_with_model
+    the model's verdict when usable."""
+    has_speech = any(tokens(s.text) for s in segments)
+    findings = phrase_findings(goal, segments, roles) + meaning_findings(goal, roles, similarities)
+    met, score, chosen = decide(findings)
+    explanation = deterministic_explanation(goal, met, chosen, findings, roles, has_speech,
+                                            by_meaning=similarities.embedder is not None)
+    result = GoalResult(goal_id=goal.id, goal_name=goal.name, met=met, score=score, explanation=explanation,
+                        evidence=[f.evidence for f in chosen])
+    if llm is not None and has_speech and judge_with_model:
+        try:
+            judged = _judge(goal, segments, roles, llm, prefix() if prefix else _transcript_prefix(segments, llm, roles))
+        except LanguageModelError as exc:
+            log.warning("goal %s: language model failed (%s); the evidence decides", goal.id, exc)
+            judged = None
+        if judged is not None:
+            return _Decided(goal, judged, [], False)
+        log.warning("goal %s: no usable verdict from the model; the evidence decides", goal.id)
+    # A goal not met has no evidence to phrase: its deterministic text says what was looked for and the closest
+    # sentence (a model asked to explain an absence wrote claims about the call: "no greeting").
+    return _Decided(goal, result, chosen, met and has_speech)
+
+
+def explanations_schema(decided: Sequence[_Decided]) -> dict:
+    """One explanation per goal to phrase, keyed goal_<id> (the grammar keeps each in its own place)."""
+    return {"type": "object", "properties": {f"goal_{d.goal.id}": EXPLANATION_SCHEMA for d in decided},
+            "required": [f"goal_{d.goal.id}" for d in decided], "additionalProperties": False}
+
+
+def explanations_prompt(decided: Sequence[_Decided], roles: Mapping[str, str], prefix: str) -> str:
+    """The request to phrase the explanations of goals met from evidence, all in one answer."""
+    lines = [prefix, "These goals were judged MET from the evidence below each.\n"]
+    for d in decided:
+        lines.append(f"goal_{d.goal.id}: " + _goal_line(d.goal) + "Evidence (numbered quotes from the transcript):\n")
+        lines += [f'[{i}] {who(f.segment.speaker, roles)}: "{f.evidence.quote}"\n' for i, f in enumerate(d.chosen, 1)]
+    lines.append("For each goal, explain the verdict to a supervisor in one or two sentences. Quote only from that "
+                 "goal's numbered evidence, word for word, in double quotes. Put the numbers of the quotes you used "
+                 "in quote_ids.")
+    return "".join(lines)
+
+
+def _phrase(decided: list[_Decided], segments: Sequence[TranscriptSegment], roles: Mapping[str, str], llm: Any,
+            prefix: str, embedder: Any | None) -> list[GoalResult]:
+    """The results, with the explanations of goals met from evidence phrased by the model where verified."""
+    wanted = [d for d in decided if d.phrase]
+    answers: Mapping[str, Any] = {}
+    if wanted:
+        try:
+            answers = llm.generate_json(explanations_prompt(wanted, roles, prefix),
+                                        explanations_schema(wanted), max_tokens=EXPLANATION_MAX_TOKENS * len(wanted))
+        except LanguageModelError as exc:
+            log.warning("goals: language model failed (%s); the explanations are built from the evidence", exc)
+    results = []
+    for d in decided:
+        answer = answers.get(f"goal_{d.goal.id}") if d.phrase else None
+        phrased = verified_explanation(answer, d.chosen, segments, True, embedder) if answer else None
+        if answer and phrased is None:
+            log.info("goal %s: the model's explanation says what the evidence does not; not used", d.goal.id)
+        results.append(d.result.model_copy(update={"explanation": phrased}) if phrased else d.result)
+    return results
+
+
+def evaluate_goals(goals: Sequence[Goal], segments: Sequence[TranscriptSegment], roles: Mapping[str, str] | None,
+                   embedder: Any | None, llm: Any | None = None, *,
+                   judge_with_model: bool = False, phrase_with_model: bool = True) -> list[GoalResult]:
+    """Each goal's verdict, in the order of goals. embedder: anything with `embed(texts) -> (n, dim)` of
+    L2-normalised rows (TextEmbedder), or None for rules only; llm: a LanguageModel, or None. With
+    phrase_with_model the model phrases the explanations of all goals met from evidence in one request."""
+    roles = dict(roles or {})
+    similarities = Similarities(embedder, segments)
+    similarities.prepare([text for g in goals for text in queries(g)])
+    cached: list[str] = []
+
+    def prefix() -> str:
+        if not cached:
+            cached.append(_transcript_prefix(segments, llm, roles))
+        return cached[0]
+
+    decided = [evaluate_goal(goal, segments, roles, similarities, llm, judge_with_model=judge_with_model,
+                             prefix=prefix) for goal in goals]
+    if llm is None or not phrase_with_model:
+        return [d.result for d in decided]
+    return _phrase(decided, segments, roles, llm, prefix(), embedder)
+
+
+__all__ = ["SIMILARITY_THRESHOLD", "evaluate_goals"]

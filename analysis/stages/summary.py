@@ -1,0 +1,356 @@
+"""The summary: what the call was about, in a few sentences the transcript supports, phrased by the language model
+from a brief of the call.
+
+What the model reads (`summary_prompt`): a call whose turns fit `salience.READ_CHARS` (about 300 tokens) is read
+whole, as the same `transcript_prompt(segments, transcript_budget(llm), roles)` every stage that asks the model about
+the call (goals, fields) starts its prompt with, so llama.cpp evaluates that transcript once and the summary only
+its instruction. A longer call is read as its salient turns (salience.py: its opening, its closing and the turns of
+most content, at most READ_CHARS): the summary no longer reads a long call whole, so its cost is bounded whatever
+the length (it read up to the context's 7,000 tokens, about 3 minutes on 2 CPUs for an hour, and then said what
+the last turns said). The goals and fields still read the whole `transcript_prompt`, as before.
+
+What the model writes (`brief_schema`): a brief of four slots, one sentence each: why the call was made, what was
+done or found, what was agreed, what follows; for a call without a known agent (a conversation between peers, a
+recording), who speaks, what about, the main facts said, and how it ends. Asked for "2 to 4 sentences" about the whole call,
+the 1.5B model often wrote only its greeting and goodbye ("The customer thanked the agent and said goodbye."); asked
+slot by slot it states the reason and the outcome (benchmarks/summary_coverage.py).
+
+Roles: the speakers are named by the roles the roles stage found ("Agent:", `speaker_names`). Where it found no
+agent the instruction asks for "the speakers" or their names, and a sentence calling someone the agent, the caller
+or the customer, words the transcript itself does not say, is not supported (faithfulness.invented_roles).
+
+Faithfulness (faithfulness.py): every sentence is checked against the transcript. A sentence it does not support is
+repaired: replaced by what was said closest to it in meaning among the turns read, quoted with who said it ('The
+customer said: "..."'), so the slot keeps its place in the call's own words; without the text embedder (a call not
+in English) it is removed, and when none is left the summary is the call's key sentences (`extractive_summary`, as
+when the model fails). The model is not asked again (a second answer cost as much as the first and was again
+mostly unsupported). `SummaryResult.method` says which happened and `removed` holds the sentences replaced or
+removed, for the pipeline's `stages` note.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from callscope.analysis.models.language_model import DEFAULT_CONTEXT_TOKENS, LanguageModel
+from callscope.analysis.result import ModelUsed, TranscriptSegment
+from callscope.analysis.stages.evidence import SENTENCE, says, tokens
+from callscope.analysis.stages.faithfulness import (
+    KEY_MIN_WORDS,
+    Support,
+    SupportChecker,
+    claim_text,
+    extractive_summary,
+    sentence_ends,
+    speaker_name,
+    stem,
+    unsupported_details,
+)
+from callscope.analysis.stages.salience import Turn, content_words, salient_turns, turns_of
+from callscope.analysis.stages.speakers import phrase_score
+
+log = logging.getLogger(__name__)
+
+CHARS_PER_TOKEN = 3  # conservative: English is about 4 characters a token, many other languages fewer
+RESERVE_TOKENS = 1024  # the instruction and the answer of any stage that shares the transcript prefix
+# One sentence a slot. A generated token costs about 0.1 s on 2 CPUs: four slots of about 15 tokens and the JSON
+# between them; a sentence the cap cuts off is dropped (_whole_sentence).
+SLOT_MAX_CHARS = 140
+BRIEF_MAX_TOKENS = 180
+MIN_WORDS = 3
+REPEAT_SHARE = 0.9  # a sentence whose words are this much an earlier sentence's says nothing new (`distinct`)
+# What was said that the brief left out, quoted after it (`_Quotes.untold`): the 1.5B model's four slots often miss
+# a call's finding or its time ("a technician will come", not when).
+UNTOLD_QUOTES = 2
+NOVEL_MAX_SIMILARITY = 0.5
+NOVEL_MIN_WORDS = 3
+
+# The brief's slots: what each holds, for a call with an agent and for one without.
+SERVICE_SLOTS = {"reason": "why the customer called: the problem or request stated",
+                 "actions": "what the agent did or found", "outcome": "what was agreed, with when",
+                 "next": "what follows (a visit, a message, a callback) or what else was asked"}
+PEER_SLOTS = {"speakers": "who speaks, by name, and where they are", "subject": "what they talk about",
+              "facts": "the main facts they say", "outcome": "how it ends, or what follows"}
+
+LANGUAGE_NAMES = {
+    "ar": "Arabic", "bg": "Bulgarian", "cs": "Czech", "da": "Danish", "de": "German", "el": "Greek",
+    "en": "English", "es": "Spanish", "et": "Estonian", "fa": "Persian", "fi": "Finnish", "fr": "French",
+    "he": "Hebrew", "hi": "Hindi", "hr": "Croatian", "hu": "Hungarian", "id": "Indonesian", "it": "Italian",
+    "ja": "Japanese", "ko": "Korean", "lt": "Lithuanian", "lv": "Latvian", "ms": "Malay", "nl": "Dutch",
+    "no": "Norwegian", "nb": "Norwegian", "pl": "Polish", "pt": "Portuguese", "ro": "Romanian", "ru": "Russian",
+    "sk": "Slovak", "sl": "Slovenian", "sr": "Serbian", "sv": "Swedish", "th": "Thai", "tr": "Turkish",
+    "uk": "Ukrainian", "vi": "Vietnamese", "zh": "Chinese",
+}
+
+
+def has_agent(roles: Mapping[str, str] | None) -> bool:
+    return "agent" in (roles or {}).values()
+
+
+def named_roles(segments: Sequence[TranscriptSegment], roles: Mapping[str, str] | None) -> dict[str, str]:
+    """The roles a summary may name: the roles stage's where an agent's own words sound like one (an agent phrase,
+    speakers.phrase_score: "how can I help", "thank you for calling"), else none ("unknown"). Without such words
+    the roles stage still makes the first voice the agent, which made an agent and a caller of two women chatting
+    about where they live (pyannote's sample call: "The agent, Diane, informed the caller ...")."""
+    roles = dict(roles or {})
+    agents = {label for label, role in roles.items() if role == "agent"}
+    said = " ".join(s.text for s in segments if s.speaker in agents)
+    return roles if agents and phrase_score(said)[0] > 0 else {label: "unknown" for label in roles}
+
+
+def brief_schema(language: str | None, agent: bool) -> dict:
+    """The answer's JSON schema: one sentence a slot. The grammar caps the length; the descriptions (the prompt
+    shows them) are where the embedded 1.5B model heeds the language: asked in the instruction alone, it writes
+    English."""
+    where = f"in {language_name(language)}" if language else "in the language of the transcript"
+    slots = SERVICE_SLOTS if agent else PEER_SLOTS
+    properties = {name: {"type": "string", "minLength": 1, "maxLength": SLOT_MAX_CHARS,
+                         "description": f"one sentence {where}: {what}"} for name, what in slots.items()}
+    return {"type": "object", "properties": properties, "required": list(slots), "additionalProperties": False}
+
+
+@dataclass(frozen=True)
+class SummaryResult:
+    text: str
+    language: str | None
+    model: ModelUsed
+    # "model": as written; "repaired": unsupported sentences replaced by what was said; "trimmed": removed (no
+    # embedder to find what was said); "extractive": the call's key sentences (none of the model's was left).
+    method: str = "model"
+    removed: tuple[Support, ...] = ()  # the model's sentences the transcript does not support
+
+    @property
+    def note(self) -> str:
+        """What happened, for `stages`."""
+        count = len(self.removed)
+        unsupported = f"{count} sentence(s) the transcript does not support"
+        return {"model": "", "repaired": f"{unsupported} replaced by what was said", "trimmed": f"{unsupported} removed",
+                "extractive": f"{unsupported} removed; none was left: the call's key sentences instead"}[self.method]
+
+
+def language_name(code: str | None) -> str | None:
+    """"de-AT" -> "German"; an unknown code is passed through as is; None stays None."""
+    if not code:
+        return None
+    return LANGUAGE_NAMES.get(code.split("-")[0].split("_")[0].lower(), code)
+
+
+def transcript_budget(llm: LanguageModel) -> int:
+    """Characters of transcript a prompt may hold on this model, the same for every stage that shares it."""
+    tokens = getattr(llm, "context_tokens", DEFAULT_CONTEXT_TOKENS) - RESERVE_TOKENS
+    return max(tokens, 256) * CHARS_PER_TOKEN
+
+
+def speaker_names(speakers: Sequence[str], roles: Mapping[str, str] | None) -> dict[str, str]:
+    """How the prompt names each speaker label: its role when known ("Agent"; "Customer 1", "Customer 2" when two
+    hold it), else the label itself. A role is 1 token where "speaker-1 (agent)" was 7, on every line."""
+    roles = roles or {}
+    holders: dict[str, list[str]] = {}
+    for speaker in dict.fromkeys(speakers):
+        if roles.get(speaker) in ("agent", "customer"):
+            holders.setdefault(roles[speaker], []).append(speaker)
+    names = {speaker: speaker for speaker in speakers}
+    for role, who in holders.items():
+        for n, speaker in enumerate(who, 1):
+            names[speaker] = role.capitalize() + (f" {n}" if len(who) > 1 else "")
+    return names
+
+
+def _lines(turns: Sequence[Turn | None], roles: Mapping[str, str] | None) -> list[str]:
+    names = speaker_names([t.speaker for t in turns if t is not None], roles)
+    return [f"{names[t.speaker]}: {t.text}" if t is not None else "[...]" for t in turns]
+
+
+def transcript_prompt(
+    segments: Sequence[TranscriptSegment], max_chars: int | None = None, roles: Mapping[str, str] | None = None
+) -> str:
+    """The shared prefix: the transcript, one line per turn; cut in the middle past `max_chars`.
+
+    `roles` (speaker label -> agent/customer/unknown) names the speakers by their known roles ("Agent: ...",
+    `speaker_names`). Without them the 1.5B model often takes the agent who says her name for the caller; with
+    them it did not.
+    Consecutive segments of one speaker (a turn cut at its pauses) are one line: fewer tokens to evaluate.
+    """
+    lines = _lines(turns_of(segments), roles)
+    head = "Transcript of a phone call, one line per turn (speaker: words):\n"
+    body = "\n".join(lines)
+    if max_chars is not None and len(body) > max_chars:
+        body = _cut_middle(lines, max_chars)
+    return f"{head}{body}\n[end of transcript]\n"
+
+
+def _cut_middle(lines: list[str], max_chars: int) -> str:
+    """Whole lines from the start and from the end, half the budget each, and a line for the gap."""
+    half = max_chars // 2
+    start, used = 0, 0
+    while start < len(lines) and used + len(lines[start]) + 1 <= half:
+        used += len(lines[start]) + 1
+        start += 1
+    end, used = len(lines), 0
+    while end > start and used + len(lines[end - 1]) + 1 <= half:
+        used += len(lines[end - 1]) + 1
+        end -= 1
+    gap = f"[... {end - start} turns in the middle of the call are left out: the call is too long to read whole ...]"
+    return "\n".join([*lines[:start], gap, *lines[end:]])
+
+
+def summary_prompt(segments: Sequence[TranscriptSegment], llm: LanguageModel,
+                   roles: Mapping[str, str] | None) -> tuple[str, list[Turn], bool]:
+    """What the summary reads, the turns in it, and whether turns are left out: the shared transcript prefix when
+    the call fits salience.READ_CHARS, else its salient turns ("[...]" where turns are left out)."""
+    turns = turns_of(segments)
+    read = salient_turns(turns)
+    if None not in read:
+        return transcript_prompt(segments, transcript_budget(llm), roles), turns, False
+    head = "Parts of the transcript of a phone call, one line per turn (speaker: words); [...]: turns left out:\n"
+    text = f"{head}" + "\n".join(_lines(read, roles)) + "\n[end of transcript]\n"
+    return text, [t for t in read if t is not None], True
+
+
+def _instruction(language: str | None, agent: bool, excerpt: bool) -> str:
+    name = language_name(language) or "the language of the transcript"
+    parts = [f"Write a brief of the call above in {name}, one short sentence for each part of the answer.",
+             "State only facts from the transcript; add no names, numbers, dates or details it does not contain. "
+             "Leave out greetings and goodbyes."]
+    if not agent:
+        parts.append("Nobody in it is an agent or a customer: name the speakers as they name themselves.")
+    if excerpt:
+        parts.append("Only parts of a long call are shown; write about what is there.")
+    return "\n".join(parts)
+
+
+# Languages that capitalise every noun: a capitalised word is no sign of a name there.
+_NOUNS_CAPITALISED = {"de", "lb"}
+
+
+def _whole_sentence(text: str) -> str:
+    """The first sentence of a slot, ended with a full stop where the model left it open; none when the length cap
+    cut it off before its end, or when it is too short to say anything ("The speakers.")."""
+    text = " ".join(text.split())
+    ends = sentence_ends(text)
+    sentence = text[: ends[0]].strip() if ends else f"{text.rstrip(',;:')}." if len(text) < SLOT_MAX_CHARS else ""
+    return sentence if len(tokens(sentence)) >= MIN_WORDS else ""
+
+
+def distinct(sentences: Iterable[str]) -> list[str]:
+    """The sentences without those that mostly say again what an earlier one said: at least REPEAT_SHARE of their
+    words (stems) are in it. The 1.5B model fills slots it has nothing for with the first one's words again ("Maria
+    is calling to report a double charge ..." three times over)."""
+    kept: list[tuple[str, set[str]]] = []
+    for sentence in sentences:
+        words = {stem(word) for word in tokens(sentence)}
+        if words and not any(len(words & earlier) >= REPEAT_SHARE * len(words) for _, earlier in kept):
+            kept.append((sentence, words))
+    return [sentence for sentence, _ in kept]
+
+
+_COURTESIES = ("thank you for calling", "thanks for calling", "hello", "goodbye", "bye", "anything else",
+               "have a nice day", "have a great day", "that is all", "that's all", "please hold", "bear with me",
+               "no problem", "you're welcome")
+
+
+def courtesy(sentence: str) -> bool:
+    """Whether the sentence greets, takes leave or offers more help (English)."""
+    words = tokens(sentence)
+    return any(says(words, phrase) for phrase in _COURTESIES)
+
+
+class _Quotes:
+    """What was said, for repairing a sentence: the sentences of the turns read (at least KEY_MIN_WORDS words, else
+    all), each quoted once at most, the one closest in meaning to the unsupported sentence first."""
+
+    def __init__(self, turns: Sequence[Turn], embedder: Any, roles: Mapping[str, str] | None) -> None:
+        said = [(t.speaker, m.group().strip()) for t in turns for m in SENTENCE.finditer(t.text) if tokens(m.group())]
+        long = [(who, text) for who, text in said if len(tokens(text)) >= KEY_MIN_WORDS]
+        # a question or a courtesy states nothing ("Could you give me your account number please?", "Thank you for
+        # calling ..."): quoted only when nothing else is
+        stated = [(who, text) for who, text in long if not text.endswith("?") and not courtesy(text)]
+        self.said = list(dict.fromkeys(stated or long or said))
+        self.embedder, self.roles = embedder, roles
+        self.used: set[int] = set()
+        self._vectors: np.ndarray | None = None
+
+    def _embedded(self) -> np.ndarray:
+        if self._vectors is None:
+            self._vectors = np.asarray(self.embedder.embed([text for _, text in self.said]), dtype=np.float32)
+        return self._vectors
+
+    def _quote(self, i: int) -> str:
+        self.used.add(i)
+        who, text = self.said[i]
+        return f'{speaker_name(who, self.roles)} said: "{text}"' + ("" if text[-1] in ".!?" else ".")
+
+    def untold(self, summary: Sequence[str], count: int) -> list[str]:
+        """Up to `count` quotes of what was said that the summary's sentences do not say yet: none of them is
+        NOVEL_MAX_SIMILARITY close in meaning, and at least NOVEL_MIN_WORDS of its content words are new to
+        them; the most new words first, in the order said."""
+        if not self.said or not summary:
+            return []
+        told = {stem(w) for sentence in summary for w in tokens(sentence)}
+        closest = (self._embedded() @ np.asarray(self.embedder.embed(list(summary)), dtype=np.float32).T).max(axis=1)
+        news = [len({stem(w) for w in content_words(text)} - told) for _, text in self.said]
+        fresh = [i for i in range(len(self.said))
+                 if i not in self.used and closest[i] < NOVEL_MAX_SIMILARITY and news[i] >= NOVEL_MIN_WORDS]
+        return [self._quote(i) for i in sorted(sorted(fresh, key=lambda i: -news[i])[:count])]
+
+    def closest(self, sentence: str) -> str | None:
+        if not self.said:
+            return None
+        similarity = self._embedded() @ np.asarray(self.embedder.embed([claim_text(sentence)]), dtype=np.float32)[0]
+        for i in np.argsort(-similarity, kind="stable"):
+            if int(i) not in self.used:
+                return self._quote(int(i))
+        return None
+
+
+def summarize(
+    segments: Sequence[TranscriptSegment], language: str | None, llm: LanguageModel,
+    roles: Mapping[str, str] | None = None, embedder: Any | None = None,
+) -> SummaryResult:
+    """A summary of the call's brief in `language` (ISO 639-1, a regional tag is cut; None: the transcript's).
+
+    `roles`: speaker label -> agent/customer/unknown where the roles stage knows them (see transcript_prompt; no
+    agent among them: no sentence may name one). `embedder`: the text embedder that checks each sentence's meaning
+    against the transcript and finds what was said in place of an unsupported one (English only: give it when the
+    summary and the transcript are both English); None: names and numbers only, unsupported sentences removed.
+
+    A call without words has nothing to summarise: the text is empty and the model is not asked.
+    Raises LanguageModelError when the model gives no usable answer.
+    """
+    code = language.split("-")[0].lower() if language else None
+    if not any(s.text.strip() for s in segments):
+        return SummaryResult(text="", language=code, model=llm.info)
+    roles = named_roles(segments, roles)
+    agent = has_agent(roles)
+    prompt, read, excerpt = summary_prompt(segments, llm, roles)
+    checker = SupportChecker(segments, embedder, names=code not in _NOUNS_CAPITALISED, roles=roles)
+    answer = llm.generate_json(prompt + "\n" + _instruction(code, agent, excerpt),
+                               brief_schema(code, agent), max_tokens=BRIEF_MAX_TOKENS)
+    sentences = distinct(filter(None, (_whole_sentence(str(v)) for v in answer.values())))
+    quotes = _Quotes(read, embedder, roles) if embedder is not None else None
+    kept: list[str] = []
+    removed: list[Support] = []
+    for check in checker.check(sentences):
+        if check.supported(checker.threshold):
+            kept.append(check.sentence)
+            continue
+        removed.append(check)
+        quote = quotes.closest(check.sentence) if quotes else None
+        if quote:
+            kept.append(quote)
+    if quotes is not None:
+        kept += quotes.untold(kept, UNTOLD_QUOTES)
+    if not removed:
+        return SummaryResult(text=" ".join(kept), language=code, model=llm.info)
+    log.warning("summary sentences not supported by the transcript: %s", [r.sentence for r in removed])
+    if kept:
+        return SummaryResult(" ".join(kept), code, llm.info, "repaired" if quotes else "trimmed", tuple(removed))
+    return SummaryResult(extractive_summary(segments, embedder, roles), code, llm.info, "extractive", tuple(removed))
+
+
+__all__ = ["SummaryResult", "summarize", "transcript_prompt", "unsupported_details"]
