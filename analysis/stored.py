@@ -1,6 +1,6 @@
 """An AnalysisResult as the catalog keeps it, and read back from any format written so far.
 
-Two documents per analysis (callscope/services/analyses.py stores them in one step): the results document (the
+Two documents per analysis (workers/outcomes.py stores them in one step): the results document (the
 ``analyses`` row: the result without its segments) and the transcript document (a blob: the segments, most of a
 result's size). Each says its ``format``:
 
@@ -14,14 +14,28 @@ keeps in columns).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from callscope.analysis.readouts import Subject, sections
 from callscope.analysis.result import AnalysisResult
-from callscope.services.analyses import Completion
 from callscope.statuses import RecordingStatus
 
 FORMAT = 2
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A finished analysis as the catalog takes it: the two documents to store, the recording's counters, and the
+    analysis sections of the ``recording.analyzed`` event (its read-outs once the recording is completed)."""
+
+    results: dict[str, Any]  # the ``analyses`` row's document
+    transcript: dict[str, Any]  # the transcript blob's document
+    dialogues_count: int
+    pauses_detected: int
+    goals_evaluated: bool
+    quality_score: float | None  # the mean goal score, None without goals
+    readouts: dict[str, Any]
 
 
 def documents(result: AnalysisResult) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -45,7 +59,7 @@ def _segments(transcript: dict[str, Any], speakers: list[dict[str, Any]]) -> lis
 
 
 def completion(result: AnalysisResult, recording: Any) -> Completion:
-    """What the analysis of ``recording`` (its catalog row) hands to the catalog: the documents, the recording's
+    """What the analysis of ``recording`` (its catalog row) hands to the catalog (workers/outcomes.py): the documents, the recording's
     counters and the webhook's analysis sections, as they read once the recording is completed."""
     results, transcript = documents(result)
     return Completion(results=results, transcript=transcript, dialogues_count=len(result.segments),

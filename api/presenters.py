@@ -3,15 +3,16 @@ joins the public API shows (counts, linked ids, attached operators) read from th
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
+from datetime import datetime
 
 from callscope.analysis import readouts, stored
 from callscope.analysis.readouts import Subject
 from callscope.analysis.result import AnalysisResult
 from callscope.api import schemas as s
-from callscope.catalog.tables import Analysis, Recording
+from callscope.catalog.tables import Recording
 from callscope.resources import Operator, Project, Tag, VirtualNumber
-from callscope.services import scope
+from callscope.services import analyses, scope
 from callscope.services.context import Context, Principal
 from callscope.services.naming import initials
 from callscope.services.numbers import attached_operators, available_operators, call_activity
@@ -177,21 +178,34 @@ def share_out(ctx: Context, view: ShareView) -> s.ShareOut:
     )
 
 
-# ----- analysis read-outs: the stored analysis (callscope/services/analyses.py) read back, its read-outs derived ----
+# ----- analysis read-outs: the stored analysis read once into its AnalysisResult, the read-outs derived from it ------
 
-def _analysis(row: Analysis | None, transcript: dict | None = None) -> AnalysisResult | None:
-    return stored.read(json.loads(row.results), transcript) if row is not None else None
+@dataclass(frozen=True)
+class Analysed:
+    """The recording's current analysis (None before the first) and when it completed."""
+
+    result: AnalysisResult | None = None
+    completed_at: datetime | None = None
 
 
-def transcription_out(r: Recording, analysis: Analysis | None, transcript: dict | None) -> s.Transcription:
+async def current_analysis(ctx: Context, r: Recording, transcript: bool = True) -> Analysed:
+    """The current analysis, read from the catalog and validated once; without ``transcript`` its segments are empty
+    (the results and summary read-outs show none, and the transcript document is a blob fetch away)."""
+    found = await analyses.load_analysis(ctx, r, transcript)
+    if found is None:
+        return Analysed()
+    return Analysed(stored.read(found.results, found.transcript), found.row.completed_at)
+
+
+def transcription_out(r: Recording, analysed: Analysed) -> s.Transcription:
     """The transcript of the current analysis (empty lists before the first one)."""
-    return readouts.transcription(Subject.of(r), _analysis(analysis, transcript))
+    return readouts.transcription(Subject.of(r), analysed.result)
 
 
-def results_out(r: Recording, analysis: Analysis | None) -> s.Results:
+def results_out(r: Recording, analysed: Analysed) -> s.Results:
     """The results of the current analysis (goals, pauses, categories, extracted data, speakers, characteristics)."""
-    return readouts.results(Subject.of(r), _analysis(analysis), analysis.completed_at if analysis else None)
+    return readouts.results(Subject.of(r), analysed.result, analysed.completed_at)
 
 
-def summary_out(r: Recording, analysis: Analysis | None) -> s.Summary:
-    return readouts.summary(Subject.of(r), _analysis(analysis))
+def summary_out(r: Recording, analysed: Analysed) -> s.Summary:
+    return readouts.summary(Subject.of(r), analysed.result)

@@ -2,7 +2,7 @@
 Chromium, measured on a real `callscope serve`.
 
 The call's analysis is synthesized (about 150 words a minute, turns of 1.5 to 12 seconds, pauses, emotions, goals with
-evidence, categories, fields) and stored through the real completion path (a claimed job, `analyses.complete`), so
+evidence, categories, fields) and stored through the real completion path (a claimed job, `outcomes.complete`), so
 the page reads it back exactly as it would a real call's. Time to interactive is the moment the page's script has
 wired the player and transcript (the `callscope-ready` performance mark), from navigation start; the first load is
 cold (no cached CSS/JS), the median of the others warm. The baseline is the JSON the public API serves for the same
@@ -48,7 +48,7 @@ from callscope.catalog import jobs  # noqa: E402
 from callscope.catalog import recordings as recording_rows  # noqa: E402
 from callscope.config import Settings  # noqa: E402
 from callscope.runtime import opened  # noqa: E402
-from callscope.services import analyses  # noqa: E402
+from callscope.workers import outcomes  # noqa: E402
 from tests.audio_samples import make_audio  # noqa: E402
 from tests.live import start_server  # noqa: E402
 from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, browser, make_site, sign_in, upload  # noqa: E402
@@ -134,7 +134,7 @@ async def complete_all(data_dir: Path, results: dict[str, AnalysisResult]) -> No
         claimed = await ctx.catalog.write(jobs.claim, len(results), "benchmark", 600, ctx.clock(), 3)
         for job in claimed:
             recording = await ctx.catalog.read(recording_rows.by_id, job.recording_id)
-            assert await analyses.complete(ctx, job, stored.completion(results[recording.public_id], recording))
+            assert await outcomes.complete(ctx, job, stored.completion(results[recording.public_id], recording))
 
 
 def measure(driver, url: str) -> dict[str, float]:

@@ -8,7 +8,7 @@ it has free slots (back-pressure: it never takes work it cannot start). Each cla
 heartbeats the lease (every third of it) and writes the stage and progress the executor reports (about once a
 second). A lost lease (another dispatcher took the job over) cancels the work; its result is never written.
 
-Outcomes: a result is stored through callscope/services/analyses.py (completion, one transaction); an
+Outcomes: a result is stored through workers/outcomes.py (completion, one transaction); an
 AnalysisError (the audio cannot be decoded, or is gone) fails the recording at once with its message, since
 trying again cannot help; anything else (a Ray worker or actor that died, a lost node) is retried with backoff
 until the last attempt, then the recording fails with a readable reason.
@@ -39,8 +39,9 @@ from callscope.catalog.jobs import Claimed, RetryPolicy
 from callscope.catalog.tables import Recording
 from callscope.errors import ServiceUnavailable
 from callscope.resources import Project, ProjectSpec
-from callscope.services import analyses, scope
+from callscope.services import scope
 from callscope.services.context import Context
+from callscope.workers import outcomes
 from callscope.workers.periodic import every
 
 log = structlog.get_logger()
@@ -168,7 +169,7 @@ class Dispatcher:
         """Fail exhausted jobs, then claim and start as many jobs as there are free slots."""
         catalog, now = self.ctx.catalog, self.ctx.clock()
         for dead in await catalog.read(jobs.exhausted, now, self.policy.max_attempts):
-            await analyses.fail(self.ctx, dead, f"analysis did not finish after {dead.attempts} attempts "
+            await outcomes.fail(self.ctx, dead, f"analysis did not finish after {dead.attempts} attempts "
                                                 "(the analysis worker stopped responding)")
         free = self.settings.dispatcher_slots - len(self.running)
         claimed = await catalog.write(jobs.claim, free, self.owner, self.settings.job_lease_seconds, now,
@@ -194,7 +195,7 @@ class Dispatcher:
             log.warning("job_lease_lost", job_id=job.id, owner=self.owner)
             return
         except AnalysisError as exc:  # the input itself is bad: no retry
-            await analyses.fail(self.ctx, job, str(exc))
+            await outcomes.fail(self.ctx, job, str(exc))
             return
         except asyncio.CancelledError:
             raise  # shutting down: the lease expires and another dispatcher takes the job
@@ -207,7 +208,7 @@ class Dispatcher:
             await self._retry_or_fail(job, exc)
             return
         try:
-            await analyses.complete(self.ctx, job, completion(result, recording))
+            await outcomes.complete(self.ctx, job, completion(result, recording))
         except Exception:  # e.g. the catalog went away: the lease expires and the job is taken again
             log.exception("job_completion_failed", job_id=job.id, recording_id=job.recording_id)
 
@@ -254,7 +255,7 @@ class Dispatcher:
     async def _retry_or_fail(self, job: Claimed, exc: BaseException) -> None:
         reason = _describe(exc)
         if job.attempts >= self.policy.max_attempts:
-            await analyses.fail(self.ctx, job, f"analysis failed after {job.attempts} attempts: {reason}")
+            await outcomes.fail(self.ctx, job, f"analysis failed after {job.attempts} attempts: {reason}")
             return
         delay = self.policy.delay(job.attempts)
         log.warning("job_retry", job_id=job.id, attempt=job.attempts, delay_s=round(delay, 1), error=reason)

@@ -12,7 +12,7 @@ from callscope.api import presenters
 from callscope.catalog.recordings import Found
 from callscope.errors import NotFound
 from callscope.resources import Operator, Project, Tag
-from callscope.services import analyses, scope
+from callscope.services import scope
 from callscope.services.audio_urls import audio_url
 from callscope.services.context import Context, Principal
 from callscope.statuses import FINISHED, RecordingStatus
@@ -130,11 +130,11 @@ async def recording_view(ctx: Context, principal: Principal, found: Found) -> Re
         tags=tags, audio_url=url)
     if r.status != RecordingStatus.COMPLETED:
         return view
-    analysis, transcript = await analyses.load_analysis(ctx, r)
-    if analysis is None:
+    analysed = await presenters.current_analysis(ctx, r)
+    if analysed.result is None:
         return view
-    transcription = presenters.transcription_out(r, analysis, transcript)
-    results = presenters.results_out(r, analysis)
+    transcription = presenters.transcription_out(r, analysed)
+    results = presenters.results_out(r, analysed)
     duration = (results.characteristics.duration_ms if results.characteristics else 0) or view.duration_ms
     traits = results.characteristics.speakers if results.characteristics else []
     speakers = _speakers(transcription.speakers, traits)
@@ -148,7 +148,7 @@ async def recording_view(ctx: Context, principal: Principal, found: Found) -> Re
             by_id[pause.after_dialogue_id].pause = pause
     view.duration_ms = duration
     view.stereo = len({s.channel for s in transcription.segments}) > 1
-    view.summary = presenters.summary_out(r, analysis).summary
+    view.summary = presenters.summary_out(r, analysed).summary
     view.speakers = list(speakers.values())
     view.segments = segments
     view.pauses = [(p, _pct(p.start_ms, duration), max(_pct(p.duration_ms, duration), 0.2)) for p in results.pauses]

@@ -12,7 +12,7 @@ from callscope.api.pagination import paging
 from callscope.api.resources.base import Resource, data, principal_of
 from callscope.api.routing import operation
 from callscope.errors import BadRequest, ValidationFailed
-from callscope.services import analyses, recordings, uploads
+from callscope.services import recordings, uploads
 from callscope.services.audio_urls import audio_url
 from callscope.validation import FILENAME_MAX
 
@@ -123,19 +123,18 @@ class RecordingItem(Resource):
                "read", response=s.Data[s.Transcription], errors=(401, 403, 404))
     async def on_get_transcription(self, req, resp, id: str):
         r = (await recordings.get_recording(self.ctx, principal_of(req), id)).recording
-        analysis, transcript = await analyses.load_analysis(self.ctx, r)
-        resp.media = data(presenters.transcription_out(r, analysis, transcript))
+        resp.media = data(presenters.transcription_out(r, await presenters.current_analysis(self.ctx, r)))
 
     @operation("Analysis results: goals, pauses, categories, extracted data, speakers, call characteristics "
                "(empty until the analysis has completed)", "read", response=s.Data[s.Results], errors=(401, 403, 404))
     async def on_get_results(self, req, resp, id: str):
         r = (await recordings.get_recording(self.ctx, principal_of(req), id)).recording
-        analysis, _ = await analyses.load_analysis(self.ctx, r, transcript=False)
-        resp.media = data(presenters.results_out(r, analysis))
+        analysed = await presenters.current_analysis(self.ctx, r, transcript=False)
+        resp.media = data(presenters.results_out(r, analysed))
 
     @operation("The AI summary in the project's summary language (null until the analysis has completed)", "read",
                response=s.Data[s.Summary], errors=(401, 403, 404))
     async def on_get_summary(self, req, resp, id: str):
         r = (await recordings.get_recording(self.ctx, principal_of(req), id)).recording
-        analysis, _ = await analyses.load_analysis(self.ctx, r, transcript=False)
-        resp.media = data(presenters.summary_out(r, analysis))
+        analysed = await presenters.current_analysis(self.ctx, r, transcript=False)
+        resp.media = data(presenters.summary_out(r, analysed))

@@ -16,7 +16,7 @@ lease_owner = me AND state = 'running'``; a dispatcher whose lease was taken ove
 Recording status moves ``pending`` -> ``processing`` -> ``completed``/``failed`` only, each step a guarded
 ``UPDATE ... WHERE status IN (...)`` (see ``TRANSITIONS``). A re-analysis (kind ``reanalyze``) of a completed or
 failed recording keeps its status and its results while it runs (stage ``reanalyzing`` with progress) and
-replaces them at the end in one transaction (callscope/services/analyses.py).
+replaces them at the end in one transaction (workers/outcomes.py).
 """
 
 from __future__ import annotations

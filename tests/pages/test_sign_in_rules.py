@@ -16,7 +16,7 @@ from callscope.catalog import jobs
 from callscope.catalog.tables import SignInLink
 from callscope.config import Settings
 from callscope.runtime import opened
-from callscope.services import analyses
+from callscope.workers import outcomes
 from tests.audio_samples import make_audio
 from tests.live import start_server
 from tests.pages.site import API, Site, csrf_of, make_site, sign_in, upload
@@ -197,7 +197,7 @@ def test_the_list_filters_and_shows_what_was_shared(site):
 async def test_a_failed_recording_shows_why(site):
     async with opened(Settings(data_dir=site.data_dir, log_level="WARNING")) as rt:  # the dispatcher's part
         [claimed] = await rt.ctx.catalog.write(jobs.claim, 1, "test", 60, rt.ctx.clock(), 3)
-        assert await analyses.fail(rt.ctx, claimed, "the audio has no speech in it")
+        assert await outcomes.fail(rt.ctx, claimed, "the audio has no speech in it")
     client, _ = sign_in(site, "ana@example.com")
     resp = client.get(f"/recordings/{site.failing}")
     assert resp.status_code == 200 and "Analysis failed" in resp.text and "the audio has no speech in it" in resp.text

@@ -5,7 +5,6 @@ retried, a lost lease writes nothing, and a re-analysis replaces the results in 
 from __future__ import annotations
 
 import asyncio
-import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from callscope.catalog import jobs
 from callscope.config import Settings
 from callscope.runtime import Runtime
 from callscope.services import analyses
+from callscope.workers import outcomes
 from callscope.workers.dispatch import Dispatcher, InlineExecutor
 from tests.analysis import speech
 from tests.queue.rows import add_recording, job_of, recording
@@ -91,10 +91,10 @@ async def test_a_recording_is_analysed_and_stored(ctx, wav_bytes, transcriber) -
     row = recording(ctx.catalog, rid)
     assert (row.status, row.stage, row.progress, row.status_reason) == ("completed", "done", 100, None)
     assert row.dialogues_count >= 1
-    analysis, transcript = await analyses.load_analysis(ctx, row)
-    assert analysis.version == 1 and analysis.transcript_key.endswith("transcript-v1.json")
-    assert speech.wer(SENTENCE, " ".join(s["text"] for s in transcript["segments"])) < SAME_WORDS
-    assert "segments" not in json.loads(analysis.results) and json.loads(analysis.results)["duration_ms"] > 0
+    stored = await analyses.load_analysis(ctx, row)
+    assert stored.row.version == 1 and stored.row.transcript_key.endswith("transcript-v1.json")
+    assert speech.wer(SENTENCE, " ".join(s["text"] for s in stored.transcript["segments"])) < SAME_WORDS
+    assert "segments" not in stored.results and stored.results["duration_ms"] > 0
     assert (job_of(ctx.catalog, rid).state, job_of(ctx.catalog, rid).attempts) == ("done", 1)
 
 
@@ -108,7 +108,7 @@ async def test_a_corrupt_upload_fails_at_once_with_a_readable_reason(ctx, transc
     assert row.status == "failed" and "cannot decode audio" in row.status_reason
     job = job_of(ctx.catalog, rid)
     assert (job.state, job.attempts) == ("failed", 1)  # bad input is not retried
-    assert await analyses.load_analysis(ctx, row) == (None, None)
+    assert await analyses.load_analysis(ctx, row) is None
 
 
 async def test_a_language_the_model_cannot_transcribe_fails_with_the_reason(ctx, tmp_path) -> None:
@@ -124,7 +124,7 @@ async def test_a_language_the_model_cannot_transcribe_fails_with_the_reason(ctx,
     assert row.status == "failed"
     assert "(tiny.en) transcribes English only" in row.status_reason and "language is cs" in row.status_reason
     assert (job_of(ctx.catalog, rid).state, job_of(ctx.catalog, rid).attempts) == ("failed", 1)  # not retried
-    assert await analyses.load_analysis(ctx, row) == (None, None)
+    assert await analyses.load_analysis(ctx, row) is None
 
 
 async def test_a_recording_in_auto_language_keeps_the_language_the_model_found(ctx, transcriber, tmp_path) -> None:
@@ -137,7 +137,7 @@ async def test_a_recording_in_auto_language_keeps_the_language_the_model_found(c
 
     row = recording(ctx.catalog, rid)
     assert (row.status, row.language) == ("completed", "es")
-    _, transcript = await analyses.load_analysis(ctx, row)
+    transcript = (await analyses.load_analysis(ctx, row)).transcript
     assert "cuenta" in " ".join(s["text"] for s in transcript["segments"]).lower()
 
 
@@ -200,10 +200,10 @@ async def test_a_lost_lease_cannot_complete_and_leaves_no_blob(ctx, wav_bytes, t
     result = await asyncio.to_thread(analyze, pipeline, ctx.settings, Work(first.id, row.blob_key, None))
     done = completion(result, row)
 
-    assert not await analyses.complete(ctx, first, done)
+    assert not await outcomes.complete(ctx, first, done)
     assert recording(ctx.catalog, rid).status == "processing"
     assert await ctx.blobs.list_keys(row.blob_key.rsplit("/", 1)[0]) == [row.blob_key]  # a's transcript went
-    assert await analyses.complete(ctx, second, done)
+    assert await outcomes.complete(ctx, second, done)
     assert recording(ctx.catalog, rid).status == "completed"
 
 
@@ -211,21 +211,22 @@ async def test_reanalysis_replaces_the_results_atomically(ctx, wav_bytes, transc
     rid = await put_recording(ctx, wav_bytes)
     dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
     await drain(dispatcher, rid)
-    first, _ = await analyses.load_analysis(ctx, recording(ctx.catalog, rid))
+    first = (await analyses.load_analysis(ctx, recording(ctx.catalog, rid))).row
 
     assert await analyses.reanalyze(ctx, [rid]) == [rid]
     [claimed] = await dispatcher.tick()
     assert claimed.kind == "reanalyze"
     during = recording(ctx.catalog, rid)
     assert (during.status, during.stage) == ("completed", "reanalyzing")
-    kept, transcript = await analyses.load_analysis(ctx, during)  # the old results stay readable meanwhile
-    assert kept.version == 1 and transcript["segments"]
+    kept = await analyses.load_analysis(ctx, during)  # the old results stay readable meanwhile
+    assert kept.row.version == 1 and kept.transcript["segments"]
     await drain(dispatcher, rid)
 
     row = recording(ctx.catalog, rid)
-    second, transcript = await analyses.load_analysis(ctx, row)
+    stored = await analyses.load_analysis(ctx, row)
+    second = stored.row
     assert (row.status, row.stage, second.version) == ("completed", "done", 2)
-    assert transcript["segments"]
+    assert stored.transcript["segments"]
     keys = await ctx.blobs.list_keys(row.blob_key.rsplit("/", 1)[0])
     assert second.transcript_key in keys and first.transcript_key not in keys  # the old transcript is gone
     assert await analyses.reanalyze(ctx, [rid, 999999]) == [rid]  # unknown ids are skipped

@@ -46,7 +46,7 @@ async def test_recordings_are_analysed_on_ray(tmp_path, wav_bytes) -> None:
         for r in ids:
             row = recording(ctx.catalog, r)
             assert row.status == "completed", row.status_reason
-            _, transcript = await analyses.load_analysis(ctx, row)
+            transcript = (await analyses.load_analysis(ctx, row)).transcript
             assert speech.wer(SENTENCE, " ".join(s["text"] for s in transcript["segments"])) < SAME_WORDS
         assert any(0 < progress < 100 for _, progress in stages)  # progress came back from the Ray task
         failed = recording(ctx.catalog, bad)

@@ -14,17 +14,22 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from callscope.analysis import stored
 from callscope.analysis.models.language_model import LanguageModelError
 from callscope.analysis.result import ModelUsed
 from callscope.analysis.runtime.pipeline import Pipeline
 from callscope.analysis.stages.asr import transcriber_from_settings
+from callscope.api import presenters
 from callscope.api.app import create_app
+from callscope.api.pages.views import recording_view
 from callscope.catalog.tables import Recording, WebhookEvent
 from callscope.config import Settings
 from callscope.resources import Project, ProjectSpec
 from callscope.resources.kinds import Category, ExtractedField, Goal, Webhook
 from callscope.runtime import Runtime
 from callscope.services import keys as key_service
+from callscope.services import recordings
+from callscope.services.context import Principal
 from callscope.services.objects import create_with_id
 from callscope.workers.dispatch import Dispatcher, InlineExecutor
 from tests.analysis import speech
@@ -80,7 +85,7 @@ async def analyse(ctx, recording_id: int) -> None:
         await asyncio.sleep(0.05)
 
 
-async def test_the_webhook_sections_are_the_rest_read_outs(runtime, tmp_path) -> None:
+async def test_the_webhook_sections_are_the_rest_read_outs(runtime, tmp_path, monkeypatch) -> None:
     ctx = runtime.ctx
     spec = ProjectSpec(
         name="Support", language="en",
@@ -125,3 +130,12 @@ async def test_the_webhook_sections_are_the_rest_read_outs(runtime, tmp_path) ->
     assert [f["name"] for f in data["extracted_data"]] == ["callback_number", "topic"]
     assert data["summary"]["summary"] == SUMMARY and data["summary"]["language"] == "en"
     assert data["metadata"]["dialogues_count"] == len(data["transcription"]["segments"])
+
+    # the recording page shows the same read-outs, from the stored analysis read and validated once
+    reads, read = [], stored.read
+    monkeypatch.setattr(presenters.stored, "read", lambda *args: reads.append(args) or read(*args))
+    principal = Principal(account="default", key_name="page", key_uid="page", permissions=frozenset({"read"}))
+    view = await recording_view(ctx, principal, await recordings.get_recording(ctx, principal, public_id))
+    assert len(reads) == 1
+    assert view.summary == SUMMARY and len(view.segments) == len(data["transcription"]["segments"])
+    assert [g.goal_name for g in view.goals] == [g["goal_name"] for g in data["goals"]]
