@@ -1,18 +1,9 @@
 """Coverage: the share of a call's reference key points that a summary states, the summary's usefulness measure
 beside faithfulness (analysis/stages/faithfulness.py: how much of it is true).
 
-A key point (written by hand from the call's script or reference transcript: why the call happened, what was done
-or agreed, how it ended, what follows) is **stated** by a summary when one sentence of it
-
-1. contains, for each of the key point's word groups, one word of the group (stems compared: "refunded" states
-   "refund"); the groups are the point's content ("technician", "tomorrow|morning"), so that a sentence close in
-   meaning but about something else ("the agent thanked the customer") does not count, and
-2. is at least ``COVERAGE_THRESHOLD`` similar in meaning to the key point (all-MiniLM-L6-v2 cosine, role words taken
-   out of both as faithfulness.claim_text does): the words alone would count "did not change the address".
-
-Fitted on the FIT pairs of tests/analysis/key_points.py (hand-labelled: summary sentence, key point, stated or not);
-the REPORT pairs, written apart on other calls, are only measured (tests/analysis/test_coverage.py). English only:
-the embedder reads English.
+A key point (`KeyPoint`, written by hand from the call's script or reference transcript) is stated when one sentence
+of the summary has a word of each of its word groups (stems compared) and is at least ``COVERAGE_THRESHOLD``
+similar in meaning to it. English only: the embedder reads English. The fit: docs/analysis.md.
 """
 
 from __future__ import annotations

@@ -223,7 +223,7 @@ class Peaks:
 class TorchWhisper:
     """Whisper through transformers on torch's CUDA, float16: the CUDA run's transcriber where CTranslate2 cannot
     run on the GPU. What the pipeline asks of a transcriber (transcribe, info, device, multilingual, name); one
-    word-timed segment per channel, which the pipeline cuts at its pauses (dialogue.split_at_gaps)."""
+    word-timed segment per channel, which the pipeline cuts at its pauses (diarize_by_channel.split_at_gaps)."""
 
     device = "cuda"
 

@@ -1,22 +1,10 @@
 """Starting or joining Ray for the analysis dispatcher.
 
-Embedded (`callscope serve`, no address configured): this process starts a private local Ray with
-``address="local"`` (never a stale cluster that a ``ray_current_cluster`` file points at), sized by settings
-(CPUs, object store: Ray's default of 30% of RAM is far too much beside the API), no dashboard, every process
-listening on loopback only, and a short temp dir of its own, ``/tmp/cs-ray-<uid>/<pid>`` (Ray's socket paths must
-stay under the 107-byte limit). When the process ends, however, its Ray's processes end and the temp dir goes
-(callscope/ray_reaper.py: a watch process, and the next start for what a killed watch left).
-Several such processes on one machine each have their own Ray (they share only the catalog and the blobs).
-
-Cluster: ``CALLSCOPE_RAY_ADDRESS`` or ``RAY_ADDRESS`` names the RayCluster (the KubeRay head's client server,
-``ray://…:10001``); the dispatcher joins it as a Ray client (the ``client`` extra, the same Ray version as the
-cluster). With Ray's token authentication on (``RAY_AUTH_MODE=token``), give the token the cluster uses in
-``RAY_AUTH_TOKEN``. A driver whose cluster went away is not replaced by a local Ray (Ray's auto-connect is off):
-its calls fail, and the dispatcher joins again (workers/dispatch.py). Same code either way: only ``connect``
-differs. scripts/cluster.py runs that shape on one machine.
-
-Never ``ray stop``: it kills every Ray process of the user, other servers' included. ``disconnect`` ends only
-this process's driver (and the local cluster it started).
+Embedded (no address configured): a private local Ray (``address="local"``, sized by settings, no dashboard,
+loopback only, its own temp dir ``/tmp/cs-ray-<uid>/<pid>``) whose processes end with this one
+(callscope/ray_reaper.py). Cluster: ``CALLSCOPE_RAY_ADDRESS`` or ``RAY_ADDRESS`` names the RayCluster, joined as a
+Ray client (``RAY_AUTH_TOKEN`` for token authentication); a cluster that went away is never replaced by a local Ray.
+Never ``ray stop``: ``disconnect`` ends only this process's driver. Details: docs/operations.md.
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
 """Ending what a local Ray leaves behind when the process that started it is killed.
 
-Ray ends the processes it starts itself with their parent (gcs_server, raylet, the monitors: Linux's
-parent-death signal), but not the raylet's own children: after a ``kill -9`` of `callscope serve` its dashboard
-and runtime-env agents notice the raylet is gone, then hang on the dead GCS for a minute or more. Every process of
-one local Ray keeps its logs open in that Ray's temp dir, and that is how they are found: ``reap(folder)`` kills
-the processes with a file open under the folder and removes it (Linux: it reads /proc).
-
-Two ways it runs:
-
-* with the Ray: ``Watch(folder)`` starts this module as a child process (``python -m callscope.ray_reaper
-  FOLDER OWNER_PID``) that waits for the end of its stdin, a pipe only the owner holds. The owner's exit, however it
-  happens, closes the pipe, and the watch reaps at once. Its own session: a Ctrl-C meant for the server does not
-  end it first.
-* at the next start: ``reap_stale(root)`` reaps every temp dir whose owner (the dir's name is its pid) is gone,
-  for a watch killed along with its owner.
+``reap(folder)`` kills the processes with a file open under a local Ray's temp dir (Linux: it reads /proc) and
+removes the dir. ``Watch(folder)`` starts a child process (``python -m callscope.ray_reaper FOLDER OWNER_PID``) that
+reaps the moment the owner exits, however it exits; ``reap_stale(root)`` reaps, at the next start, the dirs of
+owners that are gone. Why it is needed: docs/operations.md.
 """
 
 from __future__ import annotations

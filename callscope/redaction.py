@@ -1,13 +1,7 @@
 """Bearer secrets out of log lines: whoever reads the logs must not be able to act as a key, a member or a signed
-URL. What is redacted, wherever it appears in a line (a message, a field, an exception's text):
-
-* the token of a signed file URL (``/files/<token>``, callscope/services/audio_urls.py);
-* the value of a secret-bearing query or form parameter (a sign-in link's ``token``, an S3 presigned URL's
-  ``X-Amz-Signature`` / ``X-Amz-Credential``, ``api_key``, ...);
-* the password of a URL's user info (``https://AC123:<auth token>@api.twilio.com/...``);
-* an ``Authorization`` value (``Bearer <key>``, ``Basic <credentials>``);
-* an API key (the configured prefix and letters or digits) and a webhook signing secret (``whsec_...``);
-* the whole value of a field whose name says it is a secret (``authorization``, ``cookie``, ``password``, ...).
+URL. Wherever they appear in a line: signed ``/files/<token>`` tokens, secret query or form parameters (``token``,
+``X-Amz-Signature``, ``api_key``, ...), URL passwords, ``Authorization`` values, API keys, ``whsec_`` secrets, and
+the whole value of a field named like a secret (``authorization``, ``cookie``, ``password``, ...).
 
 `callscope.logs.configure` puts `Redactor` in front of structlog's renderer and `RedactingFilter` on the handlers
 of the standard library's root logger (uvicorn, httpx and the modules that log through `logging`).

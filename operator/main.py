@@ -1,53 +1,9 @@
 """The controller: Kopf's handlers for a cluster (`callscope controller`, which passes `controller_memo(...)` to
 `kopf.run`). They run what `callscope serve` runs embedded (operator/embedded.py, workers/loops.py), driven by
-Kopf, each delegating to the module that does the work:
-
-- startup: opens the Runtime that the composition root hands in (`memo.open_runtime`, callscope/runtime.py's
-  `opened`; the store back end is CALLSCOPE_STORE, `kubernetes` in a cluster), the Secret store, and
-  `start_loops` without the per-project jobs: the orphan-blob sweep, the analysis dispatcher
-  (CALLSCOPE_DISPATCHER_ENABLED) and webhook delivery (CALLSCOPE_WEBHOOK_DELIVERY_ENABLED: the controller reads
-  the signing Secrets the API cannot); cleanup closes them in reverse;
-- login: the cluster the store talks to (operator/kopf_support.py);
-- create/update/resume per kind (group callscope.io, version v1alpha1): `handlers.reconcile`, which writes
-  status (and the id label), never spec. ApiKeys applied without key material get a key written to the
-  Secret `<apikey-name>-key` (key `api-key`, owned by the ApiKey so it goes with it) in the account's
-  namespace; only the hash goes into the ApiKey's status;
-- every event of an object, its deletion included, re-runs that reconcile on the objects that depend on it: those
-  naming it in their spec and those claiming one of its unique values (a conflict the deletion of the older object
-  resolved, a reference that now resolves or dangles);
-- a timer per object re-runs the same reconcile now and then (a value freed by a change of the older object's
-  spec, a missed event); a no-op when nothing changed;
-- delete of a Project, behind the finalizer `callscope.io/project-cleanup`: `cascade_project_delete`,
-  exactly the REST delete (recordings and their blobs, numbers, tags, links, scoped keys);
-- timers on Projects: retention (workers/retention.py) and the quality baseline (workers/baseline.py);
-- the annotation `analysis.callscope.io/reanalyze: "<any new value>"` on a Project queues a re-analysis of its
-  completed recordings once per value (the value handled is kept in the annotation
-  `callscope.io/reanalyze-handled`: status fields outside the CRD schema would be pruned);
-- Kubernetes Events on transitions only: Warning `Conflict` when an object becomes conflicted, Warning
-  `UnresolvedReferences` when a name in its spec stops resolving, Normal `Ready` when it becomes ready, Warning
-  `RetentionFailed`, Normal `RetentionApplied`.
-
-References between objects are names in the object's own namespace (its account): a VirtualNumber's project and
-operators, an Operator's projects, a Tag's project, an ApiKey's project, a Project's webhook signing Secret. A name
-that does not resolve there is the condition `ReferencesResolved=False` (reason NotFound, message naming what is
-missing) and `Ready=False`; the object acts on nothing it names that is not there (a number routes to its own
-account's operators only, a key bound to a missing project authenticates nobody), and the condition turns True on
-the reconcile after the object appears (a Secret is not watched: the timer sees it).
-
-Uniqueness rules (operators' E.164 phone numbers and external ids per account, a VirtualNumber's E.164 in all
-accounts, tag names per project): a status condition, NOT an admission webhook. The E.164 format itself is enforced
-by the CRD's OpenAPI pattern, which the API server checks without any webhook. For uniqueness, an admission webhook
-needs a TLS certificate, an in-cluster Service and a (Validating|Mutating)WebhookConfiguration that points at the
-controller; while the controller is down it either blocks every write to the kinds (failurePolicy Fail) or lets
-everything through (Ignore), and it would reject the second object of a `kubectl apply -f dir/` or a GitOps sync
-half-way, leaving the applier retrying forever. A condition keeps appliers unblocked and tells the engineer what is
-wrong: the object created later gets `Conflict=True` (reason NotUnique, message naming the value) and `Ready=False`,
-plus a Warning Event; the earlier object keeps the value (calls to an E.164 reach the earlier number, whichever
-account the later one is in).
-
-GitOps: the controller writes status, the `callscope.io/id` label, its finalizer and Kopf's bookkeeping
-annotations (`callscope.io/last-handled-configuration`), never spec, so objects applied from git do not
-drift, and re-applying the same YAML changes nothing and triggers no further write.
+Kopf, each delegating to the module that does the work: startup and login, `handlers.reconcile` on every change of
+an object and of the objects it depends on, a recheck timer, the Project finalizer's cascade, the retention and
+baseline timers, the re-analysis annotation, and Events on transitions. It writes status, the id label, its
+finalizer and Kopf's annotations, never spec. Every handler: docs/operations.md.
 """
 
 from __future__ import annotations

@@ -1,24 +1,10 @@
 """The quality baseline of projects with `qualityBaselineEnabled`: the `qualityBaselinePct` percentile
-(default 50, the median) of the goal scores of the project's completed recordings.
+(default 50, the median) of the goal scores (`quality_score`) of the project's completed recordings.
 
-Run by `callscope serve` (an `every()` loop started in Runtime.start) and by the Kopf operator (a timer
-on Projects) from this one implementation, and idempotent: the Project's status is written only when the
-outcome changed.
-
-Where the outcome goes: Project status has no dedicated fields yet, so it is reported through the generic
-`status.conditions` list, as condition `BaselineReady`:
-
-- True, reason `Computed`, message `baseline=<value> percentile=<pct> samples=<n>`;
-- False, reason `NoCompletedRecordings` when there is nothing to compute it from (the case until the
-  analysis pipeline writes goal scores), i.e. what a dedicated field would report as `baseline: null`.
-- A project whose baseline is disabled carries no BaselineReady condition (it is removed).
-
-Status fields this wants once the Project status gets its own model (see ProjectStatus in the report):
-`baseline` (number or null), `baselinePercentile` (number), `baselineSamples` (integer) and
-`baselineComputedAt` (time).
-
-The scores are the recordings' `quality_score` (the mean goal score the analysis writes once goals are
-evaluated) of the project's completed recordings.
+Run by `callscope serve` (an `every()` loop) and by the Kopf operator (a timer on Projects) from this one
+implementation, idempotent: the Project's condition `BaselineReady` is written only when the outcome changed (True,
+reason `Computed`, with the value; False, reason `NoCompletedRecordings`; removed when disabled). Details:
+docs/operations.md.
 """
 
 from __future__ import annotations

@@ -1,29 +1,10 @@
 """Retention: the background job that forgets old recordings, run by `callscope serve` (embedded, through
 Runtime.start) and by the Kopf operator (a timer on Projects) from this one implementation.
 
-Two rules, both idempotent (a second pass at the same `now` finds nothing left to do):
-
-1. A project with `retentionDays` keeps its recordings that many days: older ones (by created_at) are
-   deleted completely, rows, tags, shares, audio and result blobs, through
-   `callscope.services.recordings.purge`, exactly as `DELETE /recordings/{id}` would.
-2. A project without `retentionDays` keeps its recordings forever but their AUDIO only for the default
-   audio retention: the Account's `audioRetentionDays`, else `settings.default_audio_retention_days`
-   (90 days, the spec's "90 days for audio files; project retention_days overrides").
-
-   Choice for rule 2: the row is KEPT and only the audio goes. `blob_key` is set to NULL (so the API
-   reports `audio_attached: false` and audio URLs answer 404), `updated_at` moves to `now` (the recording
-   changed), and the audio blob is deleted afterwards. Transcripts, results and shares stay: the analysis
-   is what customers come back to, the audio is what costs storage and carries the most personal data.
-   The row is updated BEFORE the blob is deleted, with a compare-and-set on the old key, so a crash in
-   between leaves an unreferenced blob that the orphan sweep (workers/loops.py) removes, never a row
-   pointing at missing audio, and an upload that replaced the audio meanwhile is left alone.
-
-A project whose pass fails gets condition `Degraded=True` (reason RetentionFailed, the error as message)
-until a later pass succeeds (`Degraded=False`, reason RetentionSucceeded); the status is written only on
-such transitions.
-
-Retention is driven by created_at (when the recording entered Callscope), not called_at, which a client may
-leave empty or set to any date.
+A project with `retentionDays` loses its recordings older than that (by created_at) completely, as
+`DELETE /recordings/{id}` would; a project without it keeps them but loses their audio after the default audio
+retention (the row is updated before the blob is deleted). Both rules are idempotent. A failed pass is the
+condition `Degraded=True` until one succeeds. The rules in full: docs/operations.md.
 """
 
 from __future__ import annotations

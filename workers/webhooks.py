@@ -1,20 +1,10 @@
 """Delivering the webhook outbox (callscope/catalog/outbox.py): a loop in `callscope serve` and in the Kopf operator.
 
-Per tick it leases as many due events as it has free slots and POSTs each, signed per Standard Webhooks
-(callscope/webhook_signing.py) with the project's signing secret (``spec.webhook.signingSecretRef``, read at
-delivery time so a rotated secret applies to retries too).
-
-What each answer means:
-* 2xx: delivered. Redirects are not followed: 3xx is a permanent failure, like any other 4xx.
-* 408, 429, 5xx, a timeout or a connection error: retried with exponential backoff and jitter; a ``Retry-After``
-  header (seconds or an HTTP date) is honoured when it asks for longer. After the last attempt: failed.
-* 410 Gone: the endpoint is disabled (``callscope webhooks enable`` turns it back on); later events for it are
-  marked disabled without being sent.
-
-Where it may send: ``https://`` only, unless CALLSCOPE_WEBHOOK_ALLOW_HTTP; and never to loopback, link-local,
-private, multicast or reserved addresses unless CALLSCOPE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES. The host name is
-resolved here and the checked address is the one connected to (the request goes to the IP, with the host name as
-``Host`` and as TLS server name), so a DNS answer that changes between check and connect cannot slip through.
+Per tick it leases as many due events as it has free slots and POSTs each, signed per Standard Webhooks with the
+project's signing secret (read at delivery time). 2xx is delivered; 408, 429, 5xx, timeouts and connection errors
+are retried with backoff (a longer ``Retry-After`` wins); 410 disables the endpoint; anything else fails at once.
+Only ``https://`` and public addresses unless the development settings allow, and the checked address is the one
+connected to. Details: docs/operations.md.
 """
 
 from __future__ import annotations

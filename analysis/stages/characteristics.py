@@ -1,18 +1,10 @@
 """Call characteristics as call-analytics products report them: talk time, non-talk time, talk speed and
 interruptions per speaker.
 
-Rules (all times in milliseconds):
-
-* **Talk time** of a speaker is the length of the union of the spans they spoke in: their words' spans,
-  joined when fewer than ``JOIN_MS`` (1000) apart, so that the short breaks between words count as talking
-  but a silence of 1 s or more inside a segment does not; a segment without word timestamps counts whole.
-* **Non-talk time** is the call's duration minus the union of every speaker's talk spans (silence, hold).
-* **Words per minute** of a speaker is their word count (words with timestamps, or the words of the text of
-  a segment without them) divided by their talk time in minutes; 0 when they did not talk.
-* An **interruption** is counted for speaker B each time one of B's segments starts while a segment of
-  another speaker A is in progress (A started strictly earlier) and the two overlap by at least
-  ``INTERRUPTION_MIN_OVERLAP_MS`` (300): ``min(A.end, B.end) - B.start >= 300``. A short back-channel
-  ("mm-hm") under 300 ms is not an interruption. Each of B's segments counts at most once.
+`characteristics(segments, duration_ms)`: talk time is the union of a speaker's word spans (joined under
+``JOIN_MS``), non-talk time the rest of the call, words per minute over talk time, and an interruption a segment that
+starts inside another speaker's and overlaps it by at least ``INTERRUPTION_MIN_OVERLAP_MS``. All times in
+milliseconds. Every rule: docs/analysis.md.
 """
 
 from __future__ import annotations

@@ -1,91 +1,11 @@
-"""Diarization of mono calls: who spoke when, from speaker embeddings.
+"""Diarization of mono calls: who spoke when, from speaker embeddings (a stereo call: diarize_by_channel.py).
 
-A stereo call is split by channel (`dialogue.py`). A mono call holds every party on one channel, so its speech
-is cut into 1.6 s windows (0.8 s apart, inside each VAD speech region), each window is embedded with the voice
-encoder, and the windows are clustered: agglomerative, average linkage on cosine distance, merged while the
-distance stays under `threshold`. The number of speakers is the number of clusters left (one when only one
-voice is there); clusters too small to be a party (a cough, a crosstalk window) join the nearest real one.
-Each Whisper word then takes the speaker of the window nearest to it, and a segment is split where its words
-change speaker.
-
-The default threshold was measured on synthetic espeak-ng calls (`benchmarks/speakers.py`, 5 seeds): at 0.22
-all 20 two-voice calls of clearly different variants get 2 speakers, DER 0.042 mean / 0.062 worst (250 ms collar;
-the rest is the VAD's edges), and all one-voice calls 1 speaker; 0.2125-0.225 did as well, outside it calls
-split or merge. Neighbouring variants whose voiceprints the encoder cannot tell apart (SIMILAR_PAIRS in
-tests/analysis/voices.py) merge into one speaker. Real voices differ more than espeak variants but vary more
-within a speaker too: re-measure `CALLSCOPE_DIARIZATION_THRESHOLD` on a deployment's own calls.
-
-CAM++ (`campplus.py`, `CALLSCOPE_DIARIZATION_MODEL=campplus`): real voices, which the GE2E encoder (trained on
-read English) often cannot tell apart on a phone line, are embedded by 3D-Speaker's CAM++ instead: 1.5 s windows
-0.75 s apart inside each VAD region (a region under 1.5 s is one window of its own length, none under 0.4 s),
-then spectral clustering as 3D-Speaker configures it (`spectral_cluster`): cosine affinity, each row pruned to
-its largest max(1.2 %, 14) values (3D-Speaker: 6; tuned on the "fit" clips, see CAMPP_MIN_PNUM), symmetrised,
-unnormalised Laplacian, the number of speakers from the largest eigengap of its smallest eigenvalues, k-means on
-those eigenvectors; clusters of under `CAMPP_MIN_CLUSTER`
-windows join the nearest centroid (`fold_small_clusters`), clusters whose centroids are more similar than
-`CAMPP_MERGE_COSINE` merge (`merge_similar_clusters`), and under `CAMPP_MIN_WINDOWS` windows is one speaker.
-`benchmarks/diarization_campplus.py` and `benchmarks/real_speech.py` measure it against GE2E. Voiceprints are CAM++
-embeddings too by default (speakers.py, `benchmarks/voiceprints.py`). Only the smallest `max_speakers` + 1
-eigenpairs are computed (scipy's `subset_by_index`): the same clusters, a tenth of the time at 1,000 windows.
-
-Long calls (`cluster_windows`): spectral clustering of all the windows of a long call at once does not hold. With
-hundreds of windows per voice, each voice's own graph (what it says, how) has eigenvalues as small as those that
-part the voices, so the eigengap stops counting voices (the 60-minute "fit" call: its 10 smallest 0, 0.01, 0.02,
-0.03, 0.04, 0.06, 0.06, 0.09, 0.10, 0.13, no gap; its first 400 windows: 0, 0, 0.01, 0.02, 0.03, 0.05 | 0.27), and the
-eigen-decomposition grows as the cube of the windows. On
-`benchmarks/long_calls.py` (conversations of real voices, each voice recurring throughout) it found 7 speakers of 6
-(fit, 60 min), 6 of 7 (report, 60 min) and 3 of 1 (one voice, 60 min; 2 at 15 min), DER 26-42 % at 60 minutes. So
-above `CAMPP_CHUNK_WINDOWS` (400 windows, about 5 minutes of speech) the windows are cut into chunks of consecutive
-windows (at most 400, as equal as can be), each chunk is clustered as a short call is, the chunks' clusters are
-linked by their centroids (average linkage on cosine distance, while the linked clusters' mean similarity is at least
-`CAMPP_LINK_COSINE`), and each window then takes the nearest speaker's centroid (a chunk's cluster can hold two
-voices; windows placed wrong on the "fit" calls 2.0 % -> 0.4 % at 15 min, 1.7 % -> 0.3 % at 60). Whatever the
-length, the count rests on how alike two clusters' voices are, and the time is linear in the windows (a fixed-size
-decomposition per chunk; the linkage is over at most 8 centroids a chunk). The threshold was chosen on the "fit"
-calls (6 voices, 15 and 60 min): every voice is one speaker from 0.66 to 0.76, a voice splits above it and two
-merge below; merging two voices costs the smaller one's whole speech and a split only the part split off, so 0.75,
-near the top of that range. Measured after (the diarization stage, no ASR, a stand-in transcript; 2 shared CPUs, timings
-noisy): speakers found at 15 / 60 min, "fit" 6 voices 6 / 6 (before 6 / 7), DER 12.1 / 17.3 % (12.0 / 25.7 %); "report" 7
-voices 7 / 6 (7 / 6), DER 23.9 / 24.2 % (30.5 / 42.2 %); one voice 1 / 1 (2 / 3), DER 3.3 / 3.2 % (20.7 / 37.9 %);
-the process's peak RSS at 60 minutes 0.9-1.3 GB (before 3.1-5.2 GB), 0.75-0.8 GB of it the models and the audio;
-clustering 4,000 windows 1.6 s (spectral over all of them: minutes). The voice lost on the "report" 60-minute call: armelle-fr and menardi-it
-are one speaker (their clusters' centroids about 0.72 alike; the pyannote call's two women 0.74). The segmentation, the CAM++ features and the chunks' speaker
-activity are computed a batch (a chunk) at a time, so memory beyond the audio stays flat: an hour's chunks at once
-were 0.9 GB, its features 216 MB.
-
-Turns and overlapped speech (CAM++ only, when the clustering finds more than one voice): pyannote's
-segmentation-3.0 model (`segmentation.py`, ONNX) says, frame by frame (17 ms) inside 10 s chunks 2.5 s apart,
-which of up to three local speakers talk, two at once at most. `speaker_activity.py` puts the chunks together:
-the number of speakers per frame, averaged over the chunks; each chunk's local speaker mapped to the cluster whose
-windows cover most of its frames where it speaks alone, or, when under `speaker_activity.PURITY` (0.9) of those
-frames are one cluster's (the model heard two similar voices as one: the Spanish and Italian dialogues), its frames
-split by the windows' clusters; in overlapped frames the two most active speakers both talk. Then `relabel` moves
-each speaker's segments into that speaker's own activity, with the same `timing.to_speech` that a stereo channel's
-segments follow their voice: turns start and end where the voice does, and two speakers' segments overlap where
-they talk at once. Words keep the speaker of their nearest window: giving each word the speaker most active in its
-span instead did as well on the "fit" Spanish dialogue and worse on the synthetic calls (WER 7.0 % -> 7.6 %: a
-segment's first words, timed by Whisper into the silence before it, went to the previous speaker). With one voice
-found the segmentation is not run: there are no turns to place, and its speech, wider than Silero's, only added
-false alarm on the one-voice "fit" clips (DER 3.6, 0.6, 1.2 % -> 4.2, 0.8, 3.1 %).
-
-How overlap reaches the result: a transcript word keeps one speaker, and a segment is words. Overlap shows as
-segments of two speakers overlapping in time, each spanning its own words' voice; no segment without words is
-made for a voice heard under another's without words of its own (it would be a turn nobody can read), so that
-speech stays unscored in DER (missed). Measured (`benchmarks/real_speech.py`, no collar, overlap scored, before
--> after): the "fit" Spanish dialogue 15.2 % -> 10.7 %; on the "report" clips the real phone call 20.4 % ->
-11.7 % (7.8 % of its scored speech is overlapped), its 8 kHz rendering 20.5 % -> 9.5 %, the Italian dialogue
-12.0 % -> 8.4 %. The French dialogue (report) was one speaker: the second voice's words (digits read out between
-the first voice's sentences) were not in the transcript (Whisper left them out), and its 7 windows of 18 were tied
-to the other voice's by the affinity pruning, which kept 14 neighbours per row. Now the transcription decodes the
-speech it missed again (asr.py), and the pruning keeps at most half the windows per row: 2 speakers, DER 66.0 % ->
-48.8 % (what is left is mostly reference speech with no words: missed 37.5 %; each digit group is marked from its
-first digit to its last, and Whisper's words of isolated digits are short). On one-voice
-recordings the cap changed nothing that matters: the six read clips cut to 8-25 s, 84 pieces, split one into two
-voices, against two before.
-
-A pyannote.audio pipeline is the stronger choice where torch and its (gated) weights may be installed
-(`CALLSCOPE_DIARIZATION_MODEL=pyannote`, pyannote_pipeline.py): its turns replace `label_speech`'s clusters and
-`relabel` stays (`diarize_turns`).
+`label_speech` cuts the speech of the VAD regions into windows, embeds them (CAM++ by default, GE2E with
+`CALLSCOPE_DIARIZATION_MODEL=ge2e`) and clusters them into speakers (`cluster_windows`: a long call by chunks linked
+by their voices); with more than one voice the segmentation model places the turns and overlapped speech
+(speaker_activity.py). `relabel` gives each Whisper word the speaker of its nearest window and moves each speaker's
+segments into that speaker's voice; `diarize_turns` does the same from pyannote.audio's turns (diarize_by_pyannote.py).
+How it decides: docs/analysis.md; why, with the figures: benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations

@@ -1,38 +1,10 @@
 """Emotions: per dialogue segment, a probability for each of the spec's eight classes (``EMOTIONS``).
 
-No trained speech-emotion model is available to ship (none on PyPI with usable weights), so this stage is a
-documented heuristic over two sources (``SOURCES``), not a classifier trained on labelled emotional speech:
-
-**Text** (needs a ``TextEmbedder``). The segment's text is embedded and compared (cosine similarity) with a few
-prototype sentences per class (``PROTOTYPES``, call-centre phrasing). A class's score is its best-matching
-prototype's similarity; the neutral class's score is at least ``NEUTRAL_FLOOR`` (0.4), so that text resembling
-no prototype well reads as neutral. The scores become a distribution with a softmax at temperature
-``TEXT_TEMPERATURE`` (0.08), mixed with ``TEXT_SMOOTHING`` (2%) of the uniform distribution so that no class is
-ruled out. A segment with empty text, or any segment when no embedder is given, gets the uniform distribution.
-
-**Prosody** (from the segment's span of its channel's audio), measured only for segments of at least
-``MIN_PROSODY_MS`` (300 ms) whose level reaches ``SILENT_DB`` (-55 dBFS); other segments get arousal 0.
-Frames are 25 ms every 10 ms.
-
-* *level*: the 80th percentile of the frames' RMS level in dBFS, relative to the median level of the segments on
-  the same channel (the call's median; per channel because the two sides of a stereo call are recorded at
-  different gains), in units of ``LEVEL_SCALE_DB`` (6 dB);
-* *pitch*: F0 per frame by YIN (cumulative mean normalised difference, threshold ``YIN_THRESHOLD`` 0.2,
-  60-500 Hz, only frames within 30 dB of the segment's loudest); the median F0 in semitones relative to the
-  speaker's median (``PITCH_SCALE_ST``, 2 semitones), and the pitch variability (the 10-90% semitone spread)
-  relative to the speaker's median spread (``SPREAD_SCALE_ST``, 2 semitones); needs 5 voiced frames;
-* *rate*: words per second over the span of the segment's timed words (the text's words over the segment's
-  duration when it has no word timings), log2 of its ratio to the speaker's median rate (``RATE_SCALE``, 0.5).
-
-The speaker's references are medians over the segments of the same channel and speaker, so they only carry
-information when a speaker has several segments; a lone segment measures 0 against itself. Each relative
-feature is clipped to -2..2; arousal is ``tanh`` of their weighted mean (level 0.35, pitch 0.25, rate 0.25,
-spread 0.15, over the features measured), in -1..1.
-
-**Combination.** Arousal moves mass between the high-arousal classes (angry, fearful, surprised, happy), which
-are multiplied by ``exp(AROUSAL_GAIN * arousal)``, and the low-arousal ones (calm, sad, neutral), multiplied by
-``exp(-AROUSAL_GAIN * arousal)`` (``AROUSAL_GAIN`` 1); disgust is left as it is. The products are normalised,
-rounded to 4 decimals, and the rounding residue is added to the largest class so the values sum to 1.
+A documented heuristic, not a trained classifier (no speech-emotion weights ship on PyPI): `segment_emotions`
+scores each segment's text against prototype sentences of each class (with a ``TextEmbedder``; without one, or for
+empty text, the uniform distribution) and shifts the mass between high- and low-arousal classes by the segment's
+prosody (level, pitch, rate against the same speaker's medians). Each segment's values sum to 1, rounded to 4
+decimals. The rules and constants: docs/analysis.md.
 """
 
 from __future__ import annotations

@@ -1,31 +1,11 @@
 """Faithfulness: whether each sentence a language model wrote about a call (a summary, a goal's explanation) is
 supported by the transcript, and the call's own key sentences for when too little of it is.
 
-A written sentence is **supported** when all hold:
-
-1. **details**: every number in it is in the transcript (separators aside; below 100 also when spelled out in
-   English) and every capitalised word inside it (a name) is a word of the transcript (`unsupported_details`);
-2. **meaning**: the cosine similarity of its embedding (all-MiniLM-L6-v2, the embedded text model) to the
-   closest stretch of the transcript is at least ``SUPPORT_THRESHOLD``. A stretch is a sentence of a turn, a
-   whole turn, or a turn with the next one (a question and its answer). Role words ("the agent", "the
-   customer") are taken out of the written sentence first: the transcript is speech, not a report of it;
-3. **words**: its content words are in the transcript (stems compared; function words and the words of
-   reporting a call, "asked", "confirmed", aside). One new word is allowed only in a sentence at least
-   ``PARAPHRASE_SIMILARITY`` close in meaning ("Maria took the call").
-
-Without an embedder (a call not in English) only the details are checked, and the caller says so.
-
-Fitted on tests/analysis/summary_claims.py's FIT set (written calls BILLING_CALL and DENTAL_CALL: 13 sentences a
-faithful summary says, 14 inventions of the kinds the 1.5B model makes): every invention has a word its call
-lacks ("buy", "discount", "technician"); similarity alone separated them only from 0.55 (inventions reuse the
-call's words: "the agent transferred the call to the billing department", 0.50). With the words rule every
-threshold from 0.30 to 0.55 keeps all 13 and catches all 14: 0.45, the middle, is the threshold. The REPORT set
-(the synthetic support call and a real conversation, written apart) is only measured: 7 of 9 supported sentences
-kept, 11 of 11 inventions caught. Paraphrase costs: "Sheila said people call her a Yankee" is removed for
-"people", "the call opened with greetings" for its similarity (0.40).
-
-The **extractive summary** is made of the call's key sentences, quoted as said: the sentences most similar in
-meaning to the rest of the call (its centre), at least ``KEY_MIN_WORDS`` words long, in the order they were said.
+A sentence is supported when its numbers and names are in the transcript (`unsupported_details`), its meaning is
+close to a stretch of the call (``SUPPORT_THRESHOLD``, role words left out) and its content words are the call's
+(``PARAPHRASE_SIMILARITY`` allows one new word); without an embedder (not English) only the details are checked.
+`extractive_summary`: the call's most central sentences, quoted as said. Rules: docs/analysis.md; the fit and its
+figures: benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations

@@ -1,28 +1,10 @@
 """The fields stage: values extracted from the call (callscope.resources.kinds.ExtractedField), typed, validated
 and shown with the words they come from. A value that cannot be shown in the transcript is null, never guessed.
 
-Per type:
-
-* **phone**, **email**, **date**, **number**: the values said in the call (spoken.py converts spoken forms and
-  validates each type); a date is given as ISO 8601 (YYYY-MM-DD), anchored by `reference_date` (the call's
-  date) when it has no year or is relative.
-* **boolean**, **string**: only from a language model (below); without one the value is null.
-* **enum**: one of the field's values, case-insensitively, returned as declared; from a language model, or
-  without one from the values said in the call (as below).
-
-Which mention: phone, email, date and number are found by the rules of spoken.py; when a call has several
-different ones, the one said in (or right after a question with) the words of the field's name and
-description wins; when that does not single one out, a language model may choose among them (it cannot
-add one); without a model the value is null.
-
-The language model (when given) proposes boolean, string and enum values with a JSON schema, a boolean with
-the transcript words that state it. Every field it is asked about (to propose a value, or to choose among the
-mentions) is asked in one request (`ask_model`): the transcript prefix, the chat template and the instruction are
-evaluated once, not once per field; a model that fails leaves those fields null. A string or enum value is kept
-only when it (or its spoken form) is said in the transcript (`where_said`), and its evidence is where it is said
-(asked for a quote too, the small model often quoted the wrong line). A boolean has no words of its own: it is
-kept only when the words the model quotes are in the transcript (`evidence.quote_in_transcript`), and they are its
-evidence.
+`extract_fields` takes phone, email, date and number values from what was said (spoken.py), choosing among several
+mentions by the field's words; boolean, string and enum values come from the language model (all fields in one
+request, `ask_model`) and are kept only when the transcript says them. A date is ISO 8601, anchored by
+`reference_date`. The rules per type: docs/analysis.md.
 """
 
 from __future__ import annotations

@@ -1,60 +1,11 @@
 """Goals, decided from evidence found in the transcript and shown with the verdict.
 
-A goal (callscope.resources.kinds.Goal) is **met** when at least one piece of evidence passes its rules:
-
-1. **Evidence** is a sentence of a dialogue segment that either contains one of the goal's ``phrases``
-   (whole words, case, punctuation and apostrophe style ignored: "Thank you, for calling!" says
-   "thank you for calling"), or whose embedding is at least ``min_similarity`` similar (cosine) to the
-   goal's name and description (the description with role words such as "the agent" taken out: it is an
-   instruction, the sentences are speech). A segment counts as a whole too, for meaning spread over its
-   sentences. ``min_similarity`` unset is ``SIMILARITY_THRESHOLD``; 1 turns matching by meaning off.
-   A goal without phrases whose name or description names a speech act said in set phrases (a greeting, an
-   introduction, an offer of further help, a closing, an apology, thanks: goal_examples.py) is also matched against
-   example utterances of that act, at least ``EXAMPLE_THRESHOLD`` similar (moved by as much as ``min_similarity``
-   moves the goal's own bar); the explanation names the example.
-2. **Speaker**: with ``speaker: agent`` (or customer) only what a speaker whose role (the ``roles`` input,
-   speaker label -> agent/customer/unknown) is that role counts; an unknown role does not.
-3. **Time**: with ``within_seconds: N`` only evidence said at most N s into the recording counts (the
-   time of the matched phrase's first word when the segment has word timings, else the segment's start).
-
-**Score** (0..1, at least 0.5 exactly when met): a phrase match is 1.0; a match by meaning maps its
-similarity piecewise linearly, ``SIMILARITY_FLOOR`` -> 0, the threshold -> 0.5, ``SIMILARITY_CEILING`` -> 1.
-A goal that is not met scores its best similarity that passed the speaker and time rules (below 0.5).
-
-**Explanation**: built from the evidence with timestamps (``Met: at 0:12 the agent said "..."``,
-``Not met: no sentence says "..." (closest: ...)``). With ``phrase_with_model`` (CALLSCOPE_LLM_PHRASES_GOALS, off
-by default: on the benchmark calls the embedded 1.5B model's phrasings of 3 met goals were all refused by the
-checks below, and the request cost 440-475 prompt and 47-74 generated tokens, 20 s or more on one core), a met
-goal's explanation is phrased by the model using only the numbered quotes it is given; the answer is used only
-when every string it puts in double quotes is word for word in the transcript (``quote_in_transcript``), the
-quote numbers it cites exist, it does not state the other verdict and each of its sentences is supported by the
-evidence (faithfulness.py), else the deterministic text stands. A goal not met has no evidence to phrase: its explanation is always the
-deterministic one, which says what was looked for and the closest sentence (asked to explain an absence, the
-1.5B model wrote claims such as "the transcript does not contain any greeting" about calls that opened with
-one). The model never decides the verdict, unless ``judge_with_model`` (a large model
-behind an endpoint): then it reads the transcript and decides, and its "met" stands only with a quote that
-is in the transcript and passes the goal's speaker and time rules.
-
-Thresholds (all-MiniLM-L6-v2, the embedded text model): measured on 41 utterances that meet one of 14 goals
-and 691 (goal, utterance) pairs that do not (the other goals' utterances and ordinary call talk), in two
-sets written apart: at 0.45, 59 % of the positive utterances pass and 2 negative pairs do (both about the
-goal's topic, not its act: "I'd like to book an appointment" for "confirms the appointment"). 0.40 lets 6
-pairs through and 5 of 14 goals would be falsely met by a call made of the negatives; above 0.45 nothing
-improves until 0.525 while recall keeps falling. Matching by meaning with this model finds the topic more
-than the act: goals that must be exact should carry phrases. The labelled pairs are in
-tests/analysis/test_goals.py, which re-measures them with the real model. On real speech (the pyannote.audio
-conversation, benchmarks/faithfulness.py) "The speaker greets the other party and introduces themselves" matched
-the call's "Hello." at 0.40 with "The speaker" left in, 0.47 with it taken out as a role word (no labelled pair
-changes): "speaker" is a role word since.
-
-Example utterances (``EXAMPLE_THRESHOLD`` 0.60): on the synthetic support call the goal texts of
-benchmarks/faithfulness.py were 0.29 (greeting) and 0.34 (closing) similar to the call's greeting and "Is there
-anything else I can help you with?"; the examples 0.66 and 0.73. Of the labelled goals above that name an act
-(greeting, anything else, apology, closing), at 0.60 2 of 4, 2 of 3, 2 of 3 and 3 of 3 positives pass, and one
-negative pair of 239 does ("My name is John Smith." for a greeting that asks for a name, said by the customer: the
-speaker rule keeps it out; the next is 0.47). "How can I help you today?" reached 0.77 to an offer of further help,
-hence the act's required words ("else", "other"...).
-Checked, not fitted, on the real conversation: its "Hello." is 0.85 to "Hello?" (met); no closing (not met).
+`evaluate_goals` decides each goal of the project (callscope.resources.kinds.Goal) from the segments and the
+speakers' roles: met when a sentence says one of its phrases or is close enough in meaning to its description (or to
+example utterances of the act it names: goal_examples.py), said by the right speaker in its time window; a score
+in 0..1, at least 0.5 exactly when met; an explanation quoting the evidence with its time. The language model
+phrases explanations (`phrase_with_model`) or decides verdicts (`judge_with_model`) only where asked, and only
+what the transcript supports is kept. The rules: docs/analysis.md; the thresholds' figures: benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations

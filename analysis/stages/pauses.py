@@ -1,22 +1,10 @@
 """Pause detection and pause compliance.
 
-Rules (all times in milliseconds):
-
-1. **Speech** is the union, over every channel, of the VAD speech regions and the spoken pieces of the
-   dialogue: each word's span, or the whole segment span for a segment without word timestamps.
-2. A **pause** is a gap in that union where no channel has speech, at least ``min_pause_ms`` long
-   (default 1000), with a dialogue segment spoken before it and one spoken after it. Silence before the
-   first speech and after the last speech (ringing, hanging up) is never a pause.
-3. A pause is **long** when it lasts at least ``long_pause_threshold_ms``: the project's
-   ``long_pause_threshold_seconds`` × 1000, or 5000 (5 s) when the project sets none.
-4. A pause is **compliant** when it is not long, or when it is long *and* the segment before it contains
-   one of ``hold_phrases`` (the speaker announced a hold) *and* it lasts at most ``max_hold_ms``
-   (default 120000, 2 minutes). Phrases match case-insensitively on whole words, ignoring punctuation.
-5. ``after_dialogue_id`` is the id of the segment before the pause: the segment owning the last spoken piece
-   that ends at or before the pause starts (ties: the higher id).
-
-The rules are ``result.PauseRules`` (the defaults above, and its ``hold_phrases``); ``rules_for`` gives a
-project's.
+`find_pauses` finds the gaps of at least ``min_pause_ms`` where no channel has speech (VAD regions and spoken
+words), between two dialogue segments: never before the first speech or after the last. A pause is long from the
+project's ``long_pause_threshold_seconds`` (5 s unset), and compliant when not long, or when the segment before it
+announced a hold (``hold_phrases``) and it lasts at most ``max_hold_ms``. The rules are ``result.PauseRules``;
+``rules_for`` gives a project's. Every rule: docs/analysis.md.
 """
 
 from __future__ import annotations

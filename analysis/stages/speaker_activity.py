@@ -1,21 +1,10 @@
 """Who speaks in each frame of a mono call: the segmentation model's chunks (`segmentation.py`) put together with
-the call's speakers found by clustering speaker embeddings (`diarize.py`).
+the call's speakers found by clustering speaker embeddings (`diarize_by_voice.py`).
 
-The chunks overlap (a frame is heard by several) and each names its speakers locally. Put together as pyannote's
-pipeline does, but mapping local speakers by the clustered embedding windows instead of by embeddings of their own:
-
-* speech and how many speak: each chunk's frames are weighted by a Hamming window (a chunk's edges see least
-  context), the number of active local speakers is averaged over the chunks hearing a frame, and rounded; under
-  half a speaker is no speech;
-* local to global: local speaker k of chunk c takes the call's speaker whose windows (each labelled by the
-  clustering) cover most of k's frames where k speaks alone, when at least PURITY of that coverage is that
-  speaker's; under it the model heard two similar voices as one (the real Spanish and Italian dialogues: one local
-  speaker for both actors through most chunks), and each of k's frames takes the speaker of the windows there
-  (`frame_labels`); a local speaker covered by no window (under `diarize.MIN_REGION_MS` of its own speech) is
-  left out;
-* activity: each call speaker's activity in a frame is the weighted share of the chunks hearing it in which a
-  local speaker mapped to them is active; in each frame the `count` most active speakers speak (two in
-  overlapped speech).
+`speaker_activity` averages the overlapping chunks into a speaker count per frame, maps each chunk's local speakers to
+the call's speakers by the clustered windows covering their frames (frame by frame, `frame_labels`, where a local
+speaker is under ``PURITY`` one speaker's), and in each frame lets the most active speakers speak (two in overlapped
+speech). How: docs/analysis.md.
 """
 
 from __future__ import annotations

@@ -1,31 +1,10 @@
 """Speaker identification: which speaker is the agent and which the customer, and which operator the agent is.
 
-Role evidence, strongest first:
-  * the speaker's voice matches an enrolled operator's voiceprint (cosine similarity >= the threshold over at
-    least `IDENTIFY_MIN_MS` of their speech, the spec's 5 s) -> agent;
-  * what they say: agent phrases ("thank you for calling", "how can I help", "please hold", "is there anything
-    else") against customer phrases ("I would like to", "my account", "I'm calling about");
-  * weak priors: the first to speak (calls are mostly answered by the agent) and, on stereo calls, the channel
-    convention (`agent_channel`, channel 0 by default).
-The scores of the speakers are compared: the agent is the highest, and `role_confidence` is a logistic of the
-margin (0.5: no evidence either way; roles stay "unknown" below `MIN_CONFIDENCE`). Every other voice is a
-customer (the other side of the call: the caller, someone with them, a third party on the line), with two
-exceptions that make more than one agent: a voice that matches an enrolled operator is an agent, and on a call of
-more than two voices (a mono call diarized into three or more) a voice whose own phrases score at least
-`SECOND_AGENT_CONTENT` (one clear agent phrase such as "how can I help") is one too: a transfer, a supervisor,
-or one agent the diarization split in two. So a call of several voices with no such evidence has one agent, the
-voice with the strongest evidence (at worst the first to speak, with a low confidence), and customers.
-
-Voiceprints: `enroll` turns >= 10 s of one operator's speech into an L2-normalised embedding (CAM++ by default,
-`voiceprint_model`); `identify` compares a speaker's embedding with the account's voiceprints of the same model
-(the model is stored with each voiceprint; another model's are not compared, and the speakers stage says how
-many were skipped). The CAM++ threshold 0.72 was fitted on real voices (`benchmarks/voiceprints.py`: eight
-Asterisk prompt voices of seven people, 20 s enrolments, 7 s probes clean and at 8 kHz mu-law; fitted on the
-"fit" half of the prompts as the highest impostor score, 0.673, plus 0.05): on the "report" half, with the two
-speakers of the pyannote sample call as unseen impostors, no impostor trial of 598 passes (highest 0.668), and
-21 % of clean and 34 % of phone-band same-voice probes are not recognised (GE2E at its fitted 0.90: 26 % and
-72 %; at 0.945: 64 % and 89 %); a wrong operator is worse than an unknown one, so unknown voices stay unknown.
-The GE2E threshold 0.945 was measured on synthetic voices (`benchmarks/speakers.py`).
+`identify_speakers` scores each speaker's role evidence (an enrolled operator's voiceprint, agent and customer
+phrases, who spoke first, the stereo channel convention): the highest is the agent, every other voice a customer,
+except a voice matching an enrolled operator or, on a call of more than two voices, one with a clear agent phrase.
+`enroll` makes a voiceprint of >= 10 s of an operator's speech; `identify` compares a speaker's voice with the
+account's voiceprints of the same model only. The rules: docs/analysis.md; the thresholds: benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations

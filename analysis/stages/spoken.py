@@ -1,27 +1,10 @@
 """Spoken forms in transcript text: digits, numbers, phone numbers, e-mail addresses and dates said in words (or
 written), found in a segment with where they are said (`Mention`). The fields stage (fields.py) chooses among them.
 
-Spoken forms are converted before anything is validated:
-
-* **digits**: "five five five, one two three four" -> "555 1234"; "oh" is 0 between digits, "double five" 55,
-  "triple oh" 000; "twenty six" 26 and "eight hundred" 800 inside a run of digits (a comma or a dash starts a
-  new group, spaces between spoken digits do not);
-* **e-mail**: "john dot smith at example dot com" -> john.smith@example.com ("underscore", "dash"/"hyphen";
-  letters spelled one by one are joined; a local part that is a common word, "look at google dot com",
-  is not an address);
-* **numbers**: "one hundred and fifty" 150, "three point five" 3.5, "1,200" 1200, "four five six seven" 4567.
-
-Per type:
-
-* **phone**: each run of digits with at least 7, "+" or "plus" before it kept, parsed by `phonenumbers` in
-  `region` ("US" by default) and kept when it is a valid number; the value is E.164.
-* **email**: the converted address, kept when it matches ``EMAIL`` (strict: letters, digits and ._%+- before
-  the @, dot-separated labels and a 2-24 letter top-level domain after it); lowercase.
-* **date**: a `datetime.date` from "March 5th, 2024", "the fifth of March twenty twenty four", "2024-03-05",
-  "3/5/2024" (month first in the US and Canada, else day first). A date without a year, and a relative one
-  ("tomorrow", "next Friday", "in three days"), only when `reference` (the call's date) anchors it; otherwise
-  it is dropped. Impossible dates (February 30) are dropped.
-* **number**: the value as a float.
+Spoken forms are converted before anything is validated ("five five five, one two three four" -> "555 1234",
+"john dot smith at example dot com"); `phone_mentions` keeps valid numbers as E.164 (`phonenumbers`, in `region`),
+`email_mentions` addresses matching ``EMAIL``, `date_mentions` dates (relative ones only with a `reference`),
+`number_mentions` floats. The rules: docs/analysis.md.
 """
 
 from __future__ import annotations

@@ -1,31 +1,11 @@
 """The summary: what the call was about, in a few sentences the transcript supports, phrased by the language model
 from a brief of the call.
 
-What the model reads (`summary_prompt`): a call whose turns fit `salience.READ_CHARS` (about 300 tokens) is read
-whole, as the same `transcript_prompt(segments, transcript_budget(llm), roles)` every stage that asks the model about
-the call (goals, fields) starts its prompt with, so llama.cpp evaluates that transcript once and the summary only
-its instruction. A longer call is read as its salient turns (salience.py: its opening, its closing and the turns of
-most content, at most READ_CHARS): the summary no longer reads a long call whole, so its cost is bounded whatever
-the length (it read up to the context's 7,000 tokens, about 3 minutes on 2 CPUs for an hour, and then said what
-the last turns said). The goals and fields still read the whole `transcript_prompt`, as before.
-
-What the model writes (`brief_schema`): a brief of four slots, one sentence each: why the call was made, what was
-done or found, what was agreed, what follows; for a call without a known agent (a conversation between peers, a
-recording), who speaks, what about, the main facts said, and how it ends. Asked for "2 to 4 sentences" about the whole call,
-the 1.5B model often wrote only its greeting and goodbye ("The customer thanked the agent and said goodbye."); asked
-slot by slot it states the reason and the outcome (benchmarks/summary_coverage.py).
-
-Roles: the speakers are named by the roles the roles stage found ("Agent:", `speaker_names`). Where it found no
-agent the instruction asks for "the speakers" or their names, and a sentence calling someone the agent, the caller
-or the customer, words the transcript itself does not say, is not supported (faithfulness.invented_roles).
-
-Faithfulness (faithfulness.py): every sentence is checked against the transcript. A sentence it does not support is
-repaired: replaced by what was said closest to it in meaning among the turns read, quoted with who said it ('The
-customer said: "..."'), so the slot keeps its place in the call's own words; without the text embedder (a call not
-in English) it is removed, and when none is left the summary is the call's key sentences (`extractive_summary`, as
-when the model fails). The model is not asked again (a second answer cost as much as the first and was again
-mostly unsupported). `SummaryResult.method` says which happened and `removed` holds the sentences replaced or
-removed, for the pipeline's `stages` note.
+`summarize` asks the model for a brief of four one-sentence slots (`brief_schema`) about the call read whole or,
+past `salience.READ_CHARS`, its salient turns (`summary_prompt`; the same `transcript_prompt` the goals and fields
+start with, so llama.cpp evaluates it once). Every sentence is checked (faithfulness.py); one not supported is
+replaced by what was said closest to it, and when none is left or the model fails the summary is the call's key
+sentences. `SummaryResult.method` and `removed` say which happened. Why: docs/analysis.md, benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations

@@ -1,26 +1,9 @@
 """Word and segment timestamps corrected against the voice activity of their channel.
 
-Whisper's word timestamps come from its cross-attention and drift, most at the end of a short turn: on a clean
-stereo call the last words of 1-2 s turns ended up to 0.6 s after that party stopped, running into the other
-channel's next turn (DER 14 % where each channel holds one voice). The channel's own VAD regions say where its
-voice is, so `to_speech` moves every word into them:
-
-* a word overlapping speech is clipped to the speech it overlaps (the first overlapping region's start, the last
-  one's end);
-* a word wholly in a silence at most `MAX_SHIFT_MS` from speech is moved to the edge of the nearest region (a
-  word after a region ends with it, one before a region starts with it): a late timestamp of a word said there;
-* a word farther from any speech keeps its times: the VAD missed quiet speech rather than Whisper inventing 1 s.
-
-A segment then spans its words (a segment without words is clipped to the speech it overlaps), and its edges are
-moved out to the edges of the speech regions its first and last words are in, never past the channel's previous or
-next segment: Whisper also ends turns early (a digit group's last digit 0.2-0.3 s before the voice stops) and
-starts them late, and the VAD region is where that party's voice is. Clamping is monotonic, so words stay in time
-order; a segment near speech never runs past its own channel's speech, hence never into the other channel's next
-turn beyond the real overlap of the two voices. The input is not changed.
-
-Measured (`benchmarks/real_speech.py`, DER with no collar): the real stereo and phone-band dialogues 14-16 % ->
-5 %, the mono clips 2-13 points lower; the synthetic calls (`benchmarks/accuracy.py`) 1.9 % -> 0.0 % stereo,
-3.8 % -> 0.4 % mono.
+`to_speech` moves every word into the channel's VAD speech regions (clipped to the speech it overlaps, or moved to
+the nearest region when it lies at most `MAX_SHIFT_MS` from it), makes each segment span its words and widens its
+edges to the speech regions they are in, never past the channel's previous or next segment. Word order is kept;
+the input is not changed. Why (Whisper's word times drift): docs/analysis.md; figures: benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations

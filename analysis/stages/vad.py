@@ -21,7 +21,7 @@ WINDOW_S = 600  # seconds of audio given to the model at a time
 # regions move that voice's word times (timing.py): at 0.5 a prompt's quiet lead-in and last syllable fall
 # outside. Measured on the "fit" stereo and phone-band dialogue (benchmarks/real_speech.py, DER): 0.5: 5.5 / 5.1 %,
 # 0.3-0.45: 4.2-4.4 %, 0.25: 4.4 / 4.6 %, 0.15: 15 % (the other party's bleed becomes speech); 0.35 is the
-# middle of the plateau. Mono keeps 0.5: its regions place the speaker-embedding windows (diarize.py).
+# middle of the plateau. Mono keeps 0.5: its regions place the speaker-embedding windows (diarize_by_voice.py).
 STEREO_THRESHOLD = 0.35
 THRESHOLD = 0.5  # Silero's own default, for mono
 _JOIN_MS = 100  # regions this close to a window boundary on both sides are one region

@@ -1,51 +1,10 @@
 """Probe an uploaded recording with a real demuxer (PyAV / FFmpeg) — never trust its name.
 
-Accepted formats (spec, conventions 7): MP3, WAV, FLAC, M4A, OGG and WebM. :func:`probe` opens the file,
-decides which of the six it really is from the demuxer and codec, reads every packet of the audio
-stream (demuxing only: a 1 GB WAV is read at disk speed in flat memory) to measure the real duration
-and to catch truncated or corrupt files, decodes the first few packets to prove the codec data is real,
-and returns an :class:`AudioInfo`. Anything else raises :class:`~callscope.errors.ValidationFailed`
-(422) with one of the messages below.
-
-Format mapping (demuxer → codec → format):
-
-* ``mp3`` demuxer (MPEG audio layer 1/2/3) → ``mp3``
-* ``wav`` demuxer, any decodable audio codec (PCM, µ-law/A-law, ADPCM, GSM…) → ``wav``
-* ``flac`` demuxer → ``flac``
-* ``mov,mp4,m4a,3gp,3g2,mj2`` with an AAC or ALAC stream → ``m4a``
-* ``ogg`` with Vorbis, Opus or FLAC → ``ogg``
-* ``matroska,webm`` with Opus or Vorbis → ``webm``
-
-Decisions: a file with a *video* stream (an MP4 or WebM/Matroska movie, an Ogg/Theora video) is not an
-audio upload and gets the "unsupported" message, even when it also has an audio track. Cover art
-(a still picture attached to an MP3/M4A/FLAC, FFmpeg's ``attached_pic``) is not video and is allowed.
-Other codecs in these containers (e.g. MP3-in-MP4, AAC-in-Matroska, Speex-in-Ogg) are unsupported.
-Only the demuxers above are ever opened (FFmpeg's ``format_whitelist``), so playlists and other
-formats that could make FFmpeg read other files or URLs (HLS, concat, …) are refused before their
-header is parsed; only the ``file`` protocol is allowed.
-
-Truncation and corruption ("Audio file is truncated or corrupt"), per format:
-
-* WAV: the ``data`` chunk size is read from the header and compared with the file size (exact; FFmpeg
-  itself clamps it). A size of 0/0xFFFFFFFF (streaming writers) declares nothing: measured duration.
-* FLAC: STREAMINFO's sample count vs the demuxed frames (exact), and the last frame is decoded alone, so a
-  cut inside it is caught too. A FLAC without a sample count (0) cut at a frame boundary is undetectable.
-* MP3: the Xing/Info/VBRI frame count vs the demuxed frames, with :data:`TRUNCATION_TOLERANCE_S`; a cut
-  in the last 0.5 s is accepted with the measured (shorter) duration. An MP3 without such a header
-  declares nothing: cut anywhere it is a valid shorter MP3 (measured duration).
-* M4A: moov at the end (FFmpeg's default) — a cut loses the moov and the file cannot be opened; a cut of
-  only the trailing metadata (udta) is not noticed. moov first ("faststart") — the sample tables
-  promise packets past the end of the file: caught.
-* Ogg: the file must end with a whole page whose CRC is right (FFmpeg silently drops a cut-off page and
-  takes the duration from the last whole page). A cut exactly at a page boundary is undetectable.
-* WebM/Matroska: the segment's Duration vs the demuxed blocks, with the 0.5 s tolerance; a streamed WebM
-  (browser MediaRecorder) has no Duration, so a cut at a block boundary is undetectable.
-* All: a demux error, a packet FFmpeg flags corrupt, the first packets not decoding, or an unreadable
-  header of a file that starts like one of the six containers.
-
-``duration_ms`` is the duration the header declares when the packets present agree with it (this
-honours encoder delay/padding, e.g. LAME's gapless info and MP4 edit lists), otherwise the measured
-duration of the packets.
+:func:`probe` opens the file with only the demuxers of the six accepted formats (MP3, WAV, FLAC, M4A, OGG, WebM;
+only the ``file`` protocol), decides which it really is from the demuxer and codec, reads every packet of the
+audio stream (flat memory) to measure the duration and catch truncated or corrupt files, decodes the first packets,
+and returns an :class:`AudioInfo`. Anything else raises :class:`~callscope.errors.ValidationFailed` (422). The
+format mapping and the truncation checks per format: docs/api.md.
 """
 
 from __future__ import annotations

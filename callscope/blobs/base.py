@@ -1,19 +1,10 @@
 """The blob-store interface: streamed, atomic writes of large objects (call audio) and streamed reads.
 
-A write goes through a :class:`BlobWriter`::
-
-    async with store.writer(key) as w:       # an exception inside the block aborts
-        async for chunk in request_body:
-            await w.write(chunk)
-        probe_with_ffmpeg(w.local_path)       # a complete local copy of what was written
-        await w.commit()                      # the blob appears under `key`, all at once
-
-Leaving the block without ``commit()`` aborts too: nothing half-written is ever visible under a key,
-and an aborted write leaves nothing behind (crash leftovers are removed by ``sweep_orphans``).
-
-Reads: ``stream = await store.open(key, range=(start, end))`` raises :class:`~callscope.errors.NotFound`
-(absent key) or :class:`RangeNotSatisfiable` before any byte is sent, then ``async for chunk in stream``;
-``stream.aclose()`` (or ``async with stream``) releases the file / connection when not read to the end.
+A write goes through ``async with store.writer(key) as w``: ``await w.write(chunk)``, a complete local copy at
+``w.local_path``, then ``await w.commit()`` makes the blob appear under `key` at once; an exception or leaving the
+block without ``commit()`` aborts and leaves nothing. ``await store.open(key, range=(start, end))`` raises
+:class:`~callscope.errors.NotFound` or :class:`RangeNotSatisfiable` before any byte, then streams; ``aclose()`` it
+when not read to the end. An example: docs/development.md.
 """
 
 from __future__ import annotations

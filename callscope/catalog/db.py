@@ -1,32 +1,10 @@
 """The catalog database: engine set-up, Alembic migrations, sessions and a thread bridge for async code.
 
-SQLite (embedded, the default) and PostgreSQL are supported.
-
-SQLite notes
-  * WAL journal, ``synchronous=NORMAL``, foreign keys on and a generous busy timeout are set on every
-    new connection, so several processes (API workers, the operator, CLI commands) can share one file:
-    readers never block the writer and writers queue on the database lock instead of failing.
-  * The pysqlite driver's own transaction handling is switched off and SQLAlchemy emits ``BEGIN``
-    itself (the recipe from the SQLAlchemy SQLite dialect docs). That makes transactions behave as
-    SQLAlchemy expects (DDL inside transactions, SAVEPOINTs) and lets :meth:`Catalog.session` open
-    ``BEGIN IMMEDIATE`` transactions for read-then-write work: a deferred transaction that reads first
-    and writes later can fail with "database is locked" without waiting for the busy timeout.
-
-Migrations live in ``callscope/catalog/migrations`` (Alembic). :meth:`Catalog.alembic_config`
-builds the Alembic ``Config`` in code, so no ``alembic.ini`` is needed. To add a revision::
-
-    from alembic import command
-    from callscope.catalog.db import Catalog
-    command.revision(Catalog("sqlite:///scratch.db").alembic_config(), message="add recordings",
-                     autogenerate=True, rev_id="0002")
-
-(run ``Catalog(...).migrate()`` on the scratch database first so autogenerate diffs against head).
-
-A lost database (PostgreSQL restarting, stopped or unreachable; an SQLite file that cannot be opened) is
-:class:`~callscope.errors.ServiceUnavailable` with a ``Retry-After`` from every session of this module, logged once
-per outage, never a 500 with a traceback per request. Nothing needs restarting when it is back: PostgreSQL
-connections are pinged before use and a disconnect invalidates the whole pool, so the first requests after the
-outage reconnect.
+SQLite (embedded, the default; WAL, and ``BEGIN IMMEDIATE`` transactions from :meth:`Catalog.session` for
+read-then-write work) and PostgreSQL are supported. Migrations live in ``callscope/catalog/migrations`` and
+:meth:`Catalog.alembic_config` builds Alembic's ``Config`` in code (no ``alembic.ini``). A lost database is
+:class:`~callscope.errors.ServiceUnavailable` with a ``Retry-After`` from every session, logged once per outage;
+nothing needs restarting when it is back. Details: docs/development.md.
 """
 
 from __future__ import annotations

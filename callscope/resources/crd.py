@@ -1,17 +1,9 @@
 """CustomResourceDefinitions generated from the resource models (the models are the single source).
 
-`build_crd(cls)` turns one kind's pydantic models into an apiextensions.k8s.io/v1
-CustomResourceDefinition with a *structural* openAPIV3Schema: every `$ref` inlined, every
-`anyOf [X, null]` turned into X with `nullable: true`, no `title`, and only the keywords a
-Kubernetes API server accepts in a structural schema (description, default, enum, pattern,
-minimum/maximum, minLength/maxLength, minItems/maxItems, format date-time). Rules a pattern
-cannot express are `x-kubernetes-validations` in *standard* CEL (no Kubernetes extension
-functions), so that tests can evaluate them with cel-python.
-
-    python -m callscope.resources.crd          # rewrites crds/*.yaml, prints what changed
-    python -m callscope.resources.crd --check  # exits 1 when a file in crds/ is stale
-
-tests/k8s/test_crds.py fails when the files in crds/ differ from `build_all()`.
+`build_crd(cls)` turns one kind's pydantic models into an apiextensions.k8s.io/v1 CRD with a *structural* schema
+(every `$ref` inlined, `nullable` for optional fields, only the keywords an API server accepts) and standard-CEL
+`x-kubernetes-validations` for what a pattern cannot say. ``python -m callscope.resources.crd`` rewrites crds/*.yaml
+(``--check`` exits 1 when one is stale; tests/k8s/test_crds.py checks it). Details: docs/development.md.
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
 """Calls to virtual numbers: routing to operators, the call record, and the recording taken the upload's road.
 
-The carrier's webhooks (api/resources/telephony.py, authenticated by the carrier's signature) come here as the
-provider-neutral events of callscope/telephony/voice.py; the answers are instructions the carrier's dialect writes.
-
-* A call to an active number is recorded (`ringing`) with its dial plan: rounds of operators (active, with a phone
-  number), fixed at the first webhook so a replay answers the same. `priority`: one operator a round, in priority
-  order; `round_robin`: the same, starting after the operator the number's last call tried first (the cursor lives
-  in the catalog); `simultaneous`: one round with everyone, the first to answer takes the call.
-* Each round rings for `call_ring_timeout_seconds`; its end comes back to `dial_finished`: answered ends the call
-  `completed` (its duration: the time connected), anything else moves to the next round. No round left: `missed`,
-  with a voicemail when `call_voicemail` is on and the number records (recording on, a project).
-* A number with `recording` on and a project records from answer on two channels (caller and operator apart); the
-  recording callback streams the audio from the carrier into the blob store as a recording of the number's project
-  through the upload service (`external_id` = the carrier's call id, so a redelivery stores nothing twice), with
-  the answering operator, `called_at` and `recording_source` "phone"; its analysis is queued like an upload's. A
-  number without a project (or with recording off) routes and counts calls but records nothing.
-* The call-status callback ends a call still ringing (the caller hung up) as `missed`.
+The carrier's webhooks (api/resources/telephony.py) come here as the provider-neutral events of
+callscope/telephony/voice.py; the answers are instructions the carrier's dialect writes. A call is recorded with a
+dial plan fixed at its first webhook (a replay answers the same), rings operators round by round (`priority`,
+`round_robin`, `simultaneous`), ends `completed` or `missed`, and a number that records (with a project) stores the
+call's recording through the upload service. The flow in full: docs/phone-calls.md.
 """
 
 from __future__ import annotations

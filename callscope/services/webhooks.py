@@ -1,21 +1,9 @@
 """The ``recording.analyzed`` event: its payload, written to the webhook outbox in the caller's transaction (the one
 that completes or fails the recording), and the outbox as users inspect it (``callscope webhooks``).
 
-Payload (the exact body, stored once and sent unchanged on every retry)::
-
-    {"type": "recording.analyzed", "timestamp": "<ISO 8601>",
-     "data": {"recording_id": 12, "public_id": "...", "project_id": 1, "external_id": "...",
-              "status": "completed" | "failed", "status_reason": null | "...",
-              "metadata": {...}, "summary": {...}, "transcription": {...}, "goals": [...],
-              "categories": [...], "extracted_data": [...]}}
-
-``recording_id``, ``public_id``, ``project_id``, ``external_id``, ``status`` and ``status_reason`` are always
-there; the other keys only for the sections the project's ``spec.webhook.sections`` lists. The analysis sections
-are the recording's REST read-outs, made by the analysis layer (analysis/readouts.py) and handed over
-with the completion: ``summary`` and ``transcription`` are the bodies of GET /recordings/{id}/summary and
-/transcription, ``goals``, ``categories`` and ``extracted_data`` those lists of GET /recordings/{id}/results. A
-failed recording has no analysis: its analysis sections are null. Delivery (signing, retries, address checks) is
-workers/webhooks.py.
+The payload is stored once and sent unchanged on every retry: the recording's ids, ``status`` and
+``status_reason`` always, and the sections ``spec.webhook.sections`` lists, the analysis ones being the REST read-outs
+(analysis/readouts.py; null for a failed recording). Its shape: docs/operations.md. Delivery: workers/webhooks.py.
 """
 
 from __future__ import annotations

@@ -1,24 +1,9 @@
 """An informer: an in-memory copy of every object, kept fresh from the back end's watch.
 
-`CachedStore` wraps any `ResourceStore`. `await start()` lists every kind of
-`callscope.resources.KINDS` across all namespaces, then one task per kind watches from the list's
-resourceVersion and applies the events (relisting on `Gone`, retrying with a logged back-off on
-back-end errors). It implements `ResourceStore` itself:
-
-- reads (`get`, `list` with a label selector, `list_with_version`) are served from memory;
-- writes go to the back end, and the object it returns is applied to the memory at once
-  (read-your-writes); a later watch event carrying the same or an older resourceVersion does not
-  roll it back, and a late event does not resurrect an object deleted through the cache
-  (tombstones keyed by resourceVersion);
-- `watch` is the back end's.
-
-resourceVersions are compared as integers when both parse as such (the SQLite back end); otherwise
-(opaque versions, e.g. Kubernetes) an event counts as newer unless it equals the cached version.
-
-READ-ONLY RESULTS: `get`, `list`, `list_with_version`, `by_index` and `get_by_id` return the
-cached instances themselves, not copies. Callers must treat them as read-only and call
-`obj.model_copy(deep=True)` before changing anything, e.g. before passing a modified object to
-`update`. (The writes, `create`/`update`/`update_status`, return a private copy.)
+`CachedStore` wraps any `ResourceStore` and is one: `await start()` lists every kind, then watches each; reads are
+served from memory, writes go to the back end and are applied at once (read-your-writes, never rolled back by an
+older event). READ-ONLY RESULTS: `get`, `list`, `list_with_version`, `by_index` and `get_by_id` return the cached
+instances themselves; call `obj.model_copy(deep=True)` before changing one. Details: docs/development.md.
 """
 
 from __future__ import annotations

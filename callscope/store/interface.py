@@ -1,17 +1,10 @@
 """The store interface every back end implements (SQLite embedded, Kubernetes API in a cluster).
 
-Semantics follow the Kubernetes API so that code written against one back end behaves the same
-on the other:
-
-- every object lives in a namespace (the account) and is named by metadata.name;
-- `create` assigns uid, resourceVersion, generation=1 and creationTimestamp and, as with a status
-  subresource, ignores the status it is given;
-- `update` replaces metadata.labels, metadata.annotations and spec, ignores status, and fails with
-  StaleResourceVersion when metadata.resourceVersion is not the stored one; generation grows when
-  the spec changes;
-- `update_status` replaces status only, with the same optimistic-concurrency check;
-- resourceVersions are opaque strings; `watch` yields changes after a given one and raises Gone when
-  that one is too old, so that the caller lists again.
+Semantics follow the Kubernetes API so that code behaves the same on both: objects are named in a namespace (the
+account); `create` assigns uid, resourceVersion, generation and creationTimestamp and ignores status; `update`
+replaces labels, annotations and spec, `update_status` status only, both failing with StaleResourceVersion on a stale
+metadata.resourceVersion; resourceVersions are opaque; `watch` raises Gone when its version is too old. In full:
+docs/development.md.
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
 """The cluster back end: configuration objects as custom resources (group callscope.io) on the
 Kubernetes API, through lightkube's async client (callscope/kube.py).
 
-- every kind is a namespaced custom resource with a status subresource (an account is a namespace);
-  `create` creates the namespace when the API answers that it does not exist;
-- `update` is a PUT carrying metadata.resourceVersion (optimistic concurrency: 409 Conflict ->
-  StaleResourceVersion); without a resourceVersion it is unconditional: read the current version,
-  PUT with it, and retry on conflict (custom resources refuse a PUT without one);
-- `update_status` is a PUT on the ``/status`` subresource, with the same rules;
-- API errors map onto the interface's: 404 -> ObjectNotFound, 409 AlreadyExists -> AlreadyExists,
-  409 Conflict -> StaleResourceVersion, 410 -> Gone, 400/422 -> ValidationFailed (with the API's
-  message), an unreachable API or 5xx -> ServiceUnavailable;
-- `watch` streams ``?watch=true&allowWatchBookmarks=true`` from a resourceVersion (none: the current
-  one, taken from a list), reconnects from the last version seen when the server ends the stream, and
-  raises Gone on a 410 (HTTP status or ERROR event).
-
-`poll_now()` + the watches' `drained()` let `CachedStore.sync()` wait until the cache has applied
-every change committed before the call: a watch has caught up once it has seen an event or a
-BOOKMARK at or past the current resourceVersion. A real API server sends bookmarks only now and then
-(about once a minute), so on a quiet kind the wait is bounded by ``sync_grace`` seconds and then
-returns (best effort); the test emulator sends one after every write.
+Every kind is a namespaced custom resource with a status subresource (an account is a namespace). `update` and
+`update_status` are PUTs with optimistic concurrency (retried on conflict without a resourceVersion); API errors map
+onto the interface's; `watch` streams from a resourceVersion, reconnects, and raises Gone on a 410. `poll_now()` and
+the watches' `drained()` let `CachedStore.sync()` wait for the cache, bounded by ``sync_grace``. Details:
+docs/development.md.
 """
 
 from __future__ import annotations

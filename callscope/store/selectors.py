@@ -1,16 +1,10 @@
 """Kubernetes label selectors: parsing and matching.
 
-Grammar (as `kubectl get -l` and the Kubernetes API accept it), requirements joined by commas,
-all of which must hold:
-
-    key=value   key==value   key!=value       equality (!= also matches when the key is absent)
-    key in (v1,v2)           key notin (v1,v2) set membership (notin also matches when absent)
-    key                      !key              existence / absence
-    key>3   key<3                              integer comparison (label must exist and be an integer)
-
-Keys are qualified names (`prefix/name` with an optional DNS-subdomain prefix); values are empty or
-up to 63 characters of ``[A-Za-z0-9._-]`` starting and ending alphanumerically. An empty selector
-matches everything. Bad syntax raises `callscope.errors.ValidationFailed`.
+The grammar `kubectl get -l` accepts, requirements joined by commas, all of which must hold: ``key=value``,
+``key==value``, ``key!=value`` (also when absent), ``key in (v1,v2)``, ``key notin (v1,v2)`` (also when absent),
+``key``, ``!key``, ``key>3``, ``key<3`` (an integer label). Keys are qualified names; values are empty or up to 63
+of ``[A-Za-z0-9._-]``, alphanumeric at both ends. An empty selector matches everything; bad syntax raises
+`callscope.errors.ValidationFailed`.
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """The embedded back end: every object in one SQLite file, shared safely by several processes.
 
-Layout (created on first open):
-
-- ``objects``: one row per object (kind, namespace, name, uid, resource_version, generation,
-  created, body = the object as ``to_dict()``);
-- ``events``: one row per change, keyed by a global, monotonically increasing ``revision`` (as in
-  etcd); the revision of the last change of an object is its resourceVersion, the current revision
-  is the resourceVersion of any list. Old events are compacted away so that at most ``max_events``
-  remain; a watch from a compacted revision raises `Gone`;
-- ``state``: the current revision and the compaction point.
-
-All SQLite work runs on ONE dedicated worker thread that owns the connection (WAL journal mode,
-busy_timeout, ``BEGIN IMMEDIATE`` for writes), so the event loop never blocks on the file and
-several processes (the server, CLI commands) can write the same file. Writes by another process are
-seen at once by list/get (each read is its own transaction) and by watches within ``poll_interval``:
-one shared poller per store instance reads new events and dispatches them to every watcher.
+Tables ``objects`` (one row per object), ``events`` (one row per change, keyed by a global ``revision``, the
+resourceVersion; compacted to ``max_events``, a watch from a compacted revision raises `Gone`) and ``state``. All
+SQLite work runs on one worker thread owning the connection; other processes' writes are seen at once by reads and
+by watches within ``poll_interval``. Details: docs/development.md.
 """
 
 from __future__ import annotations

@@ -1,25 +1,10 @@
 """The embedded default provider: real-looking numbers from `phonenumbers`, purchases in a JSON file.
 
-Candidates are numbers `phonenumbers` validates for the country and of the asked type, generated
-from a random stream seeded by (country, type), so a search gives the same list every time
-(less numbers bought since). Costs come from `COSTS`. Countries needing documents: see
-`base.DOCUMENT_COUNTRIES` (DE, FR, AT, BE, IT, ES, JP, AU).
-
-State file (JSON, written to a temp file and renamed; every read-modify-write holds an `fcntl`
-lock on `<state>.lock`, so several processes can share it):
-
-    {"version": 1,
-     "numbers": {"+4930...": {PurchasedNumber fields}},
-     "requirement_groups": [{"id": 1, "country": "DE", "status": "pending"}],
-     "next_group_id": 2,
-     "voice": {"account_sid": "AC...", "auth_token": "..."}}
-
-Voice: the sandbox plays Twilio (twilio_voice.py). Its webhooks are signed with `voice.auth_token`, made once on
-first use; `callscope calls simulate` reads it from this file (the data directory is the trust boundary, as for
-every other embedded secret). Its recordings API is a folder beside the state file, `sandbox-recordings/`
-(0700), one `<RecordingSid>.wav` (0600) each, where the simulator puts a call's recording before its callback: as
-with Twilio, where a recording lives comes from the provider's own configuration and the RecordingSid, never from
-the webhook, so nothing is fetched from a URL a request names and no carrier account is needed.
+A search gives the same valid numbers every time (seeded by country and type, less those bought); costs come from
+`COSTS`; countries needing documents are `base.DOCUMENT_COUNTRIES`. The state file is written atomically under an
+`fcntl` lock, so several processes share it. Voice: the sandbox plays Twilio (twilio_voice.py), signing its webhooks
+with `voice.auth_token` from the state file, and finds a call's recording in `sandbox-recordings/` by its
+RecordingSid. The state file's layout: docs/phone-calls.md.
 """
 
 from __future__ import annotations

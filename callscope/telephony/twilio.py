@@ -1,29 +1,10 @@
 """Twilio adapter on its REST API (httpx, HTTP basic auth with the account SID and auth token).
 
-- search: GET {base}/2010-04-01/Accounts/{sid}/AvailablePhoneNumbers/{CC}/{Mobile|Local|TollFree|National}.json
-  The answer carries no prices, so costs come from Twilio's Pricing API
-  (GET {pricing}/v1/PhoneNumbers/Countries/{CC}, the `current_price` of the matching
-  `number_type`, cached per country for an hour); Twilio charges no set-up fee, so
-  upfront_cost is "0.00".
-- purchase: POST {base}/2010-04-01/Accounts/{sid}/IncomingPhoneNumbers.json
-  (form PhoneNumber, and BundleSid when the requirement group maps to a bundle).
-- requirement_group_status: GET {numbers}/v2/RegulatoryCompliance/Bundles/{BundleSid}; a
-  requirement group is a key of `bundle_sids` (group id → BundleSid).
-- release: DELETE {base}/2010-04-01/Accounts/{sid}/IncomingPhoneNumbers/{PNsid}.json
-- voice (twilio_voice.py): webhooks signed with the auth token; a call's recording is
-  GET {base}/2010-04-01/Accounts/{sid}/Recordings/{RecordingSid}.wav (RequestedChannels=2 for both channels of
-  a dual-channel one), deleted with DELETE .../Recordings/{RecordingSid}.json. The URL is built from the
-  configured base and the RecordingSid, never taken from the webhook, so the credentials go nowhere else.
-
-Answers are read into the models below (what Twilio documents, and what the service passes on: E.164 numbers, a
-2-letter country, prices as decimals, SIDs that become URL paths); one that is not JSON or not of that shape is
-ProviderBadAnswer (502).
-
-Errors: a 4xx becomes ProviderError with Twilio's `message` (a search 404, which Twilio gives
-for a country or type it does not offer, gets a readable message instead of the resource path);
-5xx, timeouts, connection failures, 401 (bad credentials: not the user's to fix) and 429 become
-ProviderUnavailable ("Phone-number provider is unavailable", a 422 ProviderError subclass).
-The auth token is never logged nor put in an error message.
+Searches numbers (prices from Twilio's Pricing API, cached per country for an hour), buys and releases them,
+reads a regulatory bundle's status, and fetches and deletes a call's recording from a URL built from the configured
+base and the RecordingSid, never taken from a webhook. An answer not of the documented shape is ProviderBadAnswer
+(502); a 4xx is ProviderError with Twilio's message; 5xx, timeouts, connection errors, 401 and 429 are
+ProviderUnavailable. The auth token is never logged. The endpoints: docs/phone-calls.md.
 """
 
 from __future__ import annotations

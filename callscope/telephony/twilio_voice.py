@@ -1,18 +1,10 @@
 """Twilio's voice dialect: request signatures, webhook parameters read into events, and instructions written as
 TwiML. The Twilio adapter and the sandbox (which plays Twilio) both speak it; each fetches its recordings its own way.
 
-Signature (`X-Twilio-Signature`): the full URL Twilio requested (query string included), then every POST parameter
-sorted by name (a repeated name: its distinct values sorted) as name+value, HMAC-SHA1 with the auth token, base64.
-Twilio is not consistent about default ports, so the URL is also checked with the port added (or removed); the
-comparison is constant-time. (The rules of twilio-python's RequestValidator, implemented here.)
-
-Parameters: each webhook's form is a model below (Twilio's names as aliases), and so is the query string of each URL
-the service hands Twilio; the API's edge (api/resources/telephony.py) validates both before anything is read or
-written, so no value reaches the catalog, a URL or a log that its column or its use would refuse. Read: voice
-webhook `CallSid`, `From`, `To`, `CallerName`; `<Dial action>` `CallSid`, `DialCallStatus`, `DialCallDuration`;
-recording status callback `CallSid`, `RecordingSid`, `RecordingStatus`, `RecordingChannels`, `RecordingDuration`
-(never `RecordingUrl`: a recording is fetched from where the provider's configuration says); call status callback
-`CallSid`, `CallStatus`, `CallDuration`. A blank parameter counts as absent; other parameters are ignored.
+A request is signed (`X-Twilio-Signature`) as twilio-python's RequestValidator checks it, with the port added or
+removed, compared in constant time. Each webhook's form and each URL's query string handed to Twilio is a model
+below, which the API's edge (api/resources/telephony.py) validates before anything is read or written; `RecordingUrl`
+is never read. The signature and the parameters read: docs/phone-calls.md.
 """
 
 from __future__ import annotations
