@@ -1,20 +1,10 @@
 """The analysis dispatcher: claims jobs from the catalog's queue and runs them on an executor.
 
-It runs in every `callscope serve` (with CALLSCOPE_DISPATCHER_ENABLED) and in the Kopf operator; any number of
-them may share one catalog (see callscope/catalog/jobs.py for why none processes a job twice).
-
-Per tick it fails for good the jobs whose lease expired with no attempt left, then claims at most as many jobs as
-it has free slots (back-pressure: it never takes work it cannot start). Each claimed job runs in a task that
-heartbeats the lease (every third of it) and writes the stage and progress the executor reports (about once a
-second). A lost lease (another dispatcher took the job over) cancels the work; its result is never written.
-
-Outcomes: a result is stored through workers/outcomes.py (completion, one transaction); an
-AnalysisError (the audio cannot be decoded, or is gone) fails the recording at once with its message, since
-trying again cannot help; anything else (a Ray worker or actor that died, a lost node) is retried with backoff
-until the last attempt, then the recording fails with a readable reason.
-
-Executors: ``RayExecutor`` (analysis/runtime/actors.py, the default) or ``InlineExecutor`` (CALLSCOPE_ANALYSIS_EXECUTOR=
-inline): the same pipeline in threads of this process, one shared set of models, for tests and small installs.
+It runs in every `callscope serve` (with CALLSCOPE_DISPATCHER_ENABLED) and in the Kopf operator; any number may
+share one catalog. Per tick it fails the exhausted jobs, then claims at most as many as it has free slots; each job
+runs in a task that heartbeats its lease and writes its progress, and a lost lease cancels the work. A result is
+stored through workers/outcomes.py; an AnalysisError fails the recording at once; anything else is retried with
+backoff. Executors: ``RayExecutor`` (the default) or ``InlineExecutor``. In full: docs/operations.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,10 @@
 """The durable job queue over the ``jobs`` table, the same on SQLite and PostgreSQL.
 
-A job is ``queued`` (waiting for ``available_at``), ``running`` (leased by one dispatcher until
-``lease_expires_at``), ``done`` or ``failed``. At most one job per recording is queued or running (the partial
-unique index ``uq_jobs_active_recording``), so an upload, a retry and a re-analysis never run side by side.
-
-Claiming: ``claim`` takes up to ``n`` jobs that are due, or running with an expired lease (their dispatcher died),
-in one write transaction: PostgreSQL locks the candidate rows with ``FOR UPDATE SKIP LOCKED`` (concurrent claimers
-pass over each other's rows), SQLite takes its single write lock up front (``BEGIN IMMEDIATE``) so the select and
-the update are one atomic step. Every claim counts an attempt; a job whose attempts are used up is not claimed again
-but failed for good by the caller (``exhausted``).
-
-Ownership: every later write by a dispatcher (heartbeat, progress, retry, completion) is an ``UPDATE ... WHERE
-lease_owner = me AND state = 'running'``; a dispatcher whose lease was taken over writes nothing.
-
-Recording status moves ``pending`` -> ``processing`` -> ``completed``/``failed`` only, each step a guarded
-``UPDATE ... WHERE status IN (...)`` (see ``TRANSITIONS``). A re-analysis (kind ``reanalyze``) of a completed or
-failed recording keeps its status and its results while it runs (stage ``reanalyzing`` with progress) and
-replaces them at the end in one transaction (workers/outcomes.py).
+A job is ``queued``, ``running`` (leased by one dispatcher), ``done`` or ``failed``; at most one per recording is
+queued or running. ``claim`` takes up to ``n`` due jobs (or running ones whose lease expired) in one write
+transaction, counting an attempt each; ``exhausted`` lists those with no attempt left, for the caller to fail. Every
+later write by a dispatcher is guarded by ``lease_owner = me AND state = 'running'``, and a recording's status moves
+only along ``TRANSITIONS``. How claiming stays safe on both databases: docs/operations.md.
 """
 
 from __future__ import annotations
