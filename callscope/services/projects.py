@@ -6,6 +6,7 @@ from typing import Any
 
 import structlog
 
+from callscope.catalog import calls, usage
 from callscope.errors import Forbidden, NotFound, ValidationFailed
 from callscope.resources import ApiKey, Operator, Project, ProjectSpec, Tag, VirtualNumber
 from callscope.services import scope
@@ -78,10 +79,12 @@ async def delete_project(ctx: Context, principal: Principal, project_id: int) ->
 async def cascade_project_delete(ctx: Context, project: Project) -> None:
     account, name = project.namespace, project.name
     await delete_project_recordings(ctx, account, project.status.id)
-    for number in scope.all_of(ctx, VirtualNumber, account):
-        if number.spec.project == name:
-            await _release_number(ctx, number)
-            await ctx.store.delete(VirtualNumber, account, number.name)
+    numbers = [number for number in scope.all_of(ctx, VirtualNumber, account) if number.spec.project == name]
+    for number in numbers:
+        await _release_number(ctx, number)
+        await ctx.store.delete(VirtualNumber, account, number.name)
+    await ctx.catalog.write(calls.delete_calls_of_numbers, account,  # their call records and routing cursors
+                            [n.status.id for n in numbers if n.status.id is not None])
     for tag in ctx.store.cached_list(Tag, account):
         if tag.spec.project == name:
             await ctx.store.delete(Tag, account, tag.name)
@@ -93,6 +96,7 @@ async def cascade_project_delete(ctx: Context, project: Project) -> None:
     for key in ctx.store.cached_list(ApiKey, account):
         if key.spec.project == name:  # a key bound to a deleted project can reach nothing
             await ctx.store.delete(ApiKey, account, key.name)
+            await ctx.catalog.write(usage.delete_usage, key.metadata.uid or key.name)  # as Principal.key_uid
     await ctx.store.delete(Project, account, name)
     log.info("project_deleted", account=account, project=name, project_id=project.status.id)
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import select
+
+from callscope.catalog.tables import ApiKeyUsage, Call
 
 SHORT_FIELDS = {"id", "name", "language", "industry", "created_at", "updated_at"}
 DETAIL_FIELDS = SHORT_FIELDS | {
@@ -34,7 +37,8 @@ async def test_goal_and_summary_language_default_to_language(create_project):
     ({"language": "en"}, "Name can't be blank"),
     ({"name": "   ", "language": "en"}, "Name can't be blank"),
     ({"name": "X"}, "Language can't be blank"),
-    ({"name": "X", "language": "en", "quality_baseline_pct": 101}, "quality_baseline_pct must be less than or equal to 100"),
+    ({"name": "X", "language": "en", "quality_baseline_pct": 101},
+     "quality_baseline_pct must be less than or equal to 100"),
     ({"name": "X", "language": "en", "quality_baseline_pct": -1},
      "quality_baseline_pct must be greater than or equal to 0"),
     ({"name": "X", "language": "en", "retention_days": 0}, "retention_days must be greater than or equal to 1"),
@@ -177,8 +181,19 @@ async def test_delete_cascades_to_tags_numbers_links_and_scoped_keys(client, adm
     number = (await client.post("/virtual_numbers/purchase", json={"phone_number": candidate["phone_number"]},
                                 headers=scoped)).json()["data"]
 
+    with runtime.ctx.catalog.session() as session:  # a call the number took, and the scoped key's usage
+        session.add(Call(account="default", virtual_number_id=number["id"], phone_number="+14155550100",
+                         call_status="completed", call_duration=30, direction="inbound",
+                         created_at=runtime.ctx.clock()))
+    await runtime.usage.flush()
+    with runtime.ctx.catalog.session() as session:
+        assert {u.key_name for u in session.scalars(select(ApiKeyUsage))} == {"key-1", "key-2"}  # admin, scoped
+
     assert (await client.delete(f"/projects/{project['id']}", headers=admin)).status_code == 204
 
+    with runtime.ctx.catalog.session() as session:  # the dependent records went with it, the admin key's stayed
+        assert session.scalars(select(Call).where(Call.virtual_number_id == number["id"])).all() == []
+        assert {u.key_name for u in session.scalars(select(ApiKeyUsage))} == {"key-1"}
     assert (await client.get(f"/virtual_numbers/{number['id']}", headers=admin)).status_code == 404
     assert (await client.get("/tags", params={"project_id": project["id"]}, headers=admin)).status_code == 404
     assert tag["id"] not in [t["id"] for t in (await client.get("/tags", params={"project_id": keep["id"]},
