@@ -59,9 +59,10 @@ def _segments(transcript: dict[str, Any], speakers: list[dict[str, Any]]) -> lis
 
 
 def completion(result: AnalysisResult, recording: Any) -> Completion:
-    """What the analysis of ``recording`` (its catalog row) hands to the catalog (workers/outcomes.py): the documents, the recording's
-    counters and the webhook's analysis sections, as they read once the recording is completed."""
+    """What the analysis of ``recording`` (its catalog row) hands to the catalog (workers/outcomes.py): the documents,
+    the recording's counters and the webhook's analysis sections, as they read once the recording is completed."""
     results, transcript = documents(result)
     return Completion(results=results, transcript=transcript, dialogues_count=len(result.segments),
                       pauses_detected=len(result.pauses), goals_evaluated=bool(result.goals),
-                      quality_score=result.quality_score, readouts=sections(Subject.of(recording, RecordingStatus.COMPLETED), result))
+                      quality_score=result.quality_score,
+                      readouts=sections(Subject.of(recording, RecordingStatus.COMPLETED), result))

@@ -30,7 +30,8 @@ def error_body(status: int, exc: CallscopeError) -> dict:
     return {"error": exc.message}
 
 
-async def handle_callscope_error(req: falcon.asgi.Request, resp: falcon.asgi.Response, exc: CallscopeError, params) -> None:
+async def handle_callscope_error(req: falcon.asgi.Request, resp: falcon.asgi.Response, exc: CallscopeError,
+                                 params) -> None:
     resp.status = exc.status
     resp.media = error_body(exc.status, exc)
     if exc.retry_after is not None:
@@ -41,7 +42,8 @@ async def handle_callscope_error(req: falcon.asgi.Request, resp: falcon.asgi.Res
         log.warning("request_failed", status=exc.status, error=exc.message, path=redact_path(req.path))
 
 
-async def handle_http_error(req: falcon.asgi.Request, resp: falcon.asgi.Response, exc: falcon.HTTPError, params) -> None:
+async def handle_http_error(req: falcon.asgi.Request, resp: falcon.asgi.Response, exc: falcon.HTTPError,
+                            params) -> None:
     resp.status = exc.status
     status = exc.status_code
     message = _HTTP_MESSAGES.get(status) or exc.description or exc.title or "Error"

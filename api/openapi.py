@@ -100,7 +100,8 @@ def build_document(router: Router) -> dict[str, Any]:
                 "content": {"application/json": {"schema": refs[(_ERROR_MODELS[status], "serialization")]}},
             }
         entry = {
-            "operationId": f"{op.method.lower()}_{path.removeprefix(PREFIX).strip('/').replace('/', '_').replace('{', '').replace('}', '')}",
+            "operationId": f"{op.method.lower()}_"
+                f"{path.removeprefix(PREFIX).strip('/').replace('/', '_').replace('{', '').replace('}', '')}",
             "summary": op.summary, "tags": [op.tag], "parameters": parameters, "responses": responses,
             "x-permission": op.permission,
         }

@@ -105,7 +105,8 @@ def number_item(ctx: Context, principal: Principal, number: VirtualNumber) -> s.
     attached = [o for _, o in _attached(ctx, principal, number)]
     return s.NumberListItem(
         **_number_base(ctx, number),
-        operators=[s.OperatorBrief(id=o.status.id, name=o.spec.name, initials=initials(o.spec.name)) for o in attached[:3]],
+        operators=[s.OperatorBrief(id=o.status.id, name=o.spec.name, initials=initials(o.spec.name))
+                   for o in attached[:3]],
         operators_count=len(attached),
     )
 

@@ -100,7 +100,8 @@ def spoken_digits(digits: str) -> str:
 
 def script(rng: random.Random) -> Script:
     while True:
-        national = f"{rng.choice(['415', '212', '617'])}{rng.randint(2, 9)}{rng.randint(10, 99)}{rng.randint(1000, 9999)}"
+        national = (f"{rng.choice(['415', '212', '617'])}{rng.randint(2, 9)}"
+                    f"{rng.randint(10, 99)}{rng.randint(1000, 9999)}")
         if phonenumbers.is_valid_number(phonenumbers.parse(national, "US")):
             break
     first, last = rng.choice(NAMES), rng.choice(SURNAMES)
@@ -129,7 +130,8 @@ def script(rng: random.Random) -> Script:
 
 
 def render(s: Script, voices: tuple[str, str], folder: Path, name: str) -> dict[str, Rendered]:
-    left, right, mono, turns, pauses, pos = [speech.silence(0.4)], [speech.silence(0.4)], [speech.silence(0.4)], [], [], int(0.4 * speech.RATE)
+    left, right, mono, turns, pauses, pos = ([speech.silence(0.4)], [speech.silence(0.4)], [speech.silence(0.4)],
+                                             [], [], int(0.4 * speech.RATE))
     for speaker, line, gap in s.turns:
         spoken = speech.speak(line, voices[speaker])
         turns.append((pos * 1000 // speech.RATE, (pos + len(spoken)) * 1000 // speech.RATE, speaker))

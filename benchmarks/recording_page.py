@@ -166,7 +166,8 @@ def main(argv: list[str] | None = None) -> None:
         page = f"/recordings/{stereo_id}"
         html = client.get(page, headers={"Accept-Encoding": "identity"}).content
         served = client.get(page, headers={"Accept-Encoding": "gzip"})
-        assets = {name: client.get(name).content for name in re.findall(r'(?:src|href)="(/static/[^"]+)"', html.decode())}
+        assets = {name: client.get(name).content
+                  for name in re.findall(r'(?:src|href)="(/static/[^"]+)"', html.decode())}
         api = [site.api("GET", f"/recordings/{stereo_id}/{part}").content
                for part in ("transcription", "results", "summary")]
         timings = []

@@ -287,7 +287,8 @@ def report_upload(u: UploadResult) -> list[str]:
         f"upload (CALLSCOPE_UPLOAD_LIMITS_MB='{UPLOAD_LIMITS_MB}', i.e. WAV limit raised from 500 to 2000 MB)",
         f"  file: WAV, {u.size:,} bytes ({u.size / MB:.0f} MB, {u.recording.get('duration_ms', 0) / 3_600_000:.1f} h "
         f"of 16 kHz mono PCM), written by make_large_wav in {u.make_s:.1f} s",
-        f"  response: {u.status} (recording {u.recording.get('public_id')}, size_bytes={u.recording.get('size_bytes')})",
+        f"  response: {u.status} (recording {u.recording.get('public_id')}, "
+        f"size_bytes={u.recording.get('size_bytes')})",
         f"  throughput: {u.size / MB / u.total_s:.1f} MB/s ({u.total_s:.2f} s from first body byte to response: "
         f"{u.send_s:.2f} s sending the body, {u.finish_s:.2f} s after the last byte until the response)",
         f"  server RSS: before {mib(u.rss_before)}, peak during {mib(u.rss_peak)} "
@@ -306,7 +307,8 @@ FORMATS = (("mp3", 60), ("wav", 20), ("m4a", 15), ("ogg", 5))
 def uuid7_at(moment: datetime, rng: random.Random) -> str:
     ms = int(moment.timestamp() * 1000)
     rand = rng.getrandbits(74)
-    value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | ((rand >> 62) & 0xFFF) << 64 | 0b10 << 62 | (rand & ((1 << 62) - 1))
+    value = ((ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | ((rand >> 62) & 0xFFF) << 64 | 0b10 << 62
+             | (rand & ((1 << 62) - 1)))
     return str(uuid.UUID(int=value))
 
 
@@ -376,7 +378,8 @@ def seed(catalog: Catalog, fixture: Fixture, count: int, now: datetime, rng: ran
     started = time.perf_counter()
     with catalog.connect() as conn:
         ids = dict(conn.execute(select(table.c.external_id, table.c.id)
-                                .where(table.c.project_id == fixture.project_id, table.c.external_id.like("seed-%"))).all())
+                                .where(table.c.project_id == fixture.project_id,
+                                       table.c.external_id.like("seed-%"))).all())
     tag_rows = [{"recording_id": ids[ext], "tag_id": tag} for ext, tag in tagged.items()]
     for start in range(0, len(tag_rows), BATCH):
         with catalog.connect() as conn:
@@ -602,9 +605,11 @@ def run(args: argparse.Namespace, server, pg: ScratchPostgres | None) -> None:
         seeded = seed(catalog, fixture, args.recordings, now, rng)
         lines = [
             f"listing at scale ({catalog.dialect} catalog)",
-            f"  seeded {seeded.rows:,} recordings in {seeded.insert_s:.1f} s ({seeded.rows / seeded.insert_s:,.0f} rows/s, "
-            f"Core executemany in batches of {BATCH}) + {seeded.tag_rows:,} recording_tags rows in {seeded.tags_s:.1f} s"
-            + (f"; VACUUM ANALYZE {seeded.analyze_s:.1f} s" if seeded.analyze_s is not None else "; no ANALYZE (SQLite)"),
+            f"  seeded {seeded.rows:,} recordings in {seeded.insert_s:.1f} s "
+            f"({seeded.rows / seeded.insert_s:,.0f} rows/s, Core executemany in batches of {BATCH}) "
+            f"+ {seeded.tag_rows:,} recording_tags rows in {seeded.tags_s:.1f} s"
+            + (f"; VACUUM ANALYZE {seeded.analyze_s:.1f} s" if seeded.analyze_s is not None
+               else "; no ANALYZE (SQLite)"),
             f"  statuses: {', '.join(f'{k} {v:,}' for k, v in seeded.statuses.items())}; rows per tag: "
             f"{', '.join(f'{t}: {n:,}' for t, n in seeded.per_tag.items())}"
             + ("; plus the uploaded recording (pending, untagged)" if uploaded else ""),
@@ -662,7 +667,8 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="callscope-bench-rec-"))
     free = shutil.disk_usage(workdir).free
     if free < args.upload_mb * MB * 2.5 + 500 * MB:
-        print(f"only {free / 1e9:.1f} GB free in {workdir.parent}; need about {args.upload_mb * 2.5 / 1000 + 0.5:.1f} GB",
+        print(f"only {free / 1e9:.1f} GB free in {workdir.parent}; "
+              f"need about {args.upload_mb * 2.5 / 1000 + 0.5:.1f} GB",
               file=sys.stderr)
         shutil.rmtree(workdir, ignore_errors=True)
         return 1

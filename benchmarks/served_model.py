@@ -40,7 +40,8 @@ CALLS = {"billing": BILLING_CALL, "dental": DENTAL_CALL}
 SAMPLE_AS_LOCAL = {"repeat_penalty": 1.0}  # llama-cpp-python's server's default is 1.1; the local back end's 1.0
 STAGES = {
     "summary": lambda dialogue, llm: summarize(dialogue, "en", llm, roles=WRITTEN_ROLES).text,
-    "fields": lambda dialogue, llm: [(v.name, v.value) for v in extract_fields(WRITTEN_FIELDS, dialogue, llm, roles=WRITTEN_ROLES)],
+    "fields": lambda dialogue, llm: [(v.name, v.value)
+                                     for v in extract_fields(WRITTEN_FIELDS, dialogue, llm, roles=WRITTEN_ROLES)],
 }
 
 
@@ -71,13 +72,15 @@ def main() -> None:
 
     local = measure(LlamaCppModel(gguf, threads=args.threads, n_ctx=args.context), args.runs)
     with llama_server(gguf, args.context, args.threads) as endpoint:
-        served = measure(OpenAICompatibleModel(endpoint, MODEL_ALIAS, timeout=900, extra_body=SAMPLE_AS_LOCAL), args.runs)
+        served = measure(OpenAICompatibleModel(endpoint, MODEL_ALIAS, timeout=900, extra_body=SAMPLE_AS_LOCAL),
+                         args.runs)
 
     print(f"{gguf.name}, {args.threads} threads, {args.context} context, best of {args.runs}")
     print(f"{'call':<10}{'stage':<10}{'local s':>9}{'served s':>10}  same answer")
     for (call, stage), (seconds, answer) in local.items():
         served_seconds, served_answer = served[(call, stage)]
-        print(f"{call:<10}{stage:<10}{seconds:>9.1f}{served_seconds:>10.1f}  {'yes' if answer == served_answer else 'NO'}")
+        print(f"{call:<10}{stage:<10}{seconds:>9.1f}{served_seconds:>10.1f}  "
+              f"{'yes' if answer == served_answer else 'NO'}")
         if answer != served_answer:
             print(f"    local:  {answer}\n    served: {served_answer}")
 

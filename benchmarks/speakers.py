@@ -4,7 +4,8 @@ What it measures
 ----------------
 * Diarization: for each voice pair of tests/analysis/voices.py and each of ``--seeds`` seeds, a mono call of 12
   alternating agent/customer turns with random pauses (0.15-1.0 s; pauses under the VAD's 300 ms join two turns
-  into one speech region) and a one-voice call of 8 sentences. Silero VAD finds the speech, `diarize_by_voice.label_speech`
+  into one speech region) and a one-voice call of 8 sentences. Silero VAD finds the speech,
+  `diarize_by_voice.label_speech`
   labels it, and the DER (missed + false alarm + confusion over reference speech, 250 ms collar) is computed on
   the VAD regions labelled by their nearest window: diarization without ASR. Printed per call, then the mean and
   the worst, for each ``--thresholds`` value (the cosine-distance threshold of the clustering).
@@ -50,8 +51,9 @@ def _variant(voice: str) -> str:
 
 def labelled_regions(regions: list[SpeechRegion], windows, labels) -> list[tuple[int, int, int]]:
     centers = np.array([w.center_ms for w in windows])
-    return [(t, min(t + 100, r.end_ms), diarize_by_voice.speaker_at(centers, labels, t, min(t + 100, r.end_ms)) if windows
-             else 0) for r in regions for t in range(r.start_ms, r.end_ms, 100)]
+    return [(t, min(t + 100, r.end_ms),
+             diarize_by_voice.speaker_at(centers, labels, t, min(t + 100, r.end_ms)) if windows else 0)
+            for r in regions for t in range(r.start_ms, r.end_ms, 100)]
 
 
 def diarization(encoder, seeds: int, thresholds: list[float]) -> None:
@@ -120,7 +122,8 @@ def voiceprints(encoder) -> None:
           f"{min(s for v in probes.values() for _, s in v) / 1000:.1f}-"
           f"{max(s for v in probes.values() for _, s in v) / 1000:.1f} s")
     print(f"  same voice ({len(same)}): percentiles {pct}: {np.percentile(same, pct).round(3).tolist()}")
-    print(f"  different voices (other variant, SIMILAR_PAIRS left out) ({len(diff)}): percentiles {pct}: {np.percentile(diff, pct).round(3).tolist()}")
+    print(f"  different voices (other variant, SIMILAR_PAIRS left out) ({len(diff)}): percentiles {pct}: "
+          f"{np.percentile(diff, pct).round(3).tolist()}")
     threshold = speakers.VOICEPRINT_THRESHOLDS["ge2e"]  # the encoder here is GE2E
     print(f"  similar pairs and same-variant accents ({len(close)}): {np.percentile(close, pct).round(3).tolist()}, "
           f"{sum(c >= threshold for c in close)} at or over {threshold}")

@@ -6,8 +6,8 @@ Two synthetic calls of espeak-ng speech (tests/analysis/speech.py, voices.py): a
 right) and a mono call of the same two voices, each ``--minutes`` long (the scripted dialogue repeated, 0.6 s
 between turns and a few long holds). The models are loaded first (their load times are printed on their own) and
 each call is analysed once to warm up; then ``--runs`` timed runs. A stage's time is the wall time between the
-progress reports the pipeline makes as each stage starts (analysis/runtime/pipeline.py), so the per-stage times add up to
-the whole run. RTF = processing seconds / audio seconds (lower is faster; 0.1 = ten times faster than real time).
+progress reports the pipeline makes as each stage starts (analysis/runtime/pipeline.py), so the per-stage times add up
+to the whole run. RTF = processing seconds / audio seconds (lower is faster; 0.1 = ten times faster than real time).
 
 The settings come from the environment like the server's (CALLSCOPE_WHISPER_MODEL, CALLSCOPE_WHISPER_DEVICE,
 CALLSCOPE_WHISPER_COMPUTE_TYPE, CALLSCOPE_ANALYSIS_THREADS, CALLSCOPE_LLM_*...), so the same command measures a GPU

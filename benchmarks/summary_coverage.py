@@ -10,7 +10,8 @@ Calls (English; key points and their fit/report split in tests/analysis/key_poin
   (OUTAGE_AGENT, OUTAGE_CUSTOMER: a technician's visit booked), mono and stereo;
 * real speech (scripts/fetch_real_speech.py's English clips): the pyannote.audio conversation between two women
   (en-call-mono, and en-call-phone, its 8 kHz μ-law rendering) and the two clips of read phone-system prompts;
-* written (no audio; the roles the speakers stage finds from the words): BILLING_CALL and DENTAL_CALL of tests/analysis/transcripts.py, and the
+* written (no audio; the roles the speakers stage finds from the words): BILLING_CALL and DENTAL_CALL of
+tests/analysis/transcripts.py, and the
   support dialogue repeated to 60 minutes (for the seconds of a long call; it has the support call's key points).
 
 Each call's audio is analysed once by the pipeline without its language model (transcript and speaker roles,
@@ -21,7 +22,8 @@ seconds are the stage's whole cost on a call whose transcript no other stage eva
 stage may have evaluated a shared prefix before it). Printed per call:
 
 * coverage: the share of the call's key points the summary states (analysis/coverage.py's rule);
-* unsupported: the summary's sentences analysis/stages/faithfulness.py's checker finds unsupported, of all its sentences;
+* unsupported: the summary's sentences analysis/stages/faithfulness.py's checker finds unsupported, of all its
+sentences;
 * words, seconds, and the tokens of the stage's request to the model: prompt tokens evaluated + tokens generated =
   the seconds they take on 2 quiet CPUs (25 ms and 100 ms each): a figure the machine's load does not disturb;
 * how the summary was made (the stage's method), and the summary itself.
@@ -196,7 +198,8 @@ def main() -> None:
 def report(now: dict, before: dict | None) -> None:
     def cells(f: dict) -> list[str]:
         tokens = f.get("tokens")
-        quiet = f"{tokens[0]}+{tokens[1]}={QUIET_PROMPT_S * tokens[0] + QUIET_TOKEN_S * tokens[1]:.1f}" if tokens else "-"
+        quiet = (f"{tokens[0]}+{tokens[1]}={QUIET_PROMPT_S * tokens[0] + QUIET_TOKEN_S * tokens[1]:.1f}" if tokens
+                 else "-")
         return [f"{sum(f['stated'])}/{len(f['stated'])}", f"{len(f['unsupported'])}/{f['sentences']}",
                 str(f["words"]), f"{f['seconds']:.1f}", quiet, f["method"]]
 

@@ -33,7 +33,8 @@ def reanalyze(recordings: tuple[str, ...], account: str, project_id: int | None,
     async def run() -> None:
         async with opened(load_settings()) as rt:
             if project_id is not None:
-                queued = await analyses.reanalyze_project(rt.ctx, account, project_id, statuses or (RecordingStatus.COMPLETED,))
+                queued = await analyses.reanalyze_project(rt.ctx, account, project_id,
+                                                          statuses or (RecordingStatus.COMPLETED,))
                 click.echo(f"{len(queued)} recording(s) of project {project_id} queued for re-analysis")
                 return
             ids, missing = await rt.catalog.read(recording_rows.ids_of, account, recordings)

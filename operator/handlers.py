@@ -160,7 +160,8 @@ async def _assign_id(ctx: Context, obj: Resource) -> Resource:
         holder = ctx.store.get_by_id(type(obj), obj.namespace, int(label))
         claimed = holder is None or holder.name == obj.name
     object_id = int(label) if claimed else await _new_id(ctx, obj)
-    note = None if claimed or not label else f"the {ID_LABEL} label {label!r} was not assigned by Callscope: id {object_id} assigned"
+    note = (None if claimed or not label
+            else f"the {ID_LABEL} label {label!r} was not assigned by Callscope: id {object_id} assigned")
     return await _write_id(ctx, obj, object_id, note)
 
 

@@ -401,7 +401,8 @@ def entry(folder: Path, name: str, rendering: str, language: str, channels: list
         log(f"  wrote {path.name} ({len(channels[0]) / RATE:.1f} s, {len(channels)} ch, {rate} Hz {codec})")
     record = {"id": clip_id, "path": str(path.relative_to(folder)), "language": language, "rendering": rendering,
               "channels": len(channels), "sample_rate": rate, "duration_s": round(len(channels[0]) / RATE, 3),
-              "transcript": transcript, "turns": [[round(a, 3), round(b, 3), s] for a, b, s in turns] if turns else None,
+              "transcript": transcript,
+              "turns": [[round(a, 3), round(b, 3), s] for a, b, s in turns] if turns else None,
               "rttm": None, "speakers": speakers, "split": split, "sources": sources, "notes": notes}
     if turns:
         rttm_path = path.with_suffix(".rttm")

@@ -3,7 +3,8 @@ nodes (each a `ray start` process group), two `callscope serve` replicas whose d
 `ray://…` as the manifests' CALLSCOPE_RAY_ADDRESS does, one PostgreSQL catalog, moto's S3 and Redis rate limits.
 
 Faults: an API replica killed mid-upload (the client retries on the other with the same external_id), a worker
-node's raylet killed while it analyses (a lost Kubernetes pod), and the Ray head killed. After each, every recording sent must be completed exactly once (analysis version 1, one finished job) with one webhook;
+node's raylet killed while it analyses (a lost Kubernetes pod), and the Ray head killed. After each, every recording
+sent must be completed exactly once (analysis version 1, one finished job) with one webhook;
 each test prints sent / completed / duplicated / lost and the time from the fault to the last completion.
 """
 

@@ -154,7 +154,8 @@ def test_every_recording_completes_exactly_once_whatever_is_killed(tmp_path: Pat
             if plan and cluster.kill(plan[0]):
                 plan.pop(0)
             with catalog.session() as session:
-                statuses = dict(session.execute(select(Recording.status, func.count()).group_by(Recording.status)).all())
+                statuses = dict(session.execute(
+                    select(Recording.status, func.count()).group_by(Recording.status)).all())
             if not plan and not uploader.is_alive() and statuses.get("completed", 0) == RECORDINGS:
                 break
         uploader.join(60)

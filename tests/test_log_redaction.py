@@ -105,7 +105,8 @@ def test_what_is_no_secret_is_left_as_it_is():
 
 
 def test_structlog_lines_are_redacted_in_fields_nested_values_and_exceptions(configured, capsys):
-    logs.configure(Settings(log_level="INFO", log_format="json", api_key_prefix="ak_"))  # after capsys took stderr: the renderer writes there
+    # after capsys took stderr: the renderer writes there
+    logs.configure(Settings(log_level="INFO", log_format="json", api_key_prefix="ak_"))
     key = "ak_" + "Z" * 32
     try:
         raise RuntimeError(f"could not fetch {S3_URL}")

@@ -48,7 +48,8 @@ def descendants(root: int) -> dict[int, str]:
         for pid, ppid in parents.items():
             if ppid == parent and pid not in found:
                 try:
-                    found[pid] = " ".join((PROC / str(pid) / "cmdline").read_bytes().decode().replace("\0", " ").split())
+                    found[pid] = " ".join(
+                        (PROC / str(pid) / "cmdline").read_bytes().decode().replace("\0", " ").split())
                 except OSError:
                     continue
                 frontier.append(pid)

@@ -239,7 +239,8 @@ class LlamaCppModel:
                 prompt = list(self._llama._input_ids[: usage.get("prompt_tokens", 0)])
         except ValueError as exc:  # e.g. "Requested tokens (9000) exceed context window of 8192"
             raise LanguageModelError(f"{self.path.name}: {exc}") from exc
-        self.last_request = Request(len(prompt), self._llama.longest_token_prefix(cached, prompt), usage.get("completion_tokens", 0),
+        self.last_request = Request(len(prompt), self._llama.longest_token_prefix(cached, prompt),
+                                    usage.get("completion_tokens", 0),
                                     seconds)
         log.debug("%s", self.last_request)
         choice = reply["choices"][0]
@@ -259,8 +260,8 @@ class OpenAICompatibleModel:
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 120,
                  extra_body: dict[str, Any] | None = None):
-        """`extra_body`: the server's own request parameters, sent with each request (CALLSCOPE_LLM_ENDPOINT_EXTRA_BODY);
-        the OpenAI ones this client sets take precedence."""
+        """`extra_body`: the server's own request parameters, sent with each request
+        (CALLSCOPE_LLM_ENDPOINT_EXTRA_BODY); the OpenAI ones this client sets take precedence."""
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._extra_body = dict(extra_body or {})

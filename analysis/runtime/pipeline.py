@@ -222,7 +222,8 @@ class Pipeline:
 
     def _language(self, audio: Audio, project: ProjectSpec | None, run: _Run) -> str | None:
         """The language the recording is transcribed in: the recording's (the project's) language, else (none, or
-        "auto") what a multilingual Whisper model detects, else (an English-only model, nothing given) English. A language the
+        "auto") what a multilingual Whisper model detects, else (an English-only model, nothing given) English. A
+        language the
         configured model cannot transcribe is an AnalysisError (the recording fails with that reason) rather than
         a transcript of English words."""
         transcriber = self.transcriber

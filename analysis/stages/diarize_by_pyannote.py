@@ -1,13 +1,14 @@
 """pyannote.audio's own speaker-diarization pipeline (`CALLSCOPE_DIARIZATION_MODEL=pyannote`), for GPU clusters
 that have its weights on a volume.
 
-The embedded diarization (CAM++ and segmentation-3.0 as ONNX, diarize_by_voice.py) needs neither torch nor gated weights.
+The embedded diarization (CAM++ and segmentation-3.0 as ONNX, diarize_by_voice.py) needs neither torch nor gated
+weights.
 Where a deployment may install pyannote.audio with its torch and keep a pipeline (e.g. speaker-diarization-3.1 or
 community-1) on a volume, `CALLSCOPE_PYANNOTE_PIPELINE` names it: a directory with its config.yaml and the
 checkpoints that config names by local path, or the config.yaml itself. It is loaded from there only; nothing is
 fetched from a hub. Its turns take the place of the CAM++ clusters behind the same stage interface
-(`diarize_by_voice.diarize_turns`): each word takes the speaker of the turn nearest to it and each speaker's segments follow
-that speaker's turns, overlapped speech included.
+(`diarize_by_voice.diarize_turns`): each word takes the speaker of the turn nearest to it and each speaker's segments
+follow that speaker's turns, overlapped speech included.
 """
 
 from __future__ import annotations

@@ -41,8 +41,8 @@ MAX_SPEAKERS = 8
 
 # CAM++ + spectral clustering (see the module's docstring)
 CAMPP_WINDOW_MS, CAMPP_HOP_MS = 1500, 750
-# affinity pruning: keep each row's largest max(PVAL * n, min(MIN_PNUM, n / 2)) values. 3D-Speaker's MIN_PNUM 6 split one
-# espeak voice of a synthetic call into 3-4 clusters; 9-20 clustered all the "fit" clips of the real-speech
+# affinity pruning: keep each row's largest max(PVAL * n, min(MIN_PNUM, n / 2)) values. 3D-Speaker's MIN_PNUM 6 split
+# one espeak voice of a synthetic call into 3-4 clusters; 9-20 clustered all the "fit" clips of the real-speech
 # manifest (three one-voice read clips, a Spanish dialogue mono, stereo and phone mixed to mono) and the
 # synthetic two-voice calls right, 25 merged the Spanish dialogue: 14 is the middle of that plateau.
 CAMPP_PVAL, CAMPP_MIN_PNUM = 0.012, 14

@@ -232,7 +232,8 @@ class SupportChecker:
         similarity = claims @ self._stretch_vectors().T
         best = similarity.argmax(axis=1)
         return [Support(s, round(float(similarity[i, best[i]]), 3), self.stretches[best[i]], d,
-                        new_words(s, self.stems), r) for i, (s, d, r) in enumerate(zip(sentences, details, roles, strict=True))]
+                        new_words(s, self.stems), r)
+                for i, (s, d, r) in enumerate(zip(sentences, details, roles, strict=True))]
 
     def supported_text(self, text: str) -> tuple[list[str], list[Support]]:
         """The sentences of text that are supported, and the checks of those that are not."""

@@ -228,8 +228,8 @@ def ask_model(questions: Sequence[_Question], llm: Any, prefix: str) -> list[Map
               "required": keys, "additionalProperties": False}
     prompt = prefix + "".join(q.line(k) for k, q in zip(keys, questions, strict=True)) + (
         "For each field to find: if the call states it, set found to true and value to it (for text, in the words of "
-        "the call; for true or false, quote the words of the transcript that state it, copied exactly); if it does not, "
-        "set found to false. For a field with values mentioned, value is one of them.")
+        "the call; for true or false, quote the words of the transcript that state it, copied exactly); "
+        "if it does not, set found to false. For a field with values mentioned, value is one of them.")
     budget = sum(CHOICE_TOKENS if q.choices else PROPOSAL_TOKENS for q in questions)
     answer = llm.generate_json(prompt, schema, max_tokens=budget)
     return [answer.get(k, {}) for k in keys]
@@ -308,7 +308,8 @@ def extract_fields(fields: Sequence[ExtractedField], segments: Sequence[Transcri
     results = [result for result, _, _ in decided]
     if asked:
         try:
-            answers = ask_model([q for _, q, _ in asked], llm, transcript_prompt(segments, transcript_budget(llm), roles))
+            answers = ask_model([q for _, q, _ in asked], llm,
+                                transcript_prompt(segments, transcript_budget(llm), roles))
         except LanguageModelError as exc:
             log.warning("fields: language model failed (%s); the values it was asked for are left null", exc)
             answers = [{"found": False}] * len(asked)

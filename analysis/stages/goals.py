@@ -357,7 +357,8 @@ def evaluate_goal(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapp
                         evidence=[f.evidence for f in chosen])
     if llm is not None and has_speech and judge_with_model:
         try:
-            judged = _judge(goal, segments, roles, llm, prefix() if prefix else _transcript_prefix(segments, llm, roles))
+            judged = _judge(goal, segments, roles, llm,
+                            prefix() if prefix else _transcript_prefix(segments, llm, roles))
         except LanguageModelError as exc:
             log.warning("goal %s: language model failed (%s); the evidence decides", goal.id, exc)
             judged = None

@@ -112,7 +112,8 @@ def map_local_speakers(chunks: ChunkActivity, coverage: np.ndarray, purity: floa
     return mapping
 
 
-def speaker_activity(chunks: ChunkActivity, mapping: np.ndarray, by_frame: np.ndarray, speakers: int) -> SpeakerActivity:
+def speaker_activity(chunks: ChunkActivity, mapping: np.ndarray, by_frame: np.ndarray,
+                     speakers: int) -> SpeakerActivity:
     """Who speaks in each frame: the `speaker_count(chunks)` call speakers most active there (see the module);
     a MIXED local speaker's frames go to the speaker the windows say (`by_frame` from `frame_labels`)."""
     padded = np.zeros(chunks.frames(), dtype=int)

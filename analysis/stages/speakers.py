@@ -145,7 +145,8 @@ def phrase_score(text: str) -> tuple[float, list[str]]:
             count = min(says(words, phrase), 2)
             if count:
                 score += sign * weight * count
-                found.append(f"{'agent' if sign > 0 else 'customer'} phrase \"{phrase}\"" + (" x2" if count > 1 else ""))
+                found.append(f"{'agent' if sign > 0 else 'customer'} phrase \"{phrase}\""
+                             + (" x2" if count > 1 else ""))
     return score, found
 
 
@@ -320,10 +321,12 @@ class SpeakerAnalyzer:
         return model_id(self.encoder)
 
     def turns(self, audio: Audio, regions: list[SpeechRegion]) -> diarize_by_voice.SpeakerTurns:
-        """Who speaks when in a mono call, from its audio alone (`diarize_by_voice.find_turns`; `diarize_by_voice.pipeline_turns` with
+        """Who speaks when in a mono call, from its audio alone (`diarize_by_voice.find_turns`;
+        `diarize_by_voice.pipeline_turns` with
         the pyannote.audio pipeline): the pipeline asks for them while Whisper transcribes."""
         if isinstance(self._diarizer, PyannotePipeline):
-            return diarize_by_voice.pipeline_turns(self._diarizer.turns(np.asarray(audio.channels[0])), self._diarizer.info)
+            return diarize_by_voice.pipeline_turns(self._diarizer.turns(np.asarray(audio.channels[0])),
+                                                   self._diarizer.info)
         return diarize_by_voice.find_turns(audio, regions, self._diarizer, self.diarization_threshold,
                                   segmenter=self._segmenter)
 

@@ -139,7 +139,8 @@ def digit_runs(text: str) -> list[DigitRun]:
 def _zero(lexemes: list[_Lexeme], i: int, text: str) -> bool:
     """Whether the "oh" at lexeme i is a zero: two or more in a row, or one followed by another digit."""
     j = i
-    while j + 1 < len(lexemes) and lexemes[j + 1].word in ("oh", "o") and text[lexemes[j].end:lexemes[j + 1].start] == " ":
+    while (j + 1 < len(lexemes) and lexemes[j + 1].word in ("oh", "o")
+           and text[lexemes[j].end:lexemes[j + 1].start] == " "):
         j += 1
     if j > i:
         return True

@@ -109,7 +109,8 @@ class SummaryResult:
         """What happened, for `stages`."""
         count = len(self.removed)
         unsupported = f"{count} sentence(s) the transcript does not support"
-        return {"model": "", "repaired": f"{unsupported} replaced by what was said", "trimmed": f"{unsupported} removed",
+        return {"model": "", "repaired": f"{unsupported} replaced by what was said",
+                "trimmed": f"{unsupported} removed",
                 "extractive": f"{unsupported} removed; none was left: the call's key sentences instead"}[self.method]
 
 

@@ -99,7 +99,8 @@ def page(responder):
         except CallscopeError as exc:
             if exc.retry_after is not None:
                 resp.set_header("Retry-After", str(exc.retry_after))
-            render(req, resp, "error.html", status=exc.status, title=_TITLES.get(exc.status, "Error"), message=exc.message,
+            render(req, resp, "error.html", status=exc.status, title=_TITLES.get(exc.status, "Error"),
+                   message=exc.message,
                    person=getattr(req.context, "person", None))
     return wrapped
 

@@ -29,7 +29,8 @@ class OperatorItem(Resource):
     @operation("Get an operator", "read", response=s.Data[s.OperatorDetail], errors=(401, 403, 404))
     async def on_get(self, req, resp, id: int):
         principal = principal_of(req)
-        resp.media = data(presenters.operator_detail(self.ctx, principal, operators.get_operator(self.ctx, principal, id)))
+        resp.media = data(presenters.operator_detail(self.ctx, principal,
+                                                     operators.get_operator(self.ctx, principal, id)))
 
     @operation("Update an operator (only supplied fields change)", "write", body=s.OperatorUpdate,
                response=s.Data[s.OperatorDetail], errors=(400, 401, 403, 404, 422))

@@ -28,7 +28,8 @@ class ProjectCollection(Resource):
 class ProjectItem(Resource):
     @operation("Get a project (detail form)", "read", response=s.Data[s.ProjectDetail], errors=(401, 403, 404))
     async def on_get(self, req, resp, id: int):
-        resp.media = data(await presenters.project_detail(self.ctx, projects.get_project(self.ctx, principal_of(req), id)))
+        resp.media = data(await presenters.project_detail(self.ctx,
+                                                          projects.get_project(self.ctx, principal_of(req), id)))
 
     @operation("Update a project (only supplied fields change)", "write", body=s.ProjectUpdate,
                response=s.Data[s.ProjectDetail], errors=(400, 401, 403, 404, 422))

@@ -23,7 +23,8 @@ class AppSettingsResource(Resource):
             default_language=account.spec.default_language if account else "en",
             audio_formats=sorted(settings.upload_limits_mb),
             upload_limits_bytes={fmt: mb * 1_000_000 for fmt, mb in settings.upload_limits_mb.items()},
-            default_audio_retention_days=(account.spec.audio_retention_days if account and account.spec.audio_retention_days
+            default_audio_retention_days=(account.spec.audio_retention_days
+                                          if account and account.spec.audio_retention_days
                                           else settings.default_audio_retention_days),
             emotion_classes=EMOTION_CLASSES,
             pagination={"default_per_page": DEFAULT_PER_PAGE, "max_per_page": MAX_PER_PAGE},
@@ -31,5 +32,6 @@ class AppSettingsResource(Resource):
             virtual_number_purchase_paused=settings.virtual_number_purchase_paused,
             api_key=s.KeyInfo(name=principal.key_name, permissions=sorted(principal.permissions),
                               project_id=principal.project_id, expires_at=principal.expires_at,
-                              rate_limit_per_minute=principal.rate_limit_per_minute or settings.rate_limit_default_per_minute),
+                              rate_limit_per_minute=(principal.rate_limit_per_minute
+                                                     or settings.rate_limit_default_per_minute)),
         ))

@@ -14,7 +14,8 @@ MiB = 1024 * 1024
 
 
 def build_blob_store(settings: Settings) -> BlobStore:
-    """The filesystem store under ``<data_dir>/blobs`` or the S3 store; creates no bucket (S3BlobStore.ensure_bucket)."""
+    """The filesystem store under ``<data_dir>/blobs`` or the S3 store; creates no bucket
+    (S3BlobStore.ensure_bucket)."""
     if settings.blob_store == "filesystem":
         return FilesystemBlobStore(settings.data_dir / "blobs")
     if settings.blob_store == "s3":

@@ -70,8 +70,10 @@ def _owned(job_id: int, owner: str):
 def enqueue(session: Session, recording_id: int, kind: str, now: datetime) -> bool:
     """Queue a job for the recording in the caller's transaction; False when one is already queued or running."""
     # DO NOTHING without a target also covers the partial unique index (one active job per recording).
-    statement = insert(session, Job).values(recording_id=recording_id, kind=kind, state="queued", attempts=0,
-                                   available_at=now, created_at=now, updated_at=now).on_conflict_do_nothing().returning(Job.id)
+    statement = (insert(session, Job)
+                 .values(recording_id=recording_id, kind=kind, state="queued", attempts=0,
+                         available_at=now, created_at=now, updated_at=now)
+                 .on_conflict_do_nothing().returning(Job.id))
     return session.execute(statement).scalar() is not None
 
 

@@ -45,7 +45,8 @@ def _parse(document: dict[str, Any], default_namespace: str) -> Resource:
     try:
         return KINDS[kind].from_dict(data)
     except ValidationError as exc:
-        raise ValidationFailed([f"{kind} {name}: {'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]) from None
+        raise ValidationFailed([f"{kind} {name}: {'.'.join(map(str, e['loc']))}: {e['msg']}"
+                                for e in exc.errors()]) from None
 
 
 async def apply_object(ctx: Context, obj: Resource) -> tuple[Resource, str]:

@@ -45,7 +45,8 @@ def well_formed(prefix: str, token: str) -> bool:
 
 
 async def create_key(ctx: Context, account: str, name: str, permissions: list[str], project_id: int | None = None,
-                     expires_at: datetime | None = None, rate_limit_per_minute: int | None = None) -> tuple[ApiKey, str]:
+                     expires_at: datetime | None = None,
+                     rate_limit_per_minute: int | None = None) -> tuple[ApiKey, str]:
     """The new key object and the key itself (shown once: only its hash is kept)."""
     await ensure_account(ctx, account)
     if not KEY_NAME.match(name):

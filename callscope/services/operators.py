@@ -27,7 +27,8 @@ def get_operator(ctx: Context, principal: Principal, operator_id: int) -> Operat
     return scope.visible_operator(ctx, principal, operator_id)
 
 
-def _clean(ctx: Context, account: str, fields: dict[str, Any], *, creating: bool, exclude: str | None = None) -> dict[str, Any]:
+def _clean(ctx: Context, account: str, fields: dict[str, Any], *, creating: bool,
+           exclude: str | None = None) -> dict[str, Any]:
     """Validate and normalise operator fields; every problem is reported at once, as the spec's 422 lists."""
     errors: list[str] = []
     out = dict(fields)

@@ -42,7 +42,8 @@ def own_project(ctx: Context, principal: Principal) -> Project:
     return project
 
 
-def project_for_request(ctx: Context, principal: Principal, project_id: int | None, *, required: bool = True) -> Project | None:
+def project_for_request(ctx: Context, principal: Principal, project_id: int | None, *,
+                        required: bool = True) -> Project | None:
     """The spec's project_id rule: required for account-wide keys (422), must match a scoped key's
     project (403), must exist in the account (404 `Project not found`)."""
     if project_id is None:

@@ -36,7 +36,8 @@ def next_color(existing: list[Tag]) -> str:
 
 def list_tags(ctx: Context, principal: Principal, project_id: int | None) -> list[Tag]:
     project = scope.project_for_request(ctx, principal, project_id)
-    return sorted(project_tags(ctx, principal.account, project.name), key=lambda t: (t.spec.name.casefold(), t.status.id))
+    return sorted(project_tags(ctx, principal.account, project.name),
+                  key=lambda t: (t.spec.name.casefold(), t.status.id))
 
 
 async def create_tag(ctx: Context, principal: Principal, name: str | None, project_id: int | None) -> tuple[Tag, bool]:

@@ -108,9 +108,11 @@ async def finish(upload: Upload, fields: UploadFields) -> tuple[Found, bool]:
         public_id=upload.public_id, account=principal.account, project_id=project.status.id,
         name=_name(fields.name, upload.filename), external_id=fields.external_id or None, operator_id=operator_id,
         called_at=fields.called_at, language=fields.language or project.spec.language,
-        recording_source=fields.recording_source, agent_channel=fields.agent_channel, status=RecordingStatus.PENDING, progress=0,
+        recording_source=fields.recording_source, agent_channel=fields.agent_channel,
+        status=RecordingStatus.PENDING, progress=0,
         duration_ms=info.duration_ms, audio_format=info.format, size_bytes=upload.writer.size,
-        original_filename=upload.filename, blob_key=upload.key, dialogues_count=0, goals_evaluated=False, pauses_detected=0,
+        original_filename=upload.filename, blob_key=upload.key,
+        dialogues_count=0, goals_evaluated=False, pauses_detected=0,
         processing_restricted=False, conversation_id=conversation, created_at=now, updated_at=now,
     )
     # Shielded: a client that goes away now cannot split the row from its blob; the insert finishes.

@@ -302,7 +302,8 @@ class KubernetesStore:
 
     async def _ensure_namespace(self, namespace: str) -> None:
         try:
-            await self._call("Namespace", namespace, self._client.create(Namespace(metadata=KubeObjectMeta(name=namespace))))
+            await self._call("Namespace", namespace,
+                             self._client.create(Namespace(metadata=KubeObjectMeta(name=namespace))))
         except AlreadyExists:
             pass  # created meanwhile by someone else
 

@@ -267,7 +267,8 @@ class SQLiteStore:
             raise ObjectNotFound(kind.KIND, name)
         return obj
 
-    def _select(self, conn: sqlite3.Connection, kind: type[R], namespace: str | None, selector_text: str | None) -> list[R]:
+    def _select(self, conn: sqlite3.Connection, kind: type[R], namespace: str | None,
+                selector_text: str | None) -> list[R]:
         selector = parse_selector(selector_text)
         if namespace is None:
             rows = conn.execute(

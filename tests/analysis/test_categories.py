@@ -48,7 +48,8 @@ def test_category_found_by_meaning(embedder):
     assert all(e.quote in call[e.dialogue_id].text for e in matched.evidence)
     assert not not_matched.matched and not_matched.score < 0.5 and not_matched.evidence == []
     off = billing.model_copy(update={"min_similarity": 1.0})
-    assert classify([off], call, embedder)[0].model_dump() == {"name": "billing", "matched": False, "score": 0.0, "evidence": []}
+    assert classify([off], call, embedder)[0].model_dump() == {"name": "billing", "matched": False, "score": 0.0,
+                                                               "evidence": []}
 
 
 # Labelled utterances: (category, description, utterances in it); two sets written apart. Each category's

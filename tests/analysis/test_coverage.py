@@ -26,7 +26,8 @@ def test_the_rule_holds_on_the_report_pairs(embedder):
 
 
 def test_both_words_and_meaning_are_needed(embedder):
-    technician = KeyPoint("A technician will visit tomorrow morning.", (("technician", "visit"), ("tomorrow", "morning")))
+    technician = KeyPoint("A technician will visit tomorrow morning.",
+                          (("technician", "visit"), ("tomorrow", "morning")))
     assert has_words("The technician comes tomorrow.", technician)
     assert not has_words("The technician was booked.", technician)  # no "tomorrow" or "morning"
     close = "A technician will come tomorrow morning between eight and twelve."

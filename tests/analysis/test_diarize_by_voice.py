@@ -79,7 +79,8 @@ def seg(id: int, start: int, end: int, words: list[tuple[int, int, str]]) -> Tra
 
 
 def test_relabel_splits_segments_where_the_speaker_changes():
-    windows = [diarize_by_voice.Window(0, 1600), diarize_by_voice.Window(800, 2400), diarize_by_voice.Window(3000, 4600), diarize_by_voice.Window(5000, 6600)]
+    windows = [diarize_by_voice.Window(0, 1600), diarize_by_voice.Window(800, 2400),
+               diarize_by_voice.Window(3000, 4600), diarize_by_voice.Window(5000, 6600)]
     labels = np.array([1, 1, 0, 1])  # cluster 1 speaks first: it must become speaker-1
     segments = [
         seg(5, 0, 4600, [(100, 600, "Hello,"), (700, 1500, "thanks."), (3100, 3600, "Hi,"), (3700, 4500, "yes.")]),
@@ -151,7 +152,8 @@ def test_mono_call_with_whisper_segments(encoder, segmenter):
                            settings.analysis_threads).transcribe(audio, 0, "en", None)
     segments = to_speech(segments, regions)  # as the pipeline gives them
     campplus = isinstance(encoder, CamPlusPlus)  # as the pipeline runs it: CAM++ with the segmentation model
-    dialogue, info = diarize_by_voice.diarize_mono(audio, regions, segments, encoder, segmenter=segmenter if campplus else None)
+    dialogue, info = diarize_by_voice.diarize_mono(audio, regions, segments, encoder,
+                                                   segmenter=segmenter if campplus else None)
 
     assert info.speakers == 2 and info.model == encoder.info and "2 speaker(s)" in info.detail
     assert (info.segmentation == segmenter.info) if campplus else info.segmentation is None
@@ -194,9 +196,12 @@ def test_spectral_clustering_finds_the_clusters_and_keeps_few_windows_one_speake
 def test_small_clusters_fold_and_similar_clusters_merge():
     e = np.array([[1, 0], [1, 0], [0.99, 0.14], [0, 1], [0, 1], [0.1, 0.99]], dtype=float)
     e /= np.linalg.norm(e, axis=1, keepdims=True)
-    assert diarize_by_voice.fold_small_clusters(e, np.array([0, 0, 0, 1, 1, 2]), min_size=2).tolist() == [0, 0, 0, 1, 1, 1]
-    assert diarize_by_voice.merge_similar_clusters(e, np.array([0, 0, 1, 2, 2, 2]), cosine=0.9).tolist() == [0, 0, 0, 1, 1, 1]
-    assert diarize_by_voice.merge_similar_clusters(e, np.array([0, 0, 0, 1, 1, 1]), cosine=0.9).tolist() == [0, 0, 0, 1, 1, 1]
+    assert (diarize_by_voice.fold_small_clusters(e, np.array([0, 0, 0, 1, 1, 2]), min_size=2).tolist()
+            == [0, 0, 0, 1, 1, 1])
+    assert (diarize_by_voice.merge_similar_clusters(e, np.array([0, 0, 1, 2, 2, 2]), cosine=0.9).tolist()
+            == [0, 0, 0, 1, 1, 1])
+    assert (diarize_by_voice.merge_similar_clusters(e, np.array([0, 0, 0, 1, 1, 1]), cosine=0.9).tolist()
+            == [0, 0, 0, 1, 1, 1])
 
 
 def call_embeddings(speakers: int, windows: int, seed: int = 0, utterances: int = 12) -> tuple[np.ndarray, np.ndarray]:
@@ -235,14 +240,16 @@ def test_one_voice_of_thousands_of_windows_stays_one_speaker():
 def test_chunks_only_above_the_chunk_size_and_agree_with_the_whole_on_a_short_call(monkeypatch):
     embeddings, truth = call_embeddings(3, 150, utterances=1)
     direct = diarize_by_voice.spectral_cluster(embeddings)
-    assert diarize_by_voice.cluster_windows(embeddings).tolist() == direct.tolist()  # under CAMPP_CHUNK_WINDOWS: the same
+    # under CAMPP_CHUNK_WINDOWS: the same
+    assert diarize_by_voice.cluster_windows(embeddings).tolist() == direct.tolist()
     sizes = []
     spectral = diarize_by_voice.spectral_cluster
     monkeypatch.setattr(diarize_by_voice, "spectral_cluster", lambda e, k: sizes.append(len(e)) or spectral(e, k))
     monkeypatch.setattr(diarize_by_voice, "CAMPP_CHUNK_WINDOWS", 60)
     chunked = diarize_by_voice.cluster_windows(embeddings)
     assert sizes == [50, 50, 50]  # three chunks of consecutive windows, as equal as can be
-    assert len({(a, b) for a, b in zip(direct, chunked, strict=True)}) == len(set(direct.tolist())) == 3  # one partition
+    # one partition
+    assert len({(a, b) for a, b in zip(direct, chunked, strict=True)}) == len(set(direct.tolist())) == 3
     assert all(len(set(chunked[truth == s].tolist())) == 1 for s in range(3))
 
 

@@ -1,6 +1,6 @@
 """analysis.spoken and .fields: spoken forms (digits, e-mail, numbers, dates) converted, each type validated,
-values that cannot be shown dropped, the model's proposals checked against the transcript, the enum rule of the resource,
-and (slow) the embedded language model proposing values."""
+values that cannot be shown dropped, the model's proposals checked against the transcript, the enum rule of the
+resource, and (slow) the embedded language model proposing values."""
 
 from __future__ import annotations
 

@@ -433,11 +433,13 @@ def test_a_goal_with_phrases_is_not_met_by_an_act_it_does_not_ask_for(embedder):
     # benchmarks/accuracy.py's greeting: said as its phrases ask, or not met by any other greeting
     greeting = Goal(id=1, name="Greeting", description="The agent thanks the caller for calling and gives their name.",
                     phrases=["thank you for calling", "thanks for calling"], speaker="agent")
-    closing = Goal(id=3, name="Closing", description="The agent asks whether there is anything else they can help with.",
+    closing = Goal(id=3, name="Closing",
+                   description="The agent asks whether there is anything else they can help with.",
                    phrases=["anything else"], speaker="agent")
     call = segments([("speaker-1", "Hello, this is Acme. What is it?"),
                      ("speaker-2", "Hello, I would like to change the address on my account."),
-                     ("speaker-1", "Okay, thank you for that information."), ("speaker-2", "Great, thank you very much."),
+                     ("speaker-1", "Okay, thank you for that information."),
+                     ("speaker-2", "Great, thank you very much."),
                      ("speaker-1", "Goodbye.")])
     met = evaluate_goals([greeting, closing], call, ROLES, embedder)
     assert [g.met for g in met] == [False, False]

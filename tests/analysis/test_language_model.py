@@ -170,7 +170,8 @@ def test_settings_choose_the_back_end(httpserver, monkeypatch):
 
     monkeypatch.setenv("CALLSCOPE_LLM_ENDPOINT_EXTRA_BODY", '{"repeat_penalty": 1.0}')
     model = language_model_from_settings(
-        Settings(llm_endpoint=httpserver.url_for("/v1/"), llm_endpoint_model="m", llm_api_key="k", llm_context_tokens=32768,
+        Settings(llm_endpoint=httpserver.url_for("/v1/"), llm_endpoint_model="m", llm_api_key="k",
+                 llm_context_tokens=32768,
                  llm_endpoint_timeout_seconds=300)
     )
     assert isinstance(model, OpenAICompatibleModel)

@@ -15,8 +15,9 @@ def seg(id: int, start: int, end: int, text: str = "fine thanks", channel: int =
     words = text.split()
     step = (end - start) // len(words)
     return TranscriptSegment(id=id, channel=channel, speaker=f"speaker-{channel + 1}", start_ms=start, end_ms=end,
-                             text=text, words=[word(start + i * step, end if i == len(words) - 1 else start + (i + 1) * step, w)
-                                               for i, w in enumerate(words)])
+                             text=text,
+                             words=[word(start + i * step, end if i == len(words) - 1 else start + (i + 1) * step, w)
+                                    for i, w in enumerate(words)])
 
 
 def vad(*spans: tuple[int, int], channel: int = 0) -> list[SpeechRegion]:

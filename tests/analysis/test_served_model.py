@@ -33,7 +33,8 @@ def _answers(llm) -> list:
     for call in (BILLING_CALL, DENTAL_CALL):
         dialogue = segments(call)
         found.append(summarize(dialogue, "en", llm, roles=WRITTEN_ROLES).text)
-        found.append([(value.name, value.value) for value in extract_fields(WRITTEN_FIELDS, dialogue, llm, roles=WRITTEN_ROLES)])
+        found.append([(value.name, value.value) for value in extract_fields(WRITTEN_FIELDS, dialogue, llm,
+                                                                            roles=WRITTEN_ROLES)])
     return found
 
 

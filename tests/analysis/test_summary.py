@@ -68,7 +68,8 @@ def test_long_transcript_keeps_beginning_and_end_and_says_so():
 
 
 def test_language_names():
-    assert language_name("de-AT") == "German" and language_name("EN") == "English" and language_name("pt_BR") == "Portuguese"
+    assert (language_name("de-AT") == "German" and language_name("EN") == "English"
+            and language_name("pt_BR") == "Portuguese")
     assert language_name("xx") == "xx" and language_name(None) is None
 
 
@@ -137,7 +138,8 @@ def test_a_long_call_is_read_as_its_salient_turns_whatever_its_length():
 
 def test_summarize_without_words_does_not_ask():
     model = briefs()
-    result = summarize([TranscriptSegment(id=0, channel=0, speaker="speaker-1", start_ms=0, end_ms=900, text=" ")], "en", model)
+    result = summarize([TranscriptSegment(id=0, channel=0, speaker="speaker-1", start_ms=0, end_ms=900, text=" ")],
+                       "en", model)
     assert result.text == "" and model.prompts == []
 
 

@@ -20,7 +20,8 @@ TOLERANCE_MS = 250
 
 @pytest.fixture(scope="module")
 def call():
-    return make_call([0.6, SENTENCES[0], 1.0, SENTENCES[1], 1.5, SENTENCES[2], 0.8, SENTENCES[3], 2.0, SENTENCES[4], 0.7])
+    return make_call([0.6, SENTENCES[0], 1.0, SENTENCES[1], 1.5, SENTENCES[2], 0.8, SENTENCES[3], 2.0, SENTENCES[4],
+                      0.7])
 
 
 def gaps(regions):
@@ -70,7 +71,8 @@ def test_call_speech_uses_the_stereo_threshold_on_several_channels(call):
     quiet = call.samples * 0.05  # a quiet voice: some of it under Silero's 0.5, over the stereo threshold
     stereo = Audio((call.samples, quiet))
     assert vad.call_speech(stereo) == [
-        *detect_speech(stereo, 0, threshold=vad.STEREO_THRESHOLD), *detect_speech(stereo, 1, threshold=vad.STEREO_THRESHOLD)]
+        *detect_speech(stereo, 0, threshold=vad.STEREO_THRESHOLD),
+        *detect_speech(stereo, 1, threshold=vad.STEREO_THRESHOLD)]
     mono = Audio((quiet,))
     assert vad.call_speech(mono) == detect_speech(mono, 0)
     covered = lambda regions: sum(r.end_ms - r.start_ms for r in regions)  # noqa: E731 - a local helper

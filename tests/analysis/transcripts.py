@@ -26,7 +26,8 @@ BILLING_CALL = [
     ("speaker-1", "Goodbye, and have a nice day."),
 ]
 # Content a faithful summary of BILLING_CALL mentions (any one word of each group).
-BILLING_KEY_WORDS = (("charged", "charge", "payment", "billing", "bill"), ("refund", "refunded"), ("twice", "duplicate", "double"))
+BILLING_KEY_WORDS = (("charged", "charge", "payment", "billing", "bill"), ("refund", "refunded"),
+                     ("twice", "duplicate", "double"))
 
 # A short call where the caller gives his name: the summary may use it, but no time or day that was not said.
 DENTAL_CALL = [

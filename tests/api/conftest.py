@@ -114,7 +114,8 @@ def upload(client, admin):
     async def post(path: Path, headers=None, filename: str | None = None, **fields):
         data = {k: (v if isinstance(v, list) else str(v)) for k, v in fields.items() if v is not None}
         with open(path, "rb") as fh:
-            return await client.post("/recordings", files={"file": (filename or path.name, fh, "application/octet-stream")},
+            return await client.post("/recordings",
+                                     files={"file": (filename or path.name, fh, "application/octet-stream")},
                                      data=data, headers=headers or admin)
     return post
 

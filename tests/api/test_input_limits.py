@@ -203,7 +203,8 @@ async def test_tag_names_beyond_their_limits_are_422(client, admin, project, nam
 
 
 async def test_integers_written_with_an_exponent_are_integers(client, admin):
-    resp = await client.post("/projects", json={"name": "Sales", "language": "en", "retention_days": 3e1}, headers=admin)
+    resp = await client.post("/projects", json={"name": "Sales", "language": "en", "retention_days": 3e1},
+                             headers=admin)
     assert resp.status_code == 201 and resp.json()["data"]["retention_days"] == 30
     resp = await client.post("/tags", json={"name": "vip", "project_id": 1e11}, headers=admin)
     assert (resp.status_code, resp.json()) == (404, {"error": "Project not found"})

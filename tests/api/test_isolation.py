@@ -281,7 +281,8 @@ def share_delete(key: Key, w: World) -> Iterator[Probe]:
         yield pair(lambda v: Probe("refuse", f"{s.label} through the own recording",
                                    values={"id": own_rec.public_id, "share_id": v}), s.id, UNKNOWN_ID)
     for r in w.foreign(key, "recording"):
-        yield pair(lambda v: Probe("refuse", f"own share through {r.label}", values={"id": v, "share_id": own_share.id}),
+        yield pair(lambda v: Probe("refuse", f"own share through {r.label}",
+                                   values={"id": v, "share_id": own_share.id}),
                    r.public_id, w.unknown_uuid)
 
 
@@ -501,7 +502,8 @@ def forged(own_token: str | None, blob_key: str) -> str:
 def signed_files(key: Key, w: World) -> Iterator[Probe]:
     mine = w.audio_tokens.get(key.account)
     for r in w.foreign(key, "recording"):
-        yield pair(lambda v: Probe("refuse", f"the audio of {r.label} through a forged signed URL", values={"token": v}),
+        yield pair(lambda v: Probe("refuse", f"the audio of {r.label} through a forged signed URL",
+                                   values={"token": v}),
                    forged(mine, f"accounts/{r.account}/recordings/{r.public_id}/audio"),
                    forged(mine, f"accounts/{r.account}/recordings/{w.unknown_uuid}/audio"))
 
@@ -535,7 +537,8 @@ class Runner:
         if probe.params is not None:
             kwargs["params"] = probe.params
         if probe.form is not None:
-            kwargs["data"] = {k: ([str(x) for x in v] if isinstance(v, list) else str(v)) for k, v in probe.form.items()}
+            kwargs["data"] = {k: ([str(x) for x in v] if isinstance(v, list) else str(v))
+                              for k, v in probe.form.items()}
             kwargs["files"] = {"file": ("call.wav", self.audio, "application/octet-stream")}
         elif probe.json is not None:
             kwargs["json"] = probe.json

@@ -62,7 +62,8 @@ async def test_extension_is_not_trusted(upload, wav, project):
 
 @pytest.mark.parametrize(("content", "message"), [
     (b"", "File is empty"),
-    (b"just some text, not audio\n" * 20, "Unsupported audio format: accepted formats are MP3, WAV, FLAC, M4A, OGG and WebM"),
+    (b"just some text, not audio\n" * 20,
+     "Unsupported audio format: accepted formats are MP3, WAV, FLAC, M4A, OGG and WebM"),
 ])
 async def test_bad_files_are_422_and_leave_nothing(upload, project, tmp_path, settings, runtime, content, message):
     path = tmp_path / "bad.wav"

@@ -106,7 +106,8 @@ async def test_healthz_and_metrics(client, admin):
         await client.get("/projects", headers=admin)
         metrics = await root.get("/metrics")
         assert metrics.status_code == 200
-        assert 'callscope_http_requests_total{method="GET",route="/api/v1/public/projects",status="200"}' in metrics.text
+        assert ('callscope_http_requests_total{method="GET",route="/api/v1/public/projects",status="200"}'
+                in metrics.text)
 
 
 async def test_openapi_document_lists_every_public_operation(client):

@@ -70,7 +70,8 @@ async def test_sharing_again_returns_the_existing_share_with_200_and_no_email(cl
 
 
 async def test_notify_false_and_everyone_send_no_email(client, admin, recording, member, runtime, settings):
-    assert (await client.post(url(recording), json={"email": member, "notify": False}, headers=admin)).status_code == 201
+    assert (await client.post(url(recording), json={"email": member, "notify": False},
+                              headers=admin)).status_code == 201
     resp = await client.post(url(recording), json={"everyone": True}, headers=admin)
     assert resp.status_code == 201 and resp.json()["data"]["everyone"] is True and resp.json()["data"]["user"] is None
     assert await sent_mail(runtime, settings) == []

@@ -67,7 +67,8 @@ async def test_ranges_with_get_and_head(client, signed_path, wav, method):
     assert part.headers["content-range"] == f"bytes 10-109/{len(audio)}"
     assert part.content == (audio[10:110] if method == "GET" else b"")
     tail = await client.request(method, path, headers={"Range": "bytes=-20"})
-    assert tail.status_code == 206 and tail.headers["content-range"] == f"bytes {len(audio) - 20}-{len(audio) - 1}/{len(audio)}"
+    assert (tail.status_code == 206
+            and tail.headers["content-range"] == f"bytes {len(audio) - 20}-{len(audio) - 1}/{len(audio)}")
     assert tail.content == (audio[-20:] if method == "GET" else b"")
     beyond = await client.request(method, path, headers={"Range": f"bytes={len(audio)}-"})
     assert beyond.status_code == 416 and beyond.headers["content-range"] == f"bytes */{len(audio)}"

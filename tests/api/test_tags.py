@@ -48,7 +48,8 @@ async def test_create_strips_whitespace(client, admin, create_project):
 
 async def test_create_is_idempotent_on_name_case_insensitively(client, admin, create_project):
     project = await create_project()
-    first = (await client.post("/tags", json={"name": "VIP", "project_id": project["id"]}, headers=admin)).json()["data"]
+    first = (await client.post("/tags", json={"name": "VIP", "project_id": project["id"]},
+                               headers=admin)).json()["data"]
     resp = await client.post("/tags", json={"name": " vip ", "project_id": project["id"]}, headers=admin)
     assert resp.status_code == 200
     assert resp.json()["data"] == first
@@ -138,7 +139,8 @@ async def test_two_api_processes_creating_one_tag_make_one_tag(runtime, settings
     try:
         apps = [create_app(rt.ctx, rt.usage) for rt in (runtime, other)]
         clients = [httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) for app in apps]
-        responses = await asyncio.gather(*(clients[i % 2].post("/tags", json={"name": "Race", "project_id": project["id"]},
+        responses = await asyncio.gather(*(clients[i % 2].post("/tags",
+                                                               json={"name": "Race", "project_id": project["id"]},
                                                                headers=admin) for i in range(6)))
         for http in clients:
             await http.aclose()

@@ -97,15 +97,18 @@ async def test_purchase_twice_is_422(client, admin, buy):
 
 
 async def test_purchase_needs_an_approved_requirement_group_where_documents_are_required(client, admin):
-    candidates = (await client.get("/virtual_numbers/available", params={"country": "DE"}, headers=admin)).json()["data"]
+    candidates = (await client.get("/virtual_numbers/available", params={"country": "DE"},
+                                   headers=admin)).json()["data"]
     resp = await client.post("/virtual_numbers/purchase", json={"phone_number": candidates[0]["phone_number"]},
                              headers=admin)
-    assert (resp.status_code, resp.json()) == (422, {"errors": ["Requirement group must be approved before purchasing"]})
+    assert (resp.status_code, resp.json()) == (422,
+                                               {"errors": ["Requirement group must be approved before purchasing"]})
 
 
 async def test_purchase_with_approved_requirement_group(client, admin, runtime):
     group = runtime.ctx.provider.add_requirement_group("DE", "approved")
-    candidates = (await client.get("/virtual_numbers/available", params={"country": "DE"}, headers=admin)).json()["data"]
+    candidates = (await client.get("/virtual_numbers/available", params={"country": "DE"},
+                                   headers=admin)).json()["data"]
     resp = await client.post("/virtual_numbers/purchase", json={"phone_number": candidates[0]["phone_number"],
                                                                 "requirement_group_id": group}, headers=admin)
     assert resp.status_code == 201 and resp.json()["data"]["country_code"] == "DE"
@@ -217,7 +220,8 @@ async def test_remove_operator_by_query_or_body_keeps_the_operator(client, admin
     number = await buy()
     a, b = await create_operator("A"), await create_operator("B")
     for op in (a, b):
-        await client.post(f"/virtual_numbers/{number['id']}/add_operator", json={"operator_id": op["id"]}, headers=admin)
+        await client.post(f"/virtual_numbers/{number['id']}/add_operator", json={"operator_id": op["id"]},
+                          headers=admin)
     url = f"/virtual_numbers/{number['id']}/remove_operator"
     resp = await client.delete(url, params={"operator_id": a["id"]}, headers=admin)
     assert resp.status_code == 200 and [o["id"] for o in resp.json()["data"]["operators"]] == [b["id"]]
@@ -241,7 +245,8 @@ async def test_list_item_shows_first_three_operators_and_total(client, admin, bu
     number = await buy()
     for name in ("A1", "B2", "C3", "D4"):
         op = await create_operator(name)
-        await client.post(f"/virtual_numbers/{number['id']}/add_operator", json={"operator_id": op["id"]}, headers=admin)
+        await client.post(f"/virtual_numbers/{number['id']}/add_operator", json={"operator_id": op["id"]},
+                          headers=admin)
     item = (await client.get("/virtual_numbers", headers=admin)).json()["data"][0]
     assert [o["name"] for o in item["operators"]] == ["A1", "B2", "C3"]
     assert set(item["operators"][0]) == {"id", "name", "initials"}

@@ -131,7 +131,8 @@ def crd_for(rd: ResourceDef) -> dict[str, Any]:
     if rd.crd is not None:
         return copy.deepcopy(rd.crd)
     schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-    version: dict[str, Any] = {"name": rd.version, "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
+    version: dict[str, Any] = {"name": rd.version, "served": True, "storage": True,
+                               "schema": {"openAPIV3Schema": schema}}
     if rd.status_subresource:
         version["subresources"] = {"status": {}}
     return {
@@ -505,7 +506,8 @@ class KubeEmulator:
     def _validate(self, rd: ResourceDef, obj: dict) -> None:
         name = obj.get("metadata", {}).get("name") or ""
         if not name or len(name) > 253 or not _NAME_RE.match(name):
-            raise self._invalid(rd, name, [("metadata.name", f"Invalid value: {name!r}: a lowercase RFC 1123 subdomain is required")])
+            raise self._invalid(rd, name, [("metadata.name",
+                                            f"Invalid value: {name!r}: a lowercase RFC 1123 subdomain is required")])
         if rd.model is not None:
             try:
                 rd.model.model_validate(obj)
@@ -550,8 +552,8 @@ class KubeEmulator:
         if rd.namespaced:
             assert ns is not None
             if meta.get("namespace") and meta["namespace"] != ns:
-                raise ApiFailure(400, "BadRequest",
-                                 "the namespace of the provided object does not match the namespace sent on the request")
+                raise ApiFailure(400, "BadRequest", "the namespace of the provided object does not match "
+                                                    "the namespace sent on the request")
             ns_rd = self._find("", "v1", "namespaces")
             if self._key(ns_rd, "", ns) not in self.objects:  # type: ignore[arg-type]
                 raise ApiFailure(404, "NotFound", f'namespaces "{ns}" not found',
@@ -578,7 +580,8 @@ class KubeEmulator:
         name = current["metadata"]["name"]
         if wanted in (None, ""):
             if required:
-                raise self._invalid(rd, name, [("metadata.resourceVersion", "Invalid value: 0x0: must be specified for an update")])
+                raise self._invalid(rd, name, [("metadata.resourceVersion",
+                                                "Invalid value: 0x0: must be specified for an update")])
             return
         if str(wanted) != current["metadata"]["resourceVersion"]:
             raise ApiFailure(
@@ -860,7 +863,8 @@ class KubeEmulator:
             out[key] = value
         return out
 
-    async def _watch(self, request: web.Request, rd: ResourceDef, ns: str | None, selector: Selector) -> web.StreamResponse:
+    async def _watch(self, request: web.Request, rd: ResourceDef, ns: str | None,
+                     selector: Selector) -> web.StreamResponse:
         q = request.query
         rv_text = q.get("resourceVersion") or ""
         timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None

@@ -341,7 +341,8 @@ async def test_store_creates_the_namespace_and_maps_errors(kube_api):
         assert kube_api.call(lambda: ("namespaces", "", "fresh") in kube_api.emulator.objects)
         bad = Project.model_construct(
             api_version="callscope.io/v1alpha1", kind="Project",
-            metadata=ObjectMeta(name="Not A Name", namespace="fresh"), spec=ProjectSpec(name="S", language="en"), status=obj.status,
+            metadata=ObjectMeta(name="Not A Name", namespace="fresh"), spec=ProjectSpec(name="S", language="en"),
+            status=obj.status,
         )
         with pytest.raises(ValidationFailed, match=r"metadata\.name"):
             await store.create(bad)
@@ -356,8 +357,10 @@ async def test_store_watch_raises_gone_for_a_compacted_version(kube_api):
     # that this test's loop is never blocked, and each step waits for the answer it needs.
     store = KubernetesStore(kube_api.kubeconfig)
     try:
-        created = await store.create(Project(metadata=ObjectMeta(name="p", namespace="acme"), spec=ProjectSpec(name="S", language="en")))
-        later = await store.create(Project(metadata=ObjectMeta(name="q", namespace="acme"), spec=ProjectSpec(name="T", language="en")))
+        created = await store.create(Project(metadata=ObjectMeta(name="p", namespace="acme"),
+                                             spec=ProjectSpec(name="S", language="en")))
+        later = await store.create(Project(metadata=ObjectMeta(name="q", namespace="acme"),
+                                           spec=ProjectSpec(name="T", language="en")))
         before = store.watch(Project, None, created.metadata.resource_version)
         try:  # not compacted yet: the watch from that version sees the later change
             event = await anext(before)

@@ -66,7 +66,8 @@ def seed_recording(ctx):
         row = Recording(
             public_id=public_id, account=project.namespace, project_id=project.status.id,
             name=f"call {next(_external)}", language="en", status=status, progress=100, duration_ms=60_000,
-            audio_format="wav", size_bytes=2052, blob_key=key, conversation_id=str(uuid7()), quality_score=quality_score,
+            audio_format="wav", size_bytes=2052, blob_key=key, conversation_id=str(uuid7()),
+            quality_score=quality_score,
             created_at=created, updated_at=created,
         )
 

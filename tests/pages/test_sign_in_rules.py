@@ -57,7 +57,8 @@ def test_an_active_member_signs_in_and_lands_on_the_page_they_asked_for(site):
     assert landed == page_of(site)
     resp = client.get(page_of(site))
     assert resp.status_code == 200 and "Renewal call with ACME" in resp.text
-    assert resp.headers["cache-control"] == "no-store" and "script-src 'self'" in resp.headers["content-security-policy"]
+    assert (resp.headers["cache-control"] == "no-store"
+            and "script-src 'self'" in resp.headers["content-security-policy"])
     [cookie] = [c for c in client.cookies.jar if c.name == "callscope_session"]
     assert cookie.has_nonstandard_attr("HttpOnly") and cookie.path == "/"
 

@@ -2,7 +2,8 @@
 (CALLSCOPE_NUMBER_PROVIDER=twilio): signed voice webhooks and callbacks, with a local HTTP server standing in for
 Twilio's recordings API (CALLSCOPE_TWILIO_BASE_URL) that serves a real stereo WAV. What is asserted: the TwiML, the
 stored recording (operator, channels, project, idempotency), the provider copy's deletion, and each number's `stats`
-and `recent_calls` through the public API. The analysis is off here (one analysed call: tests/telephony/test_simulated_call_e2e.py).
+and `recent_calls` through the public API. The analysis is off here (one analysed call:
+tests/telephony/test_simulated_call_e2e.py).
 """
 
 from __future__ import annotations
@@ -105,7 +106,8 @@ class World:
         headers = {SIGNATURE_HEADER: signature(token, signed_url or url, list(params.items()))} if signed else {}
         return self.http.post(url, data=params, headers=headers)
 
-    def call(self, number: str, call_sid: str | None = None, caller_name: str = "Jane Doe") -> tuple[str, ElementTree.Element]:
+    def call(self, number: str, call_sid: str | None = None,
+             caller_name: str = "Jane Doe") -> tuple[str, ElementTree.Element]:
         call_sid = call_sid or new_sid("CA")
         resp = self.post("/telephony/twilio/voice", {
             "AccountSid": SID, "CallSid": call_sid, "From": CALLER, "To": NUMBERS[number][0], "CallerName": caller_name,
@@ -114,7 +116,8 @@ class World:
         assert resp.headers["content-type"].startswith("application/xml")
         return call_sid, ElementTree.fromstring(resp.text)
 
-    def dial_ended(self, twiml: ElementTree.Element, call_sid: str, status: str, duration: int = 0) -> ElementTree.Element:
+    def dial_ended(self, twiml: ElementTree.Element, call_sid: str, status: str,
+                   duration: int = 0) -> ElementTree.Element:
         resp = self.post(twiml.find("Dial").get("action"), {
             "AccountSid": SID, "CallSid": call_sid, "DialCallStatus": status, "DialCallDuration": str(duration),
             "DialCallSid": new_sid("CA")})

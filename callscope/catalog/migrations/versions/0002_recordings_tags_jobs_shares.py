@@ -55,8 +55,10 @@ def upgrade() -> None:
         batch_op.create_index('ix_recordings_account_called_at', ['account', 'called_at'], unique=False)
         batch_op.create_index('ix_recordings_account_created', ['account', 'created_at', 'id'], unique=False)
         batch_op.create_index('ix_recordings_account_operator', ['account', 'operator_id'], unique=False)
-        batch_op.create_index('ix_recordings_account_project_created', ['account', 'project_id', 'created_at', 'id'], unique=False)
-        batch_op.create_index('ix_recordings_account_status_created', ['account', 'status', 'created_at', 'id'], unique=False)
+        batch_op.create_index('ix_recordings_account_project_created', ['account', 'project_id', 'created_at', 'id'],
+                              unique=False)
+        batch_op.create_index('ix_recordings_account_status_created', ['account', 'status', 'created_at', 'id'],
+                              unique=False)
         batch_op.create_index('ix_recordings_conversation', ['conversation_id'], unique=False)
 
     op.create_table('shares',
@@ -87,7 +89,8 @@ def upgrade() -> None:
     sa.Column('last_error', sa.Text(), nullable=True),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
     sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
-    sa.ForeignKeyConstraint(['recording_id'], ['recordings.id'], name=op.f('fk_jobs_recording_id_recordings'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['recording_id'], ['recordings.id'], name=op.f('fk_jobs_recording_id_recordings'),
+                            ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_jobs'))
     )
     with op.batch_alter_table('jobs', schema=None) as batch_op:
@@ -97,7 +100,8 @@ def upgrade() -> None:
     op.create_table('recording_tags',
     sa.Column('recording_id', sa.BigInteger(), nullable=False),
     sa.Column('tag_id', sa.BigInteger(), nullable=False),
-    sa.ForeignKeyConstraint(['recording_id'], ['recordings.id'], name=op.f('fk_recording_tags_recording_id_recordings'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['recording_id'], ['recordings.id'], name=op.f('fk_recording_tags_recording_id_recordings'),
+                            ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('recording_id', 'tag_id', name=op.f('pk_recording_tags'))
     )
     with op.batch_alter_table('recording_tags', schema=None) as batch_op:

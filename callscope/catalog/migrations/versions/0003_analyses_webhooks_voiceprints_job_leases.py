@@ -74,7 +74,8 @@ def upgrade() -> None:
     sa.Column('summary', sa.Text(), nullable=True),
     sa.Column('language', sa.String(length=16), nullable=True),
     sa.Column('completed_at', sa.DateTime(timezone=True), nullable=False),
-    sa.ForeignKeyConstraint(['recording_id'], ['recordings.id'], name=op.f('fk_analyses_recording_id_recordings'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['recording_id'], ['recordings.id'], name=op.f('fk_analyses_recording_id_recordings'),
+                            ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('recording_id', name=op.f('pk_analyses'))
     )
     op.create_table('webhook_attempts',
@@ -86,7 +87,8 @@ def upgrade() -> None:
     sa.Column('status_code', sa.Integer(), nullable=True),
     sa.Column('error', sa.Text(), nullable=True),
     sa.Column('response_excerpt', sa.Text(), nullable=True),
-    sa.ForeignKeyConstraint(['event_id'], ['webhook_events.id'], name=op.f('fk_webhook_attempts_event_id_webhook_events'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['event_id'], ['webhook_events.id'],
+                            name=op.f('fk_webhook_attempts_event_id_webhook_events'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_webhook_attempts'))
     )
     with op.batch_alter_table('webhook_attempts', schema=None) as batch_op:
@@ -95,14 +97,17 @@ def upgrade() -> None:
     with op.batch_alter_table('jobs', schema=None) as batch_op:
         batch_op.add_column(sa.Column('heartbeat_at', sa.DateTime(timezone=True), nullable=True))
         batch_op.add_column(sa.Column('finished_at', sa.DateTime(timezone=True), nullable=True))
-        batch_op.create_index('uq_jobs_active_recording', ['recording_id'], unique=True, sqlite_where=sa.text("state IN ('queued', 'running')"), postgresql_where=sa.text("state IN ('queued', 'running')"))
+        batch_op.create_index('uq_jobs_active_recording', ['recording_id'], unique=True,
+                              sqlite_where=sa.text("state IN ('queued', 'running')"),
+                              postgresql_where=sa.text("state IN ('queued', 'running')"))
 
 
 
 def downgrade() -> None:
     """Downgrade schema."""
     with op.batch_alter_table('jobs', schema=None) as batch_op:
-        batch_op.drop_index('uq_jobs_active_recording', sqlite_where=sa.text("state IN ('queued', 'running')"), postgresql_where=sa.text("state IN ('queued', 'running')"))
+        batch_op.drop_index('uq_jobs_active_recording', sqlite_where=sa.text("state IN ('queued', 'running')"),
+                            postgresql_where=sa.text("state IN ('queued', 'running')"))
         batch_op.drop_column('finished_at')
         batch_op.drop_column('heartbeat_at')
 
