@@ -36,7 +36,7 @@ def configure(settings: Settings) -> None:
     )
     logging.basicConfig(level=level.upper(), stream=sys.stderr, format="%(message)s")
     # On the handlers, not the root logger: a logger's filters never see the records of its children (uvicorn.error,
-    # httpx, callscope.telephony.twilio, ...), a handler's see every record it writes.
+    # httpx, kopf.objects, ...), a handler's see every record it writes.
     for handler in logging.getLogger().handlers:
         for old in [f for f in handler.filters if isinstance(f, RedactingFilter)]:
             handler.removeFilter(old)

@@ -9,12 +9,13 @@ reads the new count back in the same round trip.
 from __future__ import annotations
 
 import asyncio
-import logging
 import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
+
+import structlog
 
 from callscope.catalog import rate_limits
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from callscope.catalog.db import Catalog
     from callscope.config import Settings
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger()
 
 Clock = Callable[[], float]
 
@@ -101,9 +102,9 @@ class DatabaseRateLimiter:
     async def _cleanup(self, before: int) -> None:
         try:
             n = await self._catalog.write(rate_limits.delete_windows_before, before)
-            log.debug("deleted %d old rate-limit windows", n)
+            log.debug("rate_limit_windows_deleted", count=n)
         except Exception:  # cleanup is best effort; the next one catches up
-            log.warning("rate-limit window cleanup failed", exc_info=True)
+            log.warning("rate_limit_cleanup_failed", exc_info=True)
 
     async def close(self) -> None:
         if self._cleanups:

@@ -263,3 +263,48 @@ def test_imports_inside_functions_and_named_modules_are_edges():
     found = {(importer, imported, in_function) for importer, imported, _, in_function in imports()}
     assert ("callscope.analysis.runtime.pipeline", "callscope.analysis.stages.asr", False) in found  # named in MODELS
     assert any(in_function for *_, in_function in found)
+
+
+# --- one logging style ----------------------------------------------------------------------------------------
+
+# The modules that may use the standard library's logging, and why: each configures it for third-party libraries
+# (uvicorn, httpx, kopf, faster-whisper log through it); the project's own log lines go through structlog.
+STDLIB_LOGGING = {
+    "callscope.logs": "configures the root logger's handler, which third-party libraries write to",
+    "callscope.redaction": "the filter that redacts secrets in the records of those libraries",
+    "callscope.cli": "quietens faster-whisper's per-chunk INFO lines while `callscope analyze` shows its progress bar",
+}
+LOGGING_CALLS = frozenset({"getLogger", "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal",
+                           "log"})
+
+
+def stdlib_logging_calls(module: ast.Module) -> list[int]:
+    """Lines that call `logging.getLogger` or a module-level log function (`logging.info`, ...), however imported
+    (`import logging as l`, `from logging import getLogger`)."""
+    modules_as: set[str] = set()
+    functions_as: set[str] = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.Import):
+            modules_as |= {alias.asname or alias.name for alias in node.names if alias.name == "logging"}
+        elif isinstance(node, ast.ImportFrom) and node.module == "logging" and not node.level:
+            functions_as |= {alias.asname or alias.name for alias in node.names if alias.name in LOGGING_CALLS}
+    return sorted(node.lineno for node in ast.walk(module) if isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Attribute) and node.func.attr in LOGGING_CALLS
+         and isinstance(node.func.value, ast.Name) and node.func.value.id in modules_as)
+        or (isinstance(node.func, ast.Name) and node.func.id in functions_as)))
+
+
+def test_the_project_logs_through_structlog_only():
+    """`log = structlog.get_logger()` and `log.info("event_name", field=value)`: no `logging.getLogger(__name__)`
+    or `logging.warning(...)` outside the modules that configure the standard library's logging (STDLIB_LOGGING)."""
+    assert set(STDLIB_LOGGING) <= set(modules())
+    wrong = [f"{module}:{line}" for module in modules() if module not in STDLIB_LOGGING
+             for line in stdlib_logging_calls(tree(module))]
+    assert wrong == [], "log through structlog: log = structlog.get_logger(); log.info('event_name', field=value)"
+
+
+def test_stdlib_logging_calls_are_found_however_logging_is_imported():
+    source = ("import logging\nimport logging as stdlog\nfrom logging import getLogger as get, warning\n"
+              "log = logging.getLogger(__name__)\nstdlog.info('x')\nget('y')\nwarning('z')\n"
+              "level = logging.INFO\nlog.info('not a module-level call')\nstructlog.get_logger().warning('event')\n")
+    assert stdlib_logging_calls(ast.parse(source)) == [4, 5, 6, 7]

@@ -128,7 +128,7 @@ def test_standard_library_records_of_any_logger_are_redacted(configured, caplog)
             raise httpx.HTTPStatusError(f"Client error '403 Forbidden' for url '{S3_URL}'", request=None,
                                         response=None)
         except httpx.HTTPStatusError:
-            logging.getLogger("callscope.telephony.twilio").exception("download failed for %s", KEY)
+            logging.getLogger("httpx").exception("download failed for %s", KEY)
     assert "/sign-in/link?token=" + REDACTED in caplog.text
     for secret in ("Zm9vYmFy", "5ecre7519a7e", KEY):
         assert secret not in caplog.text, caplog.text

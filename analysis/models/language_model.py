@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import ctypes
 import json
-import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,6 +21,7 @@ from typing import Any, Protocol
 import httpx
 import jsonschema
 import numpy as np
+import structlog
 
 from callscope.analysis.models.llm_file import (
     GGUF_SHA256,
@@ -34,7 +34,7 @@ from callscope.analysis.models.llm_file import (
 from callscope.analysis.result import ModelUsed
 from callscope.config import Settings
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger()
 
 STAGE = "language-model"
 DEFAULT_CONTEXT_TOKENS = 8192
@@ -99,7 +99,7 @@ def _generate_json(complete, prompt: str, schema: dict, max_tokens: int, who: st
     value, problem = _parse(content, schema)
     if value is not None:
         return value
-    log.warning("%s gave an unusable JSON answer (%s); asking again", who, problem)
+    log.warning("language_model_answer_unusable", model=who, problem=problem, asking_again=True)
     messages += [
         {"role": "assistant", "content": content or ""},
         {"role": "user", "content": f"That answer is unusable: {problem}. Answer again with JSON only."},
@@ -113,16 +113,12 @@ def _generate_json(complete, prompt: str, schema: dict, max_tokens: int, who: st
 
 @dataclass(frozen=True)
 class Request:
-    """What one request to the local model cost: the debug log's line, and how a test sees the KV cache reused."""
+    """What one request to the local model cost: the debug log's fields, and how a test sees the KV cache reused."""
 
     prompt_tokens: int
     reused_tokens: int  # the start of the prompt llama.cpp found evaluated in its KV cache
     generated_tokens: int
     seconds: float
-
-    def __str__(self) -> str:
-        return (f"request: {self.prompt_tokens} prompt tokens, {self.reused_tokens} reused from the KV cache, "
-                f"{self.generated_tokens} generated, {self.seconds:.2f} s")
 
 
 class _GrammarFirstSampler:
@@ -242,10 +238,10 @@ class LlamaCppModel:
         self.last_request = Request(len(prompt), self._llama.longest_token_prefix(cached, prompt),
                                     usage.get("completion_tokens", 0),
                                     seconds)
-        log.debug("%s", self.last_request)
+        log.debug("language_model_request", model=self.path.name, **asdict(self.last_request))
         choice = reply["choices"][0]
         if choice.get("finish_reason") == "length":
-            log.info("%s stopped at max_tokens=%d", self.path.name, max_tokens)
+            log.info("language_model_max_tokens_reached", model=self.path.name, max_tokens=max_tokens)
         return choice["message"]["content"] or ""
 
     def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
@@ -277,8 +273,8 @@ class OpenAICompatibleModel:
                                 "max_tokens": max_tokens}
         response = self._post(body if schema is None else {**body, "response_format": self._schema_format(schema)})
         if schema is not None and self._openai_form and _refuses_json_schema(response):
-            log.info("%s refuses response_format json_schema: asking with llama.cpp's json_object and schema",
-                     self.base_url)
+            log.info("language_model_json_schema_refused", endpoint=self.base_url,
+                     asking_with="llama.cpp's json_object and schema")
             self._openai_form = False
             response = self._post({**body, "response_format": self._schema_format(schema)})
         where = f"{self.base_url}/chat/completions"
@@ -348,6 +344,6 @@ def language_model_from_settings(settings: Settings, gpu_layers: int = 0) -> Lan
     if settings.llm_model:
         return LlamaCppModel(Path(settings.llm_model), threads=threads, n_ctx=context, gpu_layers=gpu_layers)
     if not (_llama_cpp_installed() and parts_installed()):
-        log.info("no language model: llama-cpp-python or the embedded model parts are not installed")
+        log.info("language_model_not_installed", missing="llama-cpp-python or the embedded model parts")
         return None
     return LlamaCppModel(embedded_gguf(), threads=threads, n_ctx=context, gpu_layers=gpu_layers)

@@ -11,7 +11,6 @@ language: the pipeline checks `supports(language)` first. Details: docs/analysis
 from __future__ import annotations
 
 import inspect
-import logging
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
@@ -20,6 +19,7 @@ from pathlib import Path
 import ctranslate2
 import faster_whisper
 import numpy as np
+import structlog
 
 from callscope.analysis.models.files import EMBEDDED_WHISPER, embedded_name, whisper_model_dir
 from callscope.analysis.result import ModelUsed, TranscriptSegment, TranscriptWord
@@ -27,7 +27,7 @@ from callscope.analysis.stages.vad import detect_speech
 from callscope.analysis.types import SAMPLE_RATE, Audio, SpeechRegion, language_code
 from callscope.config import Settings
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger()
 
 BEAM_SIZE = 5
 SEED = 0  # of the temperature fallback's sampling (transcribe)
@@ -143,12 +143,8 @@ class Transcriber:
         language = language_code(language)
         if not self.multilingual:
             if language and language != "en":
-                log.warning(
-                    "Whisper model %s is English-only: transcribing language %r as 'en' "
-                    "(set CALLSCOPE_WHISPER_MODEL to a multilingual model)",
-                    self.model_dir,
-                    language,
-                )
+                log.warning("asr_english_only_model", model=str(self.model_dir), language=language, transcribed_as="en",
+                            hint="set CALLSCOPE_WHISPER_MODEL to a multilingual model")
             return "en"
         return language or None
 
@@ -247,8 +243,7 @@ class Transcriber:
         found = [TranscriptSegment(id=0, channel=channel, speaker=f"channel-{channel}", start_ms=ws[0].start_ms,
                                    end_ms=ws[-1].end_ms, text=texts[i].strip(), words=ws)
                  for i, ws in sorted(words.items())]
-        log.info("asr: %d missed speech region(s) of channel %d decoded again: %d segment(s) kept",
-                 len(missed), channel, len(found))
+        log.info("asr_missed_speech_decoded", channel=channel, regions=len(missed), segments_kept=len(found))
         return found
 
     @staticmethod

@@ -9,13 +9,14 @@ request, `ask_model`) and are kept only when the transcript says them. A date is
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
+
+import structlog
 
 from callscope.analysis.models.language_model import LanguageModelError
 from callscope.analysis.result import Evidence, ExtractedValue, TranscriptSegment
@@ -34,7 +35,7 @@ from callscope.analysis.stages.summary import transcript_budget, transcript_prom
 if TYPE_CHECKING:
     from callscope.resources.kinds import ExtractedField
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger()
 
 MAX_EVIDENCE = 3
 MAX_CHOICES = 10
@@ -181,7 +182,7 @@ def _kept(field: ExtractedField, answer: Mapping[str, Any], segments: Sequence[T
     if field.type == "boolean":
         located = quote_in_transcript(str(answer.get("quote", "")), segments)
         if not isinstance(value, bool) or located is None:
-            log.info("field %s: the model's quote is not in the transcript; dropped", field.name)
+            log.info("field_value_dropped", field=field.name, reason="the model's quote is not in the transcript")
             return None, []
         segment, at = located
         quote, _ = excerpt(segment, at, len(tokens(str(answer["quote"]))))
@@ -191,7 +192,7 @@ def _kept(field: ExtractedField, answer: Mapping[str, Any], segments: Sequence[T
         value = next((v for v in field.values if v.lower() == value.lower()), None)
     mentions = where_said(value, segments) if value else []
     if not mentions:
-        log.info("field %s: the model's value is not said in the transcript; dropped", field.name)
+        log.info("field_value_dropped", field=field.name, reason="the model's value is not said in the transcript")
         return None, []
     return value, [m.evidence() for m in mentions[:MAX_EVIDENCE]]
 
@@ -311,7 +312,7 @@ def extract_fields(fields: Sequence[ExtractedField], segments: Sequence[Transcri
             answers = ask_model([q for _, q, _ in asked], llm,
                                 transcript_prompt(segments, transcript_budget(llm), roles))
         except LanguageModelError as exc:
-            log.warning("fields: language model failed (%s); the values it was asked for are left null", exc)
+            log.warning("fields_model_failed", error=str(exc), fields=[q.field.name for _, q, _ in asked])
             answers = [{"found": False}] * len(asked)
         for (i, question, mentions), answer in zip(asked, answers, strict=True):
             results[i] = _answered(question, answer, mentions, segments)

@@ -10,11 +10,12 @@ what the transcript supports is kept. The rules: docs/analysis.md; the threshold
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import structlog
 
 from callscope.analysis.models.language_model import LanguageModelError
 from callscope.analysis.result import Evidence, GoalResult, TranscriptSegment
@@ -40,7 +41,7 @@ from callscope.analysis.stages.summary import transcript_budget, transcript_prom
 if TYPE_CHECKING:
     from callscope.resources.kinds import Goal
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger()
 
 SIMILARITY_THRESHOLD = 0.45
 # Similarity to an example utterance of the act a goal names (goal_examples.py) from which a sentence is that act,
@@ -360,11 +361,11 @@ def evaluate_goal(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapp
             judged = _judge(goal, segments, roles, llm,
                             prefix() if prefix else _transcript_prefix(segments, llm, roles))
         except LanguageModelError as exc:
-            log.warning("goal %s: language model failed (%s); the evidence decides", goal.id, exc)
+            log.warning("goal_judge_failed", goal_id=goal.id, error=str(exc), decided_by="evidence")
             judged = None
         if judged is not None:
             return _Decided(goal, judged, [], False)
-        log.warning("goal %s: no usable verdict from the model; the evidence decides", goal.id)
+        log.warning("goal_verdict_unusable", goal_id=goal.id, decided_by="evidence")
     # A goal not met has no evidence to phrase: its deterministic text says what was looked for and the closest
     # sentence (a model asked to explain an absence wrote claims about the call: "no greeting").
     return _Decided(goal, result, chosen, met and has_speech)
@@ -398,13 +399,13 @@ def _phrase(decided: list[_Decided], segments: Sequence[TranscriptSegment], role
             answers = llm.generate_json(explanations_prompt(wanted, roles, prefix),
                                         explanations_schema(wanted), max_tokens=EXPLANATION_MAX_TOKENS * len(wanted))
         except LanguageModelError as exc:
-            log.warning("goals: language model failed (%s); the explanations are built from the evidence", exc)
+            log.warning("goal_explanations_failed", error=str(exc), explained_by="evidence")
     results = []
     for d in decided:
         answer = answers.get(f"goal_{d.goal.id}") if d.phrase else None
         phrased = verified_explanation(answer, d.chosen, segments, True, embedder) if answer else None
         if answer and phrased is None:
-            log.info("goal %s: the model's explanation says what the evidence does not; not used", d.goal.id)
+            log.info("goal_explanation_not_used", goal_id=d.goal.id, reason="it says what the evidence does not")
         results.append(d.result.model_copy(update={"explanation": phrased}) if phrased else d.result)
     return results
 

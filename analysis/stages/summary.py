@@ -10,12 +10,12 @@ sentences. `SummaryResult.method` and `removed` say which happened. Why: docs/an
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import structlog
 
 from callscope.analysis.models.language_model import DEFAULT_CONTEXT_TOKENS, LanguageModel
 from callscope.analysis.result import ModelUsed, TranscriptSegment
@@ -34,7 +34,7 @@ from callscope.analysis.stages.faithfulness import (
 from callscope.analysis.stages.salience import Turn, content_words, salient_turns, turns_of
 from callscope.analysis.stages.speakers import phrase_score
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger()
 
 CHARS_PER_TOKEN = 3  # conservative: English is about 4 characters a token, many other languages fewer
 RESERVE_TOKENS = 1024  # the instruction and the answer of any stage that shares the transcript prefix
@@ -328,7 +328,7 @@ def summarize(
         kept += quotes.untold(kept, UNTOLD_QUOTES)
     if not removed:
         return SummaryResult(text=" ".join(kept), language=code, model=llm.info)
-    log.warning("summary sentences not supported by the transcript: %s", [r.sentence for r in removed])
+    log.warning("summary_sentences_unsupported", sentences=[r.sentence for r in removed])
     if kept:
         return SummaryResult(" ".join(kept), code, llm.info, "repaired" if quotes else "trimmed", tuple(removed))
     return SummaryResult(extractive_summary(segments, embedder, roles), code, llm.info, "extractive", tuple(removed))

@@ -10,10 +10,10 @@ outage delays counts but loses none.
 from __future__ import annotations
 
 import asyncio
-import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import structlog
 from pydantic import BaseModel, Field
 from sqlalchemy import case, delete, select
 from sqlalchemy.orm import Session
@@ -22,7 +22,7 @@ from callscope.catalog.db import Catalog, insert
 from callscope.catalog.tables import ApiKeyUsage
 from callscope.errors import ServiceUnavailable
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger()
 
 
 class KeyUsage(BaseModel):
@@ -117,12 +117,12 @@ class UsageRecorder:
                 except ServiceUnavailable:
                     pass  # the catalog logs its outage once; the counts wait in the buffer for the next flush
                 except Exception:  # keep the loop alive; the buffer is kept
-                    log.warning("API key usage flush failed; retrying at the next interval", exc_info=True)
+                    log.warning("usage_flush_failed", retry="at the next interval", exc_info=True)
         except asyncio.CancelledError:
             try:
                 await self.flush()
             except Exception:
-                log.warning("final API key usage flush failed; %d rows lost", self.pending, exc_info=True)
+                log.warning("usage_final_flush_failed", rows_lost=self.pending, exc_info=True)
             raise
 
 

@@ -9,7 +9,6 @@ ProviderUnavailable. The auth token is never logged. The endpoints: docs/phone-c
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import AsyncGenerator
 from decimal import Decimal
@@ -17,6 +16,7 @@ from typing import Annotated, Any, TypeVar
 
 import httpx
 import phonenumbers
+import structlog
 from pydantic import BaseModel, Field, ValidationError
 
 from callscope.errors import ProviderError
@@ -33,7 +33,7 @@ from callscope.telephony.twilio_voice import E164, TwilioVoice, sid
 from callscope.telephony.voice import RecordingReady
 from callscope.validation import line
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger()
 
 _TYPE_PATHS = {"mobile": "Mobile", "local": "Local", "toll-free": "TollFree", "national": "National"}
 _PRICING_TYPES = {"mobile": "mobile", "local": "local", "toll-free": "toll free", "national": "national"}
@@ -100,8 +100,8 @@ def _read(response: httpx.Response, model: type[M]) -> M:
     try:
         return model.model_validate_json(response.content)
     except ValidationError:
-        log.warning("twilio %s %s answered %s with an unreadable body", response.request.method,
-                    response.request.url, response.status_code)
+        log.warning("twilio_answer_unreadable", method=response.request.method, url=str(response.request.url),
+                    status=response.status_code)
         raise ProviderBadAnswer() from None
 
 
@@ -150,13 +150,13 @@ class TwilioProvider(TwilioVoice, ProviderBase):
         try:
             response = await self._client.request(method, url, auth=self._auth, **kwargs)
         except httpx.HTTPError as exc:
-            log.warning("twilio request failed: %s %s: %s", method, url, type(exc).__name__)
+            log.warning("twilio_request_failed", method=method, url=url, error=type(exc).__name__)
             raise ProviderUnavailable() from None
         if response.is_success or response.status_code == 404:
             return response
         message = _twilio_message(response)
         if response.status_code >= 500 or response.status_code in (401, 429):
-            log.warning("twilio %s %s answered %s: %s", method, url, response.status_code, message)
+            log.warning("twilio_unavailable", method=method, url=url, status=response.status_code, error=message)
             raise ProviderUnavailable()
         raise ProviderError(message)
 
@@ -180,7 +180,7 @@ class TwilioProvider(TwilioVoice, ProviderBase):
                 async for chunk in response.aiter_bytes():
                     yield chunk
         except httpx.HTTPError as exc:
-            log.warning("twilio recording download failed: %s: %s", url, type(exc).__name__)
+            log.warning("twilio_recording_download_failed", url=url, error=type(exc).__name__)
             raise ProviderUnavailable() from None
 
     async def delete_recording(self, ready: RecordingReady) -> None:
@@ -188,7 +188,7 @@ class TwilioProvider(TwilioVoice, ProviderBase):
         try:
             response = await self._client.delete(url, auth=self._auth)
         except httpx.HTTPError as exc:
-            log.warning("twilio recording delete failed: %s: %s", url, type(exc).__name__)
+            log.warning("twilio_recording_delete_failed", url=url, error=type(exc).__name__)
             raise ProviderUnavailable() from None
         if response.status_code != 404:  # already gone is what we wanted
             _check_recording(response, "DELETE", url)
@@ -294,7 +294,7 @@ def _candidate(entry: _Available, country: str, number_type: str, monthly: str) 
 def _check_recording(response: httpx.Response, method: str, url: str) -> None:
     if response.is_success:
         return
-    log.warning("twilio %s %s answered %s", method, url, response.status_code)
+    log.warning("twilio_recording_refused", method=method, url=url, status=response.status_code)
     if response.status_code >= 500 or response.status_code in (401, 429):
         raise ProviderUnavailable()
     raise ProviderError(f"The provider refused the recording (HTTP {response.status_code})")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import logging
 import time
 from itertools import pairwise
 
 import numpy as np
 import pytest
+from structlog.testing import capture_logs
 
 from callscope.analysis.models import files
 from callscope.analysis.models.files import embedded_name, embedded_whisper_dir, whisper_model_dir
@@ -270,7 +270,7 @@ def test_8khz_mulaw_telephony_call(transcriber, call, tmp_path):
 
 
 @needs_speech
-def test_hints_and_other_language_on_an_english_only_model(tiny_en, call, caplog, monkeypatch):
+def test_hints_and_other_language_on_an_english_only_model(tiny_en, call, monkeypatch):
     transcriber = tiny_en
     calls = []
     real = transcriber.model.transcribe
@@ -280,9 +280,10 @@ def test_hints_and_other_language_on_an_english_only_model(tiny_en, call, caplog
         return real(audio, **kwargs)
 
     monkeypatch.setattr(transcriber.model, "transcribe", spy)
-    with caplog.at_level(logging.WARNING, logger="callscope.analysis.stages.asr"):
+    with capture_logs() as logs:
         segments = transcriber.transcribe(Audio((call.samples,)), 0, "fr-FR", "Callscope, customer service")
-    assert "English-only" in caplog.text and "'fr'" in caplog.text
+    [warning] = [e for e in logs if e["event"] == "asr_english_only_model"]
+    assert (warning["log_level"], warning["language"], warning["transcribed_as"]) == ("warning", "fr", "en")
     (kwargs,) = calls
     assert kwargs["language"] == "en" and kwargs["initial_prompt"] == "Callscope, customer service"
     assert kwargs["hotwords"] == "Callscope, customer service"

@@ -8,6 +8,7 @@ import logging
 import httpx
 import pytest
 from pytest_httpserver import HTTPServer
+from structlog.testing import capture_logs
 
 from callscope.errors import ProviderError
 from callscope.telephony.base import (
@@ -209,11 +210,13 @@ async def test_5xx_and_credentials_give_unavailable(provider, httpserver, status
     _expect(httpserver, f"{ACCOUNT}/AvailablePhoneNumbers/US/Local.json").respond_with_json(
         {"code": 20500, "message": "Internal Server Error", "status": status}, status=status
     )
-    with caplog.at_level(logging.DEBUG), pytest.raises(ProviderUnavailable) as err:
+    with capture_logs() as logs, caplog.at_level(logging.DEBUG), pytest.raises(ProviderUnavailable) as err:
         await provider.search("US", "local")
     assert err.value.errors == [PROVIDER_UNAVAILABLE]
     assert err.value.status == 422 and isinstance(err.value, ProviderError)
-    assert TOKEN not in caplog.text
+    [warning] = [e for e in logs if e["event"] == "twilio_unavailable"]
+    assert (warning["log_level"], warning["status"]) == ("warning", status)
+    assert TOKEN not in caplog.text and TOKEN not in repr(logs)  # ours (structlog) and httpx's (the standard library)
 
 
 async def test_timeout_and_connection_errors_give_unavailable(httpserver, caplog):
@@ -227,15 +230,18 @@ async def test_timeout_and_connection_errors_give_unavailable(httpserver, caplog
 
     httpserver.expect_request(f"{ACCOUNT}/AvailablePhoneNumbers/US/Local.json").respond_with_handler(slow)
     slow_provider = TwilioProvider(SID, TOKEN, base_url=httpserver.url_for("").rstrip("/"), timeout=0.2)
-    with caplog.at_level(logging.DEBUG), pytest.raises(ProviderUnavailable):
-        await slow_provider.search("US", "local")
-    await slow_provider.aclose()
+    with capture_logs() as logs, caplog.at_level(logging.DEBUG):
+        with pytest.raises(ProviderUnavailable):
+            await slow_provider.search("US", "local")
+        await slow_provider.aclose()
 
-    async with httpx.AsyncClient() as client:
-        down = TwilioProvider(SID, TOKEN, base_url="http://127.0.0.1:9", client=client)
-        with pytest.raises(ProviderError, match=PROVIDER_UNAVAILABLE):
-            await down.search("US", "local")
-    assert TOKEN not in caplog.text
+        async with httpx.AsyncClient() as client:
+            down = TwilioProvider(SID, TOKEN, base_url="http://127.0.0.1:9", client=client)
+            with pytest.raises(ProviderError, match=PROVIDER_UNAVAILABLE):
+                await down.search("US", "local")
+    assert [(e["event"], e["log_level"], e["error"]) for e in logs] == [
+        ("twilio_request_failed", "warning", "ReadTimeout"), ("twilio_request_failed", "warning", "ConnectError")]
+    assert TOKEN not in caplog.text and TOKEN not in repr(logs)
 
 
 async def test_purchase_posts_the_number(provider, httpserver):
@@ -386,10 +392,12 @@ async def test_a_purchase_answer_that_cannot_be_read_is_a_bad_answer(provider, h
     _expect(httpserver, "/pricing/v1/PhoneNumbers/Countries/US").respond_with_json(US_PRICES)
     _expect(httpserver, f"{ACCOUNT}/IncomingPhoneNumbers.json", method="POST").respond_with_data(
         body, status=201, content_type="application/json")
-    with caplog.at_level(logging.WARNING), pytest.raises(ProviderBadAnswer):
+    with capture_logs() as logs, caplog.at_level(logging.WARNING), pytest.raises(ProviderBadAnswer):
         await provider.purchase("+18089251571", "US", "local", None)
-    assert "IncomingPhoneNumbers.json answered 201 with an unreadable body" in caplog.text
-    assert TOKEN not in caplog.text
+    [warning] = [e for e in logs if e["event"] == "twilio_answer_unreadable"]
+    assert warning["log_level"] == "warning" and (warning["method"], warning["status"]) == ("POST", 201)
+    assert warning["url"].endswith("IncomingPhoneNumbers.json")
+    assert TOKEN not in caplog.text and TOKEN not in repr(logs)
 
 
 @pytest.mark.parametrize("body", [*UNREADABLE, '{"status": ["twilio-approved"]}'])
