@@ -308,3 +308,12 @@ def test_stdlib_logging_calls_are_found_however_logging_is_imported():
               "log = logging.getLogger(__name__)\nstdlog.info('x')\nget('y')\nwarning('z')\n"
               "level = logging.INFO\nlog.info('not a module-level call')\nstructlog.get_logger().warning('event')\n")
     assert stdlib_logging_calls(ast.parse(source)) == [4, 5, 6, 7]
+
+
+def test_the_analysis_uses_no_catalog_resource_store_or_service():
+    """The analysis hands plain results over (analysis/stored.py's Completion) and the workers store them; it only
+    reads a recording's audio from the blob store (analysis/runtime/work.py, on a Ray worker)."""
+    shared = ("callscope.services", "callscope.catalog", "callscope.store")
+    wrong = [f"{importer}:{line} imports {imported}" for importer, imported, line, _ in imports()
+             if layer(importer) == "callscope.analysis" and imported.startswith(shared)]
+    assert wrong == []
