@@ -1,0 +1,816 @@
+"""What to redact in a transcript: card numbers and personal data, found word by word so that both the text and the
+audio can be redacted. Detection only; nothing here changes a transcript.
+
+`find_spans(segments, entities)` gives the `RedactedSpan`s (segment index, first and last word inclusive, entity,
+times) of each requested `EntityType`. Words are a segment's `words`, or its text split on spaces where it has none.
+Values are read from their spoken forms (spoken.py) and validated where they can be (Luhn and IIN, IBAN mod 97, SSN
+ranges, libphonenumber); what has no check needs a cue said just before it ("account number", "date of birth").
+Pure and deterministic; `region` reads phone numbers and numeric dates. The rules: docs/analysis.md (Redaction).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from enum import StrEnum
+
+import phonenumbers
+from stdnum import iban, luhn
+from stdnum.us import rtn, ssn
+
+from callscope.analysis.result import TranscriptSegment
+from callscope.analysis.stages.evidence import tokens
+from callscope.analysis.stages.spoken import (
+    MONTHS,
+    TEENS,
+    TENS,
+    UNITS,
+    DigitRun,
+    _digit_value,
+    _lex,
+    _Lexeme,
+    date_mentions,
+    digit_runs,
+    email_mentions,
+)
+
+
+class EntityType(StrEnum):
+    PAYMENT_CARD = "payment_card"
+    BANK_ACCOUNT = "bank_account"
+    NATIONAL_ID = "national_id"
+    DATE_OF_BIRTH = "date_of_birth"
+    EMAIL = "email"
+    PHONE_NUMBER = "phone_number"
+    PERSON_NAME = "person_name"
+    ADDRESS = "address"
+
+
+ENTITY_TYPES: tuple[EntityType, ...] = tuple(EntityType)
+
+
+@dataclass(frozen=True, order=True)
+class RedactedSpan:
+    """Words first_word..last_word (inclusive) of segments[segment] say an entity; start_ms..end_ms is their audio."""
+
+    segment: int
+    first_word: int
+    last_word: int
+    entity: EntityType
+    start_ms: int
+    end_ms: int
+
+
+CUE_WINDOW = 20  # words before a value where its cue may be: an agent's question and the start of the answer
+JOIN_GAP_MS = 10_000  # a speaker's next segment continues a value said across the two within this gap
+BACKCHANNEL_WORDS = 4  # the other speaker may say this many words in between ("mm-hmm", "yes go on")
+
+# Cue phrases, as tokens (evidence.tokens), and what the value said after them is. Numbers take the kind of the
+# nearest cue before them; "other" are numbers that are not personal data (an order number, a price).
+_NUMBER_CUES = {
+    "card": """card | card number | credit card | debit card | long number | visa | mastercard | amex |
+        american express | name on the card | number on the card""",
+    "last4": "card ending | ending | ending in | ends in | last four | last four digits | last 4",
+    "cvv": """security code | cvv | cvc | cv2 | three digit code | digits on the back | back of the card""",
+    "expiry": """expiry | expiry date | expiration | expiration date | expires | valid until | valid through |
+        valid thru | end date""",
+    "account": """account | account number | bank account | acct | checking account | savings account""",
+    "iban": "iban | i b a n",  # only a whole IBAN passing mod 97 (letters and digits, below) is one
+    "sort": "sort code",
+    "routing": "routing | routing number | aba | transit number",
+    "ssn": "social security | social security number | social | ssn | s s n",
+    "id": """national insurance | national insurance number | ni number | n i number | id number |
+        identification number | passport | passport number | driver's license | drivers license |
+        driving licence | license number | licence number | national id | tax id""",
+    "phone": """phone | phone number | mobile | cell | cell phone | telephone | landline | call you back |
+        call back | callback | reach you | contact number | number to call | best number""",
+    "zip": "zip | zip code | postcode | post code | postal code",
+    "other": """order | order number | reference | ref | reference number | invoice | ticket | tracking |
+        confirmation | case | case number | claim | booking | model | serial | extension | ext | room | flight |
+        policy | item | items | sku | product | part number | member | membership | customer number | price |
+        total | cost | costs | balance | pay | paid | charge | charged | refund | quantity | pin""",
+}
+_DOB_CUES = "date of birth | birth date | birthdate | born | birthday | dob | d o b"
+_ADDRESS_CUES = """address | live at | i live | living at | lives at | postcode | post code | zip | zip code |
+    postal code | deliver to | delivered to | ship to | send it to | mail it to | first line"""
+
+
+def _phrases(spec: str) -> list[tuple[str, ...]]:
+    return [tuple(tokens(p)) for p in spec.split("|") if tokens(p)]
+
+
+_CUE_KIND = {phrase: kind for kind, spec in _NUMBER_CUES.items() for phrase in _phrases(spec)}
+_CUE_KIND |= {phrase: "dob" for phrase in _phrases(_DOB_CUES)}
+_ADDRESS_PHRASES = set(_phrases(_ADDRESS_CUES))
+_LONGEST_CUE = max(len(p) for p in (*_CUE_KIND, *_ADDRESS_PHRASES))
+
+# A number said with these around it is an amount, a time or a count, not an identifier.
+_CURRENCY = "$£€¥"
+_UNIT_AFTER = set("""dollars dollar bucks pounds pound quid euros euro cents cent pence p percent per am pm
+    o'clock minutes minute hours hour days day weeks week months month years year times items pieces people
+    miles kilometers kilos pounds kg lbs gigs gb mb""".split())
+
+
+# --- the call's words -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Word:
+    segment: int
+    index: int  # in the segment's words
+    text: str
+    start_ms: int
+    end_ms: int
+    token: int  # index of its first token in the call's tokens
+
+
+def _segment_words(segment: TranscriptSegment) -> list[tuple[str, int, int]]:
+    if segment.words:
+        return [(w.text.strip(), w.start_ms, w.end_ms) for w in segment.words]
+    # no word timings: the text's words share the segment's time evenly (the audio is cut a little wide)
+    parts = segment.text.split()
+    span = segment.end_ms - segment.start_ms
+    return [(p, segment.start_ms + span * i // len(parts), segment.start_ms + span * (i + 1) // len(parts))
+            for i, p in enumerate(parts)]
+
+
+@dataclass
+class _Thread:
+    """One speaker's words as one text (each character's word in `owner`, -1 between words): segments that follow
+    each other are joined by a comma, so a number said across them reads as one; others by a break."""
+
+    speaker: str
+    text: str
+    owner: list[int]
+
+
+class _Call:
+    def __init__(self, segments: Sequence[TranscriptSegment]):
+        self.segments = segments
+        self.words: list[_Word] = []
+        self.tokens: list[str] = []
+        self.token_word: list[int] = []
+        self.by_segment: list[list[int]] = []
+        for si, segment in enumerate(segments):
+            self.by_segment.append([])
+            for wi, (text, start, end) in enumerate(_segment_words(segment)):
+                self.by_segment[-1].append(len(self.words))
+                self.words.append(_Word(si, wi, text, start, end, len(self.tokens)))
+                for token in tokens(text):
+                    self.tokens.append(token)
+                    self.token_word.append(len(self.words) - 1)
+        self.cues: list[str | None] = [None] * len(self.tokens)  # the kind of the cue that ends at each token
+        self.address_cue = [False] * len(self.tokens)
+        for t in range(len(self.tokens)):
+            for n in range(min(_LONGEST_CUE, t + 1), 0, -1):
+                phrase = tuple(self.tokens[t - n + 1:t + 1])
+                if self.cues[t] is None and phrase in _CUE_KIND:
+                    self.cues[t] = _CUE_KIND[phrase]
+                self.address_cue[t] = self.address_cue[t] or phrase in _ADDRESS_PHRASES
+        self.threads = self._threads()
+
+    def _threads(self) -> list[_Thread]:
+        out: dict[str, _Thread] = {}
+        last: dict[str, int] = {}
+        for si, segment in enumerate(self.segments):
+            thread = out.setdefault(segment.speaker, _Thread(segment.speaker, "", []))
+            if thread.text:
+                joined = self._continues(last[segment.speaker], si)
+                sep = ", " if joined else " | "
+                thread.text += sep
+                thread.owner += [-1] * len(sep)
+            last[segment.speaker] = si
+            for k, w in enumerate(self.by_segment[si]):
+                if k and self.words[w].text:
+                    thread.text += " "
+                    thread.owner.append(-1)
+                thread.text += self.words[w].text
+                thread.owner += [w] * len(self.words[w].text)
+        return list(out.values())
+
+    def _continues(self, before: int, after: int) -> bool:
+        """Whether segment after continues what its speaker said in segment before: soon after, with only a short
+        acknowledgement by another speaker in between ("mm-hmm", "okay"), not a new question ("and the expiry?")."""
+        if self.segments[after].start_ms - self.segments[before].end_ms > JOIN_GAP_MS:
+            return False
+        for k in range(before + 1, after):
+            words = self.by_segment[k]
+            if len(words) > BACKCHANNEL_WORDS:
+                return False
+            first = self.words[words[0]].token if words else 0
+            last = self.words[words[-1]].token + len(tokens(self.words[words[-1]].text)) if words else 0
+            if any(self.cues[first:last]) or any(self.address_cue[first:last]):
+                return False
+        return True
+
+    def nearest_cue(self, token: int, window: int = CUE_WINDOW) -> str | None:
+        """The kind of the nearest number (or birth date) cue ending before token, within window tokens."""
+        for t in range(token - 1, max(-1, token - 1 - window), -1):
+            if self.cues[t] is not None:
+                return self.cues[t]
+        return None
+
+    def answers(self, token: int, kind: str) -> bool:
+        """Whether what is said at token answers a cue of kind: said after it in its segment, in the next segment,
+        or in the one after a short acknowledgement without digits ("a date" after "date of birth?" is the birth
+        date; one said after the answer is not)."""
+        said = self.words[self.token_word[token]].segment if token < len(self.tokens) else len(self.segments)
+        for t in range(token - 1, max(-1, token - 1 - CUE_WINDOW), -1):
+            if self.cues[t] != kind:
+                continue
+            cue = self.words[self.token_word[t]].segment
+            between = [self.words[w] for k in range(cue + 1, said) for w in self.by_segment[k]]
+            if said - cue <= 1 or (said - cue == 2 and len(between) <= BACKCHANNEL_WORDS
+                                   and not any(c.isdigit() for w in between for c in w.text)):
+                return True
+        return False
+
+    def cued(self, token: int, kind: str, window: int = CUE_WINDOW) -> bool:
+        """Whether a cue of kind ends within window tokens before token."""
+        lo = max(0, token - window)
+        if kind == "address":
+            return any(self.address_cue[lo:token])
+        return kind in self.cues[lo:token]
+
+
+# --- what was found -------------------------------------------------------------------------------------
+
+
+class _Found:
+    """Words found per entity, and the characters of each thread already taken (a value is one entity)."""
+
+    def __init__(self, call: _Call):
+        self.call = call
+        self.words: dict[EntityType, set[int]] = {e: set() for e in EntityType}
+        self.taken: dict[str, list[bool]] = {t.speaker: [False] * len(t.text) for t in call.threads}
+        self.values: list[tuple[EntityType, str]] = []  # digits found, for their read-backs
+
+    def free(self, thread: _Thread, start: int, end: int) -> bool:
+        return not any(self.taken[thread.speaker][start:end])
+
+    def add(self, thread: _Thread, start: int, end: int, entity: EntityType, value: str = "") -> None:
+        taken = self.taken[thread.speaker]
+        for c in range(start, end):
+            taken[c] = True
+            if thread.owner[c] >= 0:
+                self.words[entity].add(thread.owner[c])
+        if value:
+            self.values.append((entity, value))
+
+    def block(self, thread: _Thread, start: int, end: int) -> None:
+        self.taken[thread.speaker][start:end] = [True] * (end - start)
+
+    def add_words(self, words: Iterable[int], entity: EntityType) -> None:
+        self.words[entity].update(words)
+
+    def spans(self, entities: Iterable[EntityType]) -> list[RedactedSpan]:
+        out = []
+        for entity in entities:
+            run: list[_Word] = []
+            for w in [*sorted(self.words[entity]), -1]:
+                word = self.call.words[w] if w >= 0 else None
+                if run and (word is None or word.segment != run[-1].segment or word.index != run[-1].index + 1):
+                    out.append(RedactedSpan(run[0].segment, run[0].index, run[-1].index, entity,
+                                            run[0].start_ms, run[-1].end_ms))
+                    run = []
+                if word is not None:
+                    run.append(word)
+        return sorted(out)
+
+
+def _token_at(call: _Call, thread: _Thread, char: int) -> int:
+    """The call's token index of the word at (or first after) char of thread."""
+    for c in range(char, len(thread.owner)):
+        if thread.owner[c] >= 0:
+            return call.words[thread.owner[c]].token
+    return len(call.tokens)
+
+
+# --- digits ---------------------------------------------------------------------------------------------
+
+
+def _pieces(text: str, run: DigitRun) -> list[tuple[str, int, int]]:
+    """The digits of run, piece by piece (one per spoken or written number), with where each is in text."""
+    lexemes = _lex(text[run.start:run.end])
+    out, i = [], 0
+    while i < len(lexemes):
+        value = _digit_value(lexemes, i)
+        if value is None:
+            i += 1
+            continue
+        out.append((value[0], run.start + lexemes[i].start, run.start + lexemes[i + value[1] - 1].end))
+        i += value[1]
+    return out
+
+
+# Card brands: IIN prefix ranges (as many digits as the bounds have) and the lengths their numbers have.
+_BRANDS: list[tuple[tuple[int, int], tuple[int, ...]]] = [
+    ((4, 4), (13, 16, 19)),  # Visa
+    ((51, 55), (16,)), ((2221, 2720), (16,)),  # Mastercard
+    ((34, 34), (15,)), ((37, 37), (15,)),  # American Express
+    ((6011, 6011), (16, 17, 18, 19)), ((644, 649), (16, 17, 18, 19)), ((65, 65), (16, 17, 18, 19)),  # Discover
+    ((3528, 3589), (16, 17, 18, 19)),  # JCB
+    ((300, 305), (14, 15, 16, 17, 18, 19)), ((36, 36), (14, 15, 16, 17, 18, 19)),  # Diners Club
+    ((38, 39), (16, 17, 18, 19)),
+    ((62, 62), (16, 17, 18, 19)),  # UnionPay
+    ((2200, 2204), (16, 17, 18, 19)),  # Mir
+    ((50, 50), (13, 14, 15, 16, 17, 18, 19)), ((56, 58), (13, 14, 15, 16, 17, 18, 19)),  # Maestro
+    ((639, 639), (13, 14, 15, 16, 17, 18, 19)), ((67, 67), (13, 14, 15, 16, 17, 18, 19)),
+]
+
+
+def is_card_number(digits: str) -> bool:
+    """Whether digits are a payment card number: a known brand's prefix and length, and the Luhn check."""
+    known = any(lo <= int(digits[:len(str(lo))]) <= hi and len(digits) in lengths
+                for (lo, hi), lengths in _BRANDS)
+    return known and luhn.is_valid(digits)
+
+
+def _windows(bounds: list[int], lo: int, hi: int) -> Iterable[tuple[int, int]]:
+    """Digit windows [a, b) starting and ending at piece bounds, lo..hi digits long: earliest start, longest first."""
+    for i, a in enumerate(bounds):
+        for b in reversed(bounds[i + 1:]):
+            if lo <= b - a <= hi:
+                yield a, b
+
+
+def _valid_date(parts: Sequence[str], day_first: bool) -> bool:
+    if len(parts) != 3 or not all(p.isdigit() for p in parts) or len(parts[2]) not in (2, 4):
+        return False
+    a, b, year = int(parts[0]), int(parts[1]), int(parts[2])
+    year += 0 if len(parts[2]) == 4 else 1900 if year > 30 else 2000
+    month, day = (b, a) if day_first else (a, b)
+    try:
+        date(year, month, day)
+    except ValueError:
+        return False
+    return 1900 <= year <= 2099
+
+
+class _Digits:
+    """One thread's digit runs, classified."""
+
+    def __init__(self, call: _Call, found: _Found, thread: _Thread, region: str):
+        self.call, self.found, self.thread, self.region = call, found, thread, region
+
+    def runs(self) -> list[tuple[DigitRun, list[tuple[str, int, int]]]]:
+        text = self.thread.text
+        out = []
+        for run in digit_runs(text):
+            pieces = [p for p in _pieces(text, run) if self.found.free(self.thread, p[1], p[2])]
+            if pieces and not self.amount(run):
+                out.append((run, pieces))
+        return out
+
+    def amount(self, run: DigitRun) -> bool:
+        text = self.thread.text
+        before = text[max(0, run.start - 2):run.start]
+        after = tokens(text[run.end:run.end + 16])
+        return any(c in before for c in _CURRENCY) or bool(after and after[0] in _UNIT_AFTER) or \
+            text[run.end:run.end + 1] in (":", "%")
+
+    def take(self, pieces: list[tuple[str, int, int]], a: int, b: int, entity: EntityType) -> None:
+        """Pieces covering digits a..b of the run found as entity."""
+        at, chosen = 0, []
+        for piece in pieces:
+            if at >= a and at + len(piece[0]) <= b:
+                chosen.append(piece)
+            at += len(piece[0])
+        if chosen:
+            digits = "".join(p[0] for p in chosen)
+            self.found.add(self.thread, chosen[0][1], chosen[-1][2], entity, digits)
+
+    def classify(self) -> None:
+        for run, pieces in self.runs():
+            digits = "".join(p[0] for p in pieces)
+            bounds = [0]
+            for p in pieces:
+                bounds.append(bounds[-1] + len(p[0]))
+            token = _token_at(self.call, self.thread, pieces[0][1])
+            cue = self.call.nearest_cue(token)
+            if self.call.answers(token, "dob") and self.birth_date(run, digits):
+                self.take(pieces, 0, len(digits), EntityType.DATE_OF_BIRTH)
+                continue
+            # a run longer than a card (a tracking number) holds one only when a card was asked for
+            card_cued = any(self.call.cued(token, kind) for kind in ("card", "cvv", "expiry"))
+            if cue != "other" and (len(digits) <= 19 or card_cued):
+                cards: list[tuple[int, int]] = []
+                for a, b in _windows(bounds, 13, 19):
+                    if (not cards or a >= cards[-1][1]) and is_card_number(digits[a:b]):
+                        cards.append((a, b))
+                if cards:
+                    for a, b in cards:
+                        self.take(pieces, a, b, EntityType.PAYMENT_CARD)
+                    if len(digits) - cards[-1][1] <= 4:  # the expiry or the security code, said right after
+                        self.take(pieces, cards[-1][1], len(digits), EntityType.PAYMENT_CARD)
+                    continue
+            entity = self.by_cue(cue, run, digits, token)
+            if entity is not None:
+                self.take(pieces, 0, len(digits), entity)
+            elif cue not in ("other", "zip", "iban"):
+                self.phone(run, pieces, digits)
+
+    def by_cue(self, cue: str | None, run: DigitRun, digits: str, token: int) -> EntityType | None:
+        n = len(digits)
+        if (cue == "cvv" and n in (3, 4)) or (cue == "expiry" and 3 <= n <= 6):
+            return EntityType.PAYMENT_CARD
+        if cue == "last4" and n == 4:  # "the card ending 5566", "the account ending in 1234"
+            account = self.call.cued(token, "account") and not self.call.cued(token, "card")
+            return EntityType.BANK_ACCOUNT if account else EntityType.PAYMENT_CARD
+        if (cue == "account" and 6 <= n <= 17) or (cue == "sort" and n == 6) or \
+                (cue == "routing" and n == 9 and rtn.is_valid(digits)):
+            return EntityType.BANK_ACCOUNT
+        last_four = n == 4 and "last" in self.call.tokens[max(0, token - CUE_WINDOW):token]
+        if (cue == "ssn" and ((n == 9 and ssn.is_valid(digits)) or last_four)) or (cue == "id" and 5 <= n <= 12):
+            return EntityType.NATIONAL_ID
+        # an SSN said in its groups needs no cue: 3-2-4 digits in the valid ranges
+        if cue != "other" and [len(g) for g in run.groups] == [3, 2, 4] and ssn.is_valid(digits):
+            return EntityType.NATIONAL_ID
+        if cue == "zip" and n in (5, 9):
+            return EntityType.ADDRESS
+        return None
+
+    def birth_date(self, run: DigitRun, digits: str) -> bool:
+        groups = list(run.groups) if len(run.groups) == 3 else [digits[:2], digits[2:4], digits[4:]] \
+            if len(digits) in (6, 8) else []
+        day_first = self.region.upper() not in ("US", "CA")
+        return _valid_date(groups, day_first) or _valid_date(groups, not day_first)
+
+    def phone(self, run: DigitRun, pieces: list[tuple[str, int, int]], digits: str) -> None:
+        if len(digits) < 7:
+            return
+        try:
+            whole = phonenumbers.parse(("+" if run.plus else "") + digits, self.region)
+            if phonenumbers.is_valid_number(whole):
+                self.take(pieces, 0, len(digits), EntityType.PHONE_NUMBER)
+                plus = re.search(r"(?:\bplus|\+)\W*$", self.thread.text[:run.start], re.IGNORECASE)
+                if run.plus and plus:  # "plus four four ...": the "plus" too
+                    self.found.add(self.thread, plus.start(), run.start, EntityType.PHONE_NUMBER)
+                return
+        except phonenumbers.NumberParseException:
+            pass
+        # more digits than one number: valid numbers inside, on piece bounds
+        bounds = [0]
+        for p in pieces:
+            bounds.append(bounds[-1] + len(p[0]))
+        taken_to = 0
+        for a, b in _windows(bounds, 7, 15):
+            if a < taken_to:
+                continue
+            try:
+                number = phonenumbers.parse(digits[a:b], self.region)
+            except phonenumbers.NumberParseException:
+                continue
+            if phonenumbers.is_valid_number(number):
+                self.take(pieces, a, b, EntityType.PHONE_NUMBER)
+                taken_to = b
+
+
+# --- letters and digits: IBAN, national insurance numbers, passports, postcodes --------------------------
+
+_NATO = {w: w[0].upper() for w in """alpha alfa bravo charlie delta echo foxtrot golf hotel india juliet juliett
+    kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey whisky xray yankee
+    zulu""".split()}
+_ALNUM_LEX = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+_ALNUM_GAP = re.compile(r"^[\s,.\-–—/()]*$")
+_NINO = re.compile(r"^(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]\d{6}[A-D]$")
+_POSTCODE = re.compile(r"^[A-PR-UWYZ][A-HK-Y]?\d[A-Z\d]?\d[ABD-HJLNP-UW-Z]{2}$")
+
+
+def _alnum_pieces(text: str) -> list[list[tuple[str, int, int]]]:
+    """Runs of letters and digits said one after another ("G B eight two W E S T", "QQ 12 34 56 C"): each piece's
+    characters (upper case) and where it is in text."""
+    lexemes = [_Lexeme(m.group(), m.start(), m.end()) for m in _ALNUM_LEX.finditer(text)]
+    lower = [_Lexeme(x.word.lower(), x.start, x.end) for x in lexemes]
+    runs: list[list[tuple[str, int, int]]] = [[]]
+    i = 0
+    while i < len(lexemes):
+        word, n = lexemes[i].word, 1
+        if len(word) == 1 and word.isalpha() and word not in ("a", "i"):
+            chars = word.upper()
+        elif word.lower() in _NATO:
+            chars = _NATO[word.lower()]
+        elif (value := _digit_value(lower, i)) is not None:
+            chars, n = value
+        elif re.fullmatch(r"[A-Z0-9]{2,}", word) and not word.isdigit():
+            chars = word
+        else:
+            chars = ""
+        gap = text[runs[-1][-1][2]:lexemes[i].start] if runs[-1] else ""
+        if not chars or (runs[-1] and not _ALNUM_GAP.match(gap)):
+            runs.append([])
+        if chars:
+            runs[-1].append((chars, lexemes[i].start, lexemes[i + n - 1].end))
+        i += n
+    return [r for r in runs if r]
+
+
+def _alnum(call: _Call, found: _Found, thread: _Thread) -> None:
+    for pieces in _alnum_pieces(thread.text):
+        pieces = [p for p in pieces if found.free(thread, p[1], p[2])]
+        chars = "".join(p[0] for p in pieces)
+        if not any(c.isalpha() for c in chars):
+            continue  # digits alone are classified as digits
+        bounds = [0]
+        for p in pieces:
+            bounds.append(bounds[-1] + len(p[0]))
+        token = _token_at(call, thread, pieces[0][1])
+        done_to = 0
+        for a, b in _windows(bounds, 5, 34):
+            if a < done_to:
+                continue
+            value = chars[a:b]
+            entity = None
+            if b - a >= 15 and value[:2].isalpha() and value[2:4].isdigit() and iban.is_valid(value):
+                entity = EntityType.BANK_ACCOUNT
+            elif _NINO.match(value) or (
+                    6 <= b - a <= 12 and sum(c.isdigit() for c in value) >= 4 and call.nearest_cue(token) == "id"):
+                entity = EntityType.NATIONAL_ID
+            elif _POSTCODE.match(value) and call.cued(token, "address", CUE_WINDOW + 10):
+                entity = EntityType.ADDRESS
+            if entity is not None:
+                chosen = [p for p, lo in zip(pieces, bounds, strict=False) if a <= lo < b]
+                found.add(thread, chosen[0][1], chosen[-1][2], entity, value)
+                done_to = b
+
+
+# --- dates of birth, e-mail addresses ---------------------------------------------------------------------
+
+_MONTH_OR_NUMERIC = re.compile(r"\d{1,2}/\d{1,2}|\d{4}-\d{1,2}-\d{1,2}|\b(?:" + "|".join(MONTHS) + r")\b", re.I)
+_YEARLESS_ANCHOR = date(2000, 1, 1)  # dates said without a year read in a leap year: "February 29th" stays one
+
+
+def _pseudo_segment(thread: _Thread) -> TranscriptSegment:
+    return TranscriptSegment(id=-1, speaker=thread.speaker, channel=0, start_ms=0, end_ms=0, text=thread.text)
+
+
+def _dates_of_birth(call: _Call, found: _Found, thread: _Thread, region: str, reference: date | None) -> None:
+    said = _pseudo_segment(thread)
+    with_year = {(m.start, m.end) for m in date_mentions(said, None, region)}
+    for m in date_mentions(said, _YEARLESS_ANCHOR, region):
+        if not _MONTH_OR_NUMERIC.search(thread.text[m.start:m.end]) or not found.free(thread, m.start, m.end):
+            continue
+        if (m.start, m.end) in with_year and (m.value.year < 1900 or (reference is not None and m.value > reference)):
+            continue  # a birth date is in the past
+        if call.answers(_token_at(call, thread, m.start), "dob"):
+            found.add(thread, m.start, m.end, EntityType.DATE_OF_BIRTH)
+        else:
+            found.block(thread, m.start, m.end)  # another date: its digits are no card, account or phone
+
+
+def _emails(found: _Found, thread: _Thread) -> None:
+    for m in email_mentions(_pseudo_segment(thread)):
+        if found.free(thread, m.start, m.end):
+            found.add(thread, m.start, m.end, EntityType.EMAIL)
+
+
+# --- read-backs -----------------------------------------------------------------------------------------
+
+
+def _read_backs(call: _Call, found: _Found) -> None:
+    """Digits found once are redacted wherever they are said again: the agent reading a card back, its last
+    four, or a part of it repeated while it is taken down."""
+    values = [(e, v) for e, v in found.values if len(v) >= 4 and v.isdigit()]
+    for thread in call.threads:
+        said = _Digits(call, found, thread, "")
+        for _, pieces in said.runs():
+            digits = "".join(p[0] for p in pieces)
+            if len(digits) < 4:
+                continue
+            for entity, value in values:
+                partial = entity in (EntityType.PAYMENT_CARD, EntityType.BANK_ACCOUNT, EntityType.NATIONAL_ID)
+                # a part: the last four, or whole groups of four from the start ("4532 1122?" "yes")
+                chunk = value.find(digits) % 4 == 0 if digits in value else False
+                if digits == value or (partial and len(value) >= 8 and (digits == value[-4:] or chunk)):
+                    found.add(thread, pieces[0][1], pieces[-1][2], entity)
+                    break
+
+
+# --- names (rules) ----------------------------------------------------------------------------------
+
+# After these, the next words are a name whatever their case.
+_NAME_CUES = _phrases("""my name is | my name's | name is | the name is | name's | name on the card is |
+    name on the card | cardholder name | cardholder's name | first name is | last name is | surname is |
+    full name is | my first name is | my last name is | my surname is | it's under | under the name""")
+# Cues by which a speaker says who they are or whom they want: a first and last name after them is a name.
+_IDENTITY_CUES = _phrases("""this is | i'm | i am | it's | speaking with | speak to | speak with | talking to |
+    talking with | ask for""")
+# After these, a capitalised word is a name when it is a known first name or says so ("X speaking", "X from").
+_WEAK_NAME_CUES = _phrases("""this is | i'm | i am | it's | speaking with | speak to | speak with | talking to |
+    talking with | thank you | thanks | hi | hello | hey | dear | morning | afternoon | evening | bye | goodbye |
+    ask for | with""")
+_TITLES = set("mr mrs ms miss mx dr mister missus doctor prof professor sir madam".split())
+_NOT_NAME = set("""i i'm a an the my your his her our their this that these those it it's is was be am are just
+    calling call sorry not so very really fine good great well here there what who going about looking trying
+    having still also all okay ok yes yeah no sure glad happy afraid interested from with and or but for to of in
+    on at by hi hello thanks thank you please sir madam how can could would will shall may might do does did have
+    has had get got one two three four five six seven eight nine ten calling again back now today tomorrow right
+    correct speaking customer agent service support team bank card account number department help line the
+    we us they them he she him me mine yours alright absolutely certainly of course wondering ringing""".split())
+_NOT_NAME |= set(MONTHS) | set("monday tuesday wednesday thursday friday saturday sunday".split())
+_FIRST_NAMES = set("""aaron adam adrian ahmed aisha alan albert alex alexander alice alicia amanda amber amelia amir
+    amy ana andrea andrew angela anna anne anthony antonio arjun arthur ashley barbara ben benjamin beth betty bill
+    bob brandon brenda brian bruce carl carlos carmen carol caroline catherine charles charlie charlotte chen chloe
+    chris christina christine christopher claire daniel david deborah dennis diana diane donald donna dorothy
+    douglas dylan edward elena elizabeth ella emily emma eric ethan eugene evelyn fatima frank gary george grace
+    gregory hannah harold harry helen henry isabella jack jacob james jane janet jason jennifer jeremy jessica joan
+    john jonathan jordan jose joseph joshua joyce juan judith julia julie justin karen katherine kathleen kelly
+    kenneth kevin kim kyle laura lauren lee leo li linda lisa liam lucas lucy luis maria mark martha mary matthew
+    megan melissa michael michelle mike mohammed muhammad nancy natalie nathan nicholas nicole noah olivia oliver omar
+    pamela patricia patrick paul peter priya rachel raj ralph raymond rebecca richard robert roger ronald rose
+    ruth ryan samantha samuel sandra sara sarah scott sean sharon shirley sofia sophia stephanie stephen steven
+    susan teresa thomas timothy tom tyler victoria vincent walter wei william zoe""".split())
+# Words that make a capitalised pair a business, not a person ("Northwind Energy", "Harbor Books").
+_ORG_WORDS = set("""energy internet books bank banking health healthcare dental clinic hospital hotel hotels travel
+    mobile telecom software systems services service support insurance florists flowers gardens garden furniture
+    market supermarket credit union savings mortgage mortgages appliances library council office group company
+    corporation corp inc ltd limited solutions airlines airways pharmacy motors auto logistics delivery deliveries
+    utilities water gas electric power media print printing store stores shop team department desk center centre
+    customer""".split())
+_WORD_CHARS = re.compile(r"[^\w'’-]")
+
+
+def _bare(text: str) -> str:
+    return _WORD_CHARS.sub("", text).replace("’", "'")
+
+
+def _is_capitalised(text: str) -> bool:
+    bare = _bare(text)
+    return len(bare) >= 2 and bare[0].isupper() and bare.replace("'", "").replace("-", "").isalpha()
+
+
+def _ends_clause(text: str) -> bool:
+    return text.rstrip()[-1:] in (",", ".", "?", "!", ";", ":")
+
+
+def _names(call: _Call, found: _Found) -> None:
+    names: set[str] = set()
+    for si, words in enumerate(call.by_segment):
+        texts = [call.words[w].text for w in words]
+        low = [_bare(t).lower() for t in texts]
+        asked = si > 0 and _asks_name(call, si - 1)
+        for i in range(len(words)):
+            strong = any(tuple(low[max(0, i - len(c)):i]) == c for c in _NAME_CUES) and \
+                not _ends_clause(texts[i - 1])
+            # the answer to "Can I have the name on the card?": "Kenji Watanabe.", "Sure, it's Helen Park."
+            strong = strong or (asked and all(x in _ANSWER_OPENERS for x in low[:i]))
+            weak = any(tuple(low[max(0, i - len(c)):i]) == c for c in _WEAK_NAME_CUES)
+            title = i > 0 and low[i - 1].rstrip(".") in _TITLES
+            # "..., James speaking."
+            opens = i == 0 or _ends_clause(texts[i - 1])
+            if not (strong or weak or title or opens):
+                continue
+            span = _name_at(texts, low, i, lowercase_ok=strong)
+            if not span:
+                continue
+            first = low[i]
+            says_so = i + span < len(low) and low[i + span] in ("speaking", "from", "here")
+            if opens and not (strong or weak or title):
+                says_so = says_so and low[i + span] == "speaking"
+                if not says_so:
+                    continue
+            # "this is Marcus Bell", "this is Ravi." (not "this is Northwind Energy")
+            identity = any(tuple(low[max(0, i - len(c)):i]) == c for c in _IDENTITY_CUES)
+            full = identity and span >= 2 and low[i + span - 1] not in _ORG_WORDS and low[i] not in _ORG_WORDS
+            alone = span == 1 and _ends_clause(texts[i]) and low[i] not in _ORG_WORDS and \
+                i >= 2 and low[i - 2:i] == ["this", "is"]
+            if strong or title or first in _FIRST_NAMES or says_so or first in names or full or alone:
+                end = i + span
+                # the name spelled out after it: "Sarah, S A R A H"
+                while end < len(texts) and len(low[end]) == 1 and low[end].isalpha() and (
+                        low[end] not in "ai" or end > i + span):
+                    end += 1
+                if not any(w in found.words[EntityType.EMAIL] for w in words[i:end]):
+                    found.add_words(words[i:end], EntityType.PERSON_NAME)
+                names.update(low[i:i + span])
+    # a name found once is a name wherever it is said again ("Thanks, Tom"), in any case (ASR may write none)
+    for w, word in enumerate(call.words):
+        if _bare(word.text).lower() in names and w not in found.words[EntityType.EMAIL]:
+            found.add_words([w], EntityType.PERSON_NAME)
+
+
+_ANSWER_OPENERS = set("yes yeah yep sure ok okay it's its it is that's uh um so of course".split())
+_NAME_REQUESTS = _phrases("""name | your name | the name | name please | full name | name on the card |
+    speaking with | who am i speaking with | who's calling | who is calling | patient's name""")
+
+
+def _asks_name(call: _Call, si: int) -> bool:
+    """Whether segment si ends by asking for a name."""
+    words = call.by_segment[si]
+    tail = [t for w in words[-6:] for t in tokens(call.words[w].text)]
+    return bool(words) and call.words[words[-1]].text.rstrip().endswith("?") and any(
+        tuple(tail[-len(p):]) == p or tuple(tail[-len(p) - 1:-1]) == p for p in _NAME_REQUESTS)
+
+
+def _name_at(texts: list[str], low: list[str], i: int, lowercase_ok: bool) -> int:
+    """How many words from i make a name (at most three): capitalised words not in _NOT_NAME (any word not in it,
+    after a strong cue); a word ending a clause ends it."""
+    n = 0
+    while i + n < len(texts) and n < 3:
+        word, bare = texts[i + n], low[i + n]
+        ok = len(bare) > 1 and bare not in _NOT_NAME and bare not in _TITLES and \
+            bare.replace("'", "").replace("-", "").isalpha()
+        if not ok or not (_is_capitalised(word) or (bare.islower() and (lowercase_ok or bare in _FIRST_NAMES))):
+            break
+        n += 1
+        if _ends_clause(word):
+            break
+    return n
+
+
+# --- addresses (rules) ---------------------------------------------------------------------------------
+
+_STREET = set("""street st road rd avenue ave lane ln drive dr boulevard blvd court ct place pl way terrace close
+    crescent square sq parkway pkwy highway hwy circle cir grove gardens mews walk row hill park trail plaza""".split())
+_UNIT = set("apartment apt unit suite flat number no #".split())
+_SPOKEN_DIGITS = set(UNITS) | set(TEENS) | set(TENS) | {"oh", "hundred", "double", "triple"}
+
+
+def _house_number(low: list[str], texts: list[str], i: int) -> int:
+    """How many words from i say a house number ("22", "221B", "twenty two", "one two three"), 0 if none."""
+    if re.fullmatch(r"\d{1,5}[a-z]?", low[i]) and not re.search(r"[$£€:%]", texts[i]):
+        return 1
+    n = 0
+    while i + n < len(low) and low[i + n] in _SPOKEN_DIGITS and n < 6 and not _ends_clause(texts[i + n]):
+        n += 1
+    return n
+
+
+def _addresses(call: _Call, found: _Found) -> None:
+    for words in call.by_segment:
+        texts = [call.words[w].text for w in words]
+        low = [_bare(t).lower() for t in texts]
+        i = 0
+        while i < len(words):
+            number = _house_number(low, texts, i)
+            end = _street_after(call, words, texts, low, i, number) if number else 0
+            if not end:
+                i += 1
+                continue
+            start = i
+            if start >= 2 and low[start - 2] in _UNIT:  # "Flat 3, 22 Baker Street"
+                start -= 2
+            end = _address_tail(texts, low, end)
+            found.add_words(words[start:end], EntityType.ADDRESS)
+            i = end
+
+
+def _street_after(call: _Call, words: list[int], texts: list[str], low: list[str], i: int, number: int) -> int:
+    """The end (exclusive) of "<number> <street words> <street suffix>" starting at word i, 0 if it is not one."""
+    cued = call.cued(call.words[words[i]].token, "address", CUE_WINDOW + 10)
+    j = i + number
+    for k in range(j, min(j + 4, len(words))):
+        bare = low[k].rstrip(".")
+        if bare in _STREET and k > j:
+            return k + 1
+        street_word = (bare.isalpha() and bare not in _NOT_NAME and (_is_capitalised(texts[k]) or cued)) or \
+            re.fullmatch(r"\d{1,3}(st|nd|rd|th)", bare) is not None
+        if not street_word or _ends_clause(texts[k]):
+            return 0
+    return 0
+
+
+def _address_tail(texts: list[str], low: list[str], end: int) -> int:
+    """The end of the address after its street: a flat or unit, the town, the state, the ZIP code or postcode."""
+    k = end
+    while k < len(texts) and k - end < 12 and not (texts[k - 1].rstrip()[-1:] in ".?!" and low[k - 1] not in _STREET):
+        word, bare = texts[k], low[k]
+        if bare in _UNIT and k + 1 < len(texts):
+            k += 2
+            continue
+        town = _is_capitalised(word) and bare not in _NOT_NAME
+        code = (re.fullmatch(r"[A-Z0-9]{1,4}", _bare(word)) is not None and _bare(word) not in ("I", "A")) or \
+            re.fullmatch(r"\d{5}(?:-\d{4})?", bare) is not None or bare in _SPOKEN_DIGITS
+        if not (town or code):
+            break
+        k += 1
+    return k
+
+
+# --- the stage ------------------------------------------------------------------------------------------
+
+
+def find_spans(segments: Sequence[TranscriptSegment], entities: Iterable[EntityType | str] = ENTITY_TYPES,
+               region: str = "US", reference: date | None = None) -> list[RedactedSpan]:
+    """The spans of segments that say each of entities (see the module docstring), in transcript order.
+    reference: the call's date, when known (a date after it is no birth date)."""
+    wanted = [EntityType(e) for e in entities]
+    call = _Call(segments)
+    found = _Found(call)
+    # Order matters: what is found first takes its characters (an e-mail's digits are no phone number).
+    for thread in call.threads:
+        _emails(found, thread)
+    for thread in call.threads:
+        _dates_of_birth(call, found, thread, region, reference)
+    for thread in call.threads:
+        _alnum(call, found, thread)
+    for thread in call.threads:
+        _Digits(call, found, thread, region).classify()
+    _read_backs(call, found)
+    if EntityType.PERSON_NAME in wanted:
+        _names(call, found)
+    if EntityType.ADDRESS in wanted:
+        _addresses(call, found)
+    return found.spans(wanted)
