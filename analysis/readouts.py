@@ -24,6 +24,7 @@ from callscope.analysis.result import (
     ModelUsed,
     Part,
     Pause,
+    RedactionSummary,
     SpeakerResult,
     TranscriptSegment,
 )
@@ -58,6 +59,7 @@ class Results(Part):
     speakers: list[SpeakerResult] = Field(default_factory=list)
     characteristics: CallCharacteristics | None = None
     models: list[ModelUsed] = Field(default_factory=list, description="The model each analysis stage used.")
+    redaction: RedactionSummary | None = Field(None, description="Spans redacted per entity type; null: none.")
     analyzed_at: datetime | None = None
 
 
@@ -68,6 +70,8 @@ class Transcription(Part):
     language: str
     speakers: list[SpeakerResult] = Field(description="Empty until the analysis has completed.")
     segments: list[TranscriptSegment] = Field(description="Empty until the analysis has completed.")
+    redaction: RedactionSummary | None = Field(
+        None, description="Spans redacted per entity type, when the project redacts: the segments read redacted.")
 
 
 class Summary(Part):
@@ -91,7 +95,8 @@ def transcription(subject: Subject, analysis: AnalysisResult | None) -> Transcri
     return Transcription(
         recording_id=subject.recording_id, public_id=subject.public_id, status=subject.status,
         language=(analysis.language if analysis else None) or subject.language,  # None: the model detected it
-        speakers=analysis.speakers if analysis else [], segments=analysis.segments if analysis else [])
+        speakers=analysis.speakers if analysis else [], segments=analysis.segments if analysis else [],
+        redaction=analysis.redaction if analysis else None)
 
 
 def summary(subject: Subject, analysis: AnalysisResult | None) -> Summary:

@@ -36,6 +36,9 @@ class TranscriptWord(Part):
     end_ms: int
     text: str
     probability: float = Field(description="Recogniser confidence, 0 to 1.")
+    redacted: bool = Field(False, description="The word is part of a redacted span: the span's first word reads as "
+                           "its token ([PAYMENT_CARD]), its other words are empty; the times stay.")
+    entity: str | None = Field(None, description="The redacted entity type (payment_card...), or null.")
 
 
 class TranscriptSegment(Part):
@@ -160,6 +163,14 @@ class StageRun(Part):
     detail: str = ""
 
 
+class RedactionSummary(Part):
+    """What redaction took out of the transcript: the entity types the project asked for, and the number of spans
+    of each (never the values)."""
+
+    entities: list[str] = Field(description="The entity types redacted (the project's redaction.entities).")
+    counts: dict[str, int] = Field(description="Spans redacted per entity type, each requested type listed.")
+
+
 class AnalysisResult(Part):
     duration_ms: int
     channels: int
@@ -174,6 +185,8 @@ class AnalysisResult(Part):
     extracted_data: list[ExtractedValue] = Field(default_factory=list)
     summary: str | None = None
     summary_language: str | None = None
+    redaction: RedactionSummary | None = Field(
+        None, description="What was redacted, when the project redacts; the segments read redacted then.")
     models: list[ModelUsed]
     stages: list[StageRun]
 

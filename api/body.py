@@ -25,6 +25,8 @@ _TYPE_WORDS = {
     "bool_type": "a boolean",
     "bool_parsing": "a boolean",
     "list_type": "an array",
+    "model_type": "an object",  # a nested object (the body itself: "Request body must be a JSON object")
+    "dict_type": "an object",
     "datetime_type": "an ISO 8601 timestamp",
     "datetime_parsing": "an ISO 8601 timestamp",
     "datetime_from_date_parsing": "an ISO 8601 timestamp",
@@ -54,6 +56,11 @@ def messages(exc: ValidationError) -> list[str]:
             text = f"{field} {PATTERN_PROBLEMS.get(ctx['pattern'], 'has an invalid format')}"
         elif kind == "literal_error":
             text = f"{field} must be one of: {', '.join(map(str, _choices(err)))}"
+        elif kind == "too_short":
+            text = (f"{field} must not be empty" if ctx.get("min_length") == 1
+                    else f"{field} must have at least {ctx.get('min_length')} items")
+        elif kind == "repeated":
+            text = f"{field} {err['msg']}"
         elif kind == "missing":
             text = f"{field} is required"
         else:

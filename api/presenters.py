@@ -43,6 +43,7 @@ async def project_detail(ctx: Context, project: Project) -> s.ProjectDetail:
         long_pause_threshold_seconds=spec.long_pause_threshold_seconds, transcription_hints=spec.transcription_hints,
         retention_days=spec.retention_days, quality_baseline_enabled=spec.quality_baseline_enabled,
         quality_baseline_pct=spec.quality_baseline_pct, recordings_count=recordings.get(project.status.id, 0),
+        redaction=s.ProjectRedaction(**spec.redaction.model_dump()) if spec.redaction else None,
         virtual_numbers_count=numbers,
     )
 

@@ -20,7 +20,7 @@ from callscope.analysis.readouts import Transcription as Transcription
 from callscope.catalog.calls import CallRecord as RecentCall  # the call records' own shapes
 from callscope.catalog.calls import NumberStats
 from callscope.catalog.tables import BIGINT_MAX
-from callscope.resources.kinds import NumberType, RoutingStrategy
+from callscope.resources.kinds import NumberType, RedactionEntity, RoutingStrategy, unique_entities
 from callscope.statuses import RecordingStatus
 
 T = TypeVar("T")
@@ -142,6 +142,24 @@ class RateLimitBody(Shape):
 
 # ----- projects -------------------------------------------------------------------------------
 
+def _no_repeats(entities: list[str]) -> list[str]:
+    try:
+        return unique_entities(entities)
+    except ValueError:
+        raise PydanticCustomError("repeated", "must not repeat an entity") from None
+
+
+class ProjectRedaction(Shape):
+    """Card numbers and personal data taken out of each call's transcript and results (and, with audio, its
+    audio)."""
+
+    entities: Annotated[list[RedactionEntity], AfterValidator(_no_repeats)] = Field(
+        min_length=1, json_schema_extra={"uniqueItems": True},
+        description="What to redact, each at most once: payment_card, bank_account, national_id, date_of_birth, "
+        "email, phone_number, person_name, address.")
+    audio: bool = Field(True, description="Silence the redacted words in the audio as well.")
+
+
 class ProjectUpdate(Shape):
     """The fields of a project, all optional; only supplied fields change."""
 
@@ -159,6 +177,8 @@ class ProjectUpdate(Shape):
         None, description="Days recordings are kept; null disables retention.")
     quality_baseline_enabled: bool | None = Field(None, description="null: false.")
     quality_baseline_pct: v.Percent | None = Field(None, description="Target percentile, 0 to 100.")
+    redaction: ProjectRedaction | None = Field(
+        None, description="What to redact from each call, replaced whole; null: nothing is redacted.")
 
 
 class ProjectCreate(ProjectUpdate):
@@ -185,6 +205,7 @@ class ProjectDetail(ProjectShort):
     retention_days: int | None
     quality_baseline_enabled: bool
     quality_baseline_pct: float | None
+    redaction: ProjectRedaction | None = Field(description="What is redacted from each call; null: nothing.")
     recordings_count: int
     virtual_numbers_count: int
 

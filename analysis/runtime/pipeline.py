@@ -1,7 +1,8 @@
 """The analysis pipeline on one recording: decode → VAD per channel → language → ASR per channel (where it runs on a
 GPU, a mono call's speaker turns found from its audio beside it) → diarization (by channel for stereo; for mono the
 words given to the speaker turns) → speaker identification (roles, enrolled operators) → emotions → pauses →
-characteristics → goals, categories, extracted fields → summary.
+characteristics → goals, categories, extracted fields → summary; where the project redacts, redaction right after the
+speakers, so that every later stage and the language model read the redacted transcript.
 
 The stages are pure functions over audio and segments (the modules beside this one), each returning a part of the
 one result model (result.py); this class only owns the models they need, runs them in order and assembles the
@@ -32,6 +33,7 @@ from callscope.analysis.result import (
     IdentifiedSpeaker,
     ModelUsed,
     PauseRules,
+    RedactionSummary,
     StageRun,
     TranscriptSegment,
 )
@@ -44,6 +46,7 @@ from callscope.analysis.stages.faithfulness import extractive_summary
 from callscope.analysis.stages.fields import extract_fields
 from callscope.analysis.stages.goals import evaluate_goals
 from callscope.analysis.stages.pauses import find_pauses, rules_for
+from callscope.analysis.stages.redaction import Redaction, redact, redact_fields
 from callscope.analysis.stages.speakers import identify_speakers
 from callscope.analysis.stages.summary import named_roles, summarize
 from callscope.analysis.stages.timing import to_speech
@@ -60,7 +63,8 @@ log = structlog.get_logger()
 Progress = Callable[[str, float], None]
 
 # Where each stage starts, as a fraction of the whole run (ASR dominates on a CPU); progress rises 0 -> 1.
-_STARTS = {"decode": 0.0, "vad": 0.03, "asr": 0.08, "diarization": 0.62, "speakers": 0.68, "emotions": 0.72,
+_STARTS = {"decode": 0.0, "vad": 0.03, "asr": 0.08, "diarization": 0.62, "speakers": 0.68, "redaction": 0.70,
+           "emotions": 0.72,
            "pauses": 0.78, "characteristics": 0.79, "goals": 0.80, "categories": 0.84, "fields": 0.86,
            "summary": 0.90, "done": 1.0}
 _UNSET: Any = object()
@@ -152,6 +156,10 @@ class Pipeline:
                                   self.settings.agent_channel if agent_channel is None else agent_channel, run)
         roles = {s.label: s.role for s in speakers}
         segments = [s.model_copy(update={"role": roles[s.speaker]}) for s in segments]
+        # the transcript is final: from here on every stage (and the language model) reads it redacted
+        redaction = self._redact(project, segments, called_on, run)
+        if redaction is not None:
+            segments = redaction.segments
         segments = self._emotions(audio, segments, run)
         run.at("pauses")
         pauses = find_pauses(segments, speech, audio.duration_ms, rules)
@@ -164,6 +172,8 @@ class Pipeline:
         goals = self._goals(project, segments, roles, embedder, llm, run)
         categories = self._categories(project, segments, embedder, run)
         fields = self._fields(project, segments, roles, llm, called_on, run)
+        if redaction is not None:
+            fields = redact_fields(fields, redaction)
         summary_language = (project.summary_language if project else None) or language or "en"
         # the text model that checks the summary's sentences reads English only
         checker = embedder if summary_language == language == "en" else None
@@ -175,6 +185,7 @@ class Pipeline:
             segments=segments, pauses=pauses, pause_rules=rules, characteristics=traits, goals=goals,
             categories=categories, extracted_data=fields, summary=summary,
             summary_language=summary_language if summary is not None else None,
+            redaction=redaction.summary if redaction is not None else None,
             models=list(dict.fromkeys(run.models)), stages=run.stages,
         )
 
@@ -291,6 +302,19 @@ class Pipeline:
                    "them (callscope operators enroll)" if other else ""))
         return speakers
 
+    def _redact(self, project: ProjectSpec | None, segments: list[TranscriptSegment], called_on: date | None,
+                run: _Run) -> Redaction | None:
+        """The transcript with the project's redaction entities taken out (redaction.redact), None when the
+        project redacts nothing."""
+        run.at("redaction")
+        if not (project and project.redaction and project.redaction.entities):
+            run.skipped("redaction", "the project redacts nothing")
+            return None
+        redaction = redact(segments, project.redaction.entities, region=self.settings.default_phone_region,
+                           reference=called_on)
+        run.ran("redaction", _redaction_detail(redaction.summary))
+        return redaction
+
     def _emotions(self, audio: Audio, segments: list[TranscriptSegment], run: _Run) -> list[TranscriptSegment]:
         run.at("emotions")
         embedder = self._model("embedder")
@@ -360,6 +384,10 @@ class Pipeline:
         checked = "" if embedder is not None else "; meaning not checked (English calls with the text model only)"
         run.ran("summary", f"in {language}" + (f"; {result.note}" if result.note else "") + checked)
         return result.text
+
+
+def _redaction_detail(summary: RedactionSummary) -> str:
+    return ", ".join(f"{entity}: {summary.counts.get(entity, 0)}" for entity in summary.entities) + " span(s)"
 
 
 # Pipeline keyword -> factory (module:function) building the model object from Settings. Ray actors own one each

@@ -20,7 +20,7 @@ import phonenumbers
 from stdnum import iban, luhn
 from stdnum.us import rtn, ssn
 
-from callscope.analysis.result import TranscriptSegment
+from callscope.analysis.result import ExtractedValue, RedactionSummary, TranscriptSegment
 from callscope.analysis.stages.evidence import tokens
 from callscope.analysis.stages.spoken import (
     MONTHS,
@@ -814,3 +814,144 @@ def find_spans(segments: Sequence[TranscriptSegment], entities: Iterable[EntityT
     if EntityType.ADDRESS in wanted:
         _addresses(call, found)
     return found.spans(wanted)
+
+
+# --- the step: the transcript with the spans taken out ---------------------------------------------------
+
+
+def token(entity: EntityType | str) -> str:
+    """What a redacted span reads as in the text: ``[PAYMENT_CARD]``."""
+    return f"[{EntityType(entity).value.upper()}]"
+
+
+_TOKENS = {token(e): e for e in EntityType}
+_TRAILING = ".,;:?!"
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """A transcript with the requested entities taken out, and what the fields rule needs (kept in memory only,
+    never in the result): each card span's last four digits, where the whole number is known."""
+
+    segments: list[TranscriptSegment]
+    summary: RedactionSummary
+    spans: list[RedactedSpan]
+    card_last_four: dict[tuple[int, int], str]  # (segment index, first word) -> "1234"
+    said: tuple[tuple[EntityType, str], ...]  # each span's value, as its letters and digits (lower case)
+
+
+def _compact(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.lower())
+
+
+def _span_text(segment: TranscriptSegment, span: RedactedSpan) -> str:
+    return " ".join(text for text, _, _ in _segment_words(segment)[span.first_word:span.last_word + 1])
+
+
+def _redacted_segment(segment: TranscriptSegment, spans: list[RedactedSpan]) -> TranscriptSegment:
+    """segment with each span's words read as one token: in the text, the first word's text becomes the token
+    (keeping the last word's closing punctuation), the span's other words become empty; each word keeps its times
+    and says redacted and its entity."""
+    parts = [text for text, _, _ in _segment_words(segment)]
+    by_word: dict[int, tuple[RedactedSpan, bool]] = {}
+    for span in spans:
+        for w in range(span.first_word, span.last_word + 1):
+            by_word[w] = (span, w == span.first_word)
+    replaced: list[str] = []
+    for w, part in enumerate(parts):
+        if w not in by_word:
+            replaced.append(part)
+            continue
+        span, first = by_word[w]
+        last = parts[span.last_word]
+        tail = last[len(last.rstrip(_TRAILING)):] if last.rstrip(_TRAILING) else ""
+        replaced.append(token(span.entity) + tail if first else "")
+    text = " ".join(p for p in replaced if p)
+    if not segment.words:
+        return segment.model_copy(update={"text": text})
+    words = []
+    for w, word in enumerate(segment.words):
+        if w not in by_word:
+            words.append(word)
+            continue
+        lead = word.text[:len(word.text) - len(word.text.lstrip())]
+        span, first = by_word[w]
+        words.append(word.model_copy(update={"text": lead + replaced[w] if first else "", "redacted": True,
+                                             "entity": span.entity.value}))
+    return segment.model_copy(update={"text": text, "words": words})
+
+
+def _card_last_four(segments: Sequence[TranscriptSegment], spans: list[RedactedSpan]) -> dict[tuple[int, int], str]:
+    """The last four digits of each card span whose whole number is known: its own digits, or with the card spans
+    of the same speaker after it (a number said across segments), when they make a card number. A span of a part of
+    a number, or of an expiry or security code alone, gets none."""
+    cards = [s for s in spans if s.entity == EntityType.PAYMENT_CARD]
+    out: dict[tuple[int, int], str] = {}
+    for i, span in enumerate(cards):
+        if (span.segment, span.first_word) in out:
+            continue
+        group, digits = [], ""
+        for other in cards[i:]:
+            if segments[other.segment].speaker != segments[span.segment].speaker:
+                continue
+            group.append(other)
+            said = "".join(run.digits for run in digit_runs(_span_text(segments[other.segment], other)))
+            digits += said
+            number = next((digits[:n] for n in range(19, 12, -1) if is_card_number(digits[:n])), None)
+            if number is not None:
+                for member in group:
+                    out[(member.segment, member.first_word)] = number[-4:]
+                break
+            if len(digits) > 23:  # a card and its expiry and code at most
+                break
+    return out
+
+
+def redact(segments: Sequence[TranscriptSegment], entities: Iterable[EntityType | str], region: str = "US",
+           reference: date | None = None) -> Redaction:
+    """The transcript with the spans of entities (find_spans) taken out: see _redacted_segment; the summary counts
+    the spans of each requested type (no values)."""
+    wanted = list(dict.fromkeys(EntityType(e) for e in entities))
+    spans = find_spans(segments, wanted, region=region, reference=reference)
+    per_segment: dict[int, list[RedactedSpan]] = {}
+    for span in spans:
+        per_segment.setdefault(span.segment, []).append(span)
+    out = [_redacted_segment(s, per_segment[i]) if i in per_segment else s for i, s in enumerate(segments)]
+    counts = {e.value: sum(1 for s in spans if s.entity == e) for e in wanted}
+    said = tuple((s.entity, _compact(_span_text(segments[s.segment], s))) for s in spans)
+    return Redaction(segments=out, summary=RedactionSummary(entities=[e.value for e in wanted], counts=counts),
+                     spans=spans, card_last_four=_card_last_four(segments, spans),
+                     said=tuple((e, v) for e, v in said if v))
+
+
+def _shown(value: str, redaction: Redaction, segment_index: int | None) -> str:
+    """value with each token left as the rules allow: a card's, where its number is known, as "**** 1234"."""
+    def card(match: re.Match[str]) -> str:
+        found = {last for (si, _), last in redaction.card_last_four.items()
+                 if segment_index is None or si == segment_index}
+        return f"**** {found.pop()}" if len(found) == 1 else match.group()  # which card, when several: unknown
+    return re.sub(re.escape(token(EntityType.PAYMENT_CARD)), card, value)
+
+
+def redact_fields(values: Sequence[ExtractedValue], redaction: Redaction) -> list[ExtractedValue]:
+    """Extracted values that fall in a redacted span keep only what the rules allow: a card its last four digits
+    ("**** 1234"), any other entity its token. The fields read the redacted transcript, so such a value reads as a
+    token (a card's becomes its last four); a value that still says a redacted value (its letters and digits) is
+    replaced by its token."""
+    index = {s.id: i for i, s in enumerate(redaction.segments)}
+    out = []
+    for value in values:
+        v = value.value
+        if isinstance(v, bool) or v is None:
+            out.append(value)
+            continue
+        text = f"{v:g}" if isinstance(v, float) else str(v)
+        compact = _compact(text)
+        leaked = next((e for e, said in redaction.said if len(said) >= 4 and (said in compact or (
+            len(compact) >= 4 and compact in said))), None)
+        if leaked is not None:
+            text = token(leaked)
+        segment = index.get(value.evidence[0].dialogue_id) if value.evidence else None
+        shown = _shown(text, redaction, segment)
+        out.append(value if leaked is None and shown == text else value.model_copy(update={"value": shown}))
+    return out

@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from callscope.resources.kinds import KINDS, Permission, WebhookSection
+from callscope.resources.kinds import KINDS, Permission, RedactionEntity, WebhookSection
 from callscope.resources.meta import GROUP, VERSION, BaseStatus, Resource
 
 CATEGORIES = ["callscope"]
@@ -82,6 +82,7 @@ _BOUNDS: dict[tuple[str, str], dict[str, Any]] = {
     # Lists of enum values whose rule forbids repeats hold each value at most once.
     ("Webhook", "sections"): {"maxItems": len(typing.get_args(WebhookSection))},
     ("ApiKeySpec", "permissions"): {"maxItems": len(typing.get_args(Permission))},
+    ("Redaction", "entities"): {"maxItems": len(typing.get_args(RedactionEntity))},
 }
 
 _UNIQUE = "{path}.all(a, {path}.filter(b, b == a).size() == 1)"
@@ -107,6 +108,7 @@ _VALIDATIONS: dict[str, list[dict[str, str]]] = {
                         "message": "an enum field needs values"}],
     "Webhook": [_unique("sections", "webhook sections must not repeat")],
     "ApiKeySpec": [_unique("permissions", "permissions must not repeat")],
+    "Redaction": [_unique("entities", "redaction entities must not repeat")],
 }
 
 _AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from callscope.resources.meta import BaseStatus, CamelModel, Resource
 from callscope.validation import (
@@ -137,6 +137,30 @@ class Webhook(CamelModel):
     )
 
 
+RedactionEntity = Literal["payment_card", "bank_account", "national_id", "date_of_birth", "email", "phone_number",
+                          "person_name", "address"]
+
+
+def unique_entities(entities: list[str]) -> list[str]:
+    """The entities, refused when one repeats (the API's shape and the CRD's rule say the same)."""
+    if len(set(entities)) != len(entities):
+        raise ValueError("entities must not repeat")
+    return entities
+
+
+class Redaction(CamelModel):
+    entities: list[RedactionEntity] = Field(
+        min_length=1, description="What is taken out of transcripts and results (and, with audio, the audio): "
+        "payment_card, bank_account, national_id, date_of_birth, email, phone_number, person_name, address.")
+    audio: bool = Field(True, description="Silence the redacted words in the recording's audio as well.")
+
+    @field_validator("entities")
+    @classmethod
+    def _entities_do_not_repeat(cls, entities: list[str]) -> list[str]:
+        # The CRD says the same in CEL (crd.py _VALIDATIONS["Redaction"]).
+        return unique_entities(entities)
+
+
 class ProjectSpec(CamelModel):
     name: Name = Field(description="Display name.")
     language: Language = Field(description="Default language of transcription (BCP 47), or auto: the transcription "
@@ -158,6 +182,8 @@ class ProjectSpec(CamelModel):
     categories: list[Category] = Field(default_factory=list, description="Categories calls are sorted into.")
     fields: list[ExtractedField] = Field(default_factory=list, description="Values extracted from each call.")
     webhook: Webhook | None = Field(None, description="Where recording.analyzed events are delivered.")
+    redaction: Redaction | None = Field(
+        None, description="Card numbers and personal data to redact from each call; null: nothing is redacted.")
 
 
 class Project(Resource[ProjectSpec, BaseStatus]):

@@ -255,6 +255,11 @@ INVALID = {
     "retention 0": (_broken("Account", "spec", "audioRetentionDays", 0), "audioRetentionDays", True),
     "bad member email": (_broken("Member", "spec", "email", "alice"), "email", True),
     "webhook not http": (_broken("Project", "spec", "webhook", {"url": "ftp://x"}), "url", True),
+    "unknown redaction entity": (_broken("Project", "spec", "redaction", {"entities": ["email", "ssn"]}), "ssn",
+                                 True),
+    "no redaction entity": (_broken("Project", "spec", "redaction", {"entities": []}), "entities", True),
+    "redaction audio not a boolean": (_broken("Project", "spec", "redaction", {"entities": ["email"], "audio": "yes"}),
+                                      "audio", False),  # the model reads "yes" as true, as its other booleans
     # CEL rules: what a pattern cannot say (the models accept these: flagged False)
     "duplicate operators": (_broken("VirtualNumber", "spec", "operators", ["jane", "bob", "jane"]),
                             "operators must not contain the same operator twice", False),
@@ -266,6 +271,8 @@ INVALID = {
     "duplicate webhook sections": (_broken("Project", "spec", "webhook",
                                            {"url": "https://x", "sections": ["summary", "summary"]}),
                                    "webhook sections must not repeat", False),
+    "duplicate redaction entities": (_broken("Project", "spec", "redaction", {"entities": ["email", "email"]}),
+                                     "redaction entities must not repeat", True),  # the model refuses it too
     "duplicate project links": (_broken("Operator", "spec", "projects", ["support", "support"]),
                                 "projects must not contain the same project twice", False),
     # the limits of callscope/validation.py, shared with the API (nothing stored that breaks an upload)

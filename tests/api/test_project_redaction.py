@@ -1,0 +1,83 @@
+"""A project's `redaction` setting through GET, POST and PATCH /projects: read and written, validated with the
+spec's `{errors}` 422, turned off with null, invisible to another account, and shown in the OpenAPI document. Every
+test runs on both stores and both catalog databases."""
+
+from __future__ import annotations
+
+import pytest
+
+from callscope.resources import Project
+from callscope.services import scope
+from tests.api.conftest import catalog_on_both
+
+ALL = ["payment_card", "bank_account", "national_id", "date_of_birth", "email", "phone_number", "person_name",
+       "address"]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def catalog_settings(request) -> dict:
+    return catalog_on_both(request)
+
+
+async def test_redaction_is_off_by_default_and_set_on_create(client, admin, create_project, runtime):
+    assert (await create_project("Plain"))["redaction"] is None
+    made = await create_project("Payments", redaction={"entities": ["payment_card", "email"]})
+    assert made["redaction"] == {"entities": ["payment_card", "email"], "audio": True}  # audio: true by default
+    got = (await client.get(f"/projects/{made['id']}", headers=admin)).json()["data"]
+    assert got["redaction"] == made["redaction"]
+    # the Project custom resource holds it as spec.redaction
+    project = scope.by_id(runtime.ctx, Project, "default", made["id"])
+    assert project.model_dump(by_alias=True, mode="json")["spec"]["redaction"] == made["redaction"]
+
+
+async def test_patch_sets_replaces_and_null_turns_redaction_off(client, admin, create_project):
+    made = await create_project()
+    url = f"/projects/{made['id']}"
+    resp = await client.patch(url, json={"redaction": {"entities": ALL, "audio": False}}, headers=admin)
+    assert resp.status_code == 200 and resp.json()["data"]["redaction"] == {"entities": ALL, "audio": False}
+    resp = await client.patch(url, json={"name": "Renamed"}, headers=admin)  # other fields leave it alone
+    assert resp.json()["data"]["redaction"] == {"entities": ALL, "audio": False}
+    resp = await client.patch(url, json={"redaction": {"entities": ["national_id"]}}, headers=admin)  # replaced whole
+    assert resp.json()["data"]["redaction"] == {"entities": ["national_id"], "audio": True}
+    resp = await client.patch(url, json={"redaction": None}, headers=admin)
+    assert resp.status_code == 200 and resp.json()["data"]["redaction"] is None
+    assert (await client.get(url, headers=admin)).json()["data"]["redaction"] is None
+
+
+@pytest.mark.parametrize(("redaction", "message"), [
+    ({"entities": ["credit_card"]}, "redaction.entities.0 must be one of: " + ", ".join(ALL)),
+    ({"entities": []}, "redaction.entities must not be empty"),
+    ({"entities": ["email", "email"]}, "redaction.entities must not repeat an entity"),
+    ({}, "redaction.entities is required"),
+    ({"entities": "email"}, "redaction.entities must be an array"),
+    ({"entities": [5]}, "redaction.entities.0 must be one of: " + ", ".join(ALL)),
+    ({"entities": ["email"], "audio": "yes"}, "redaction.audio must be a boolean"),
+    ("on", "redaction must be an object"),
+    (["email"], "redaction must be an object"),
+])
+async def test_bad_redaction_is_422_with_errors_on_create_and_patch(client, admin, create_project, redaction, message):
+    resp = await client.post("/projects", json={"name": "X", "language": "en", "redaction": redaction}, headers=admin)
+    assert resp.status_code == 422 and resp.json() == {"errors": [message]}
+    made = await create_project(redaction={"entities": ["email"]})
+    resp = await client.patch(f"/projects/{made['id']}", json={"redaction": redaction}, headers=admin)
+    assert resp.status_code == 422 and resp.json() == {"errors": [message]}
+    got = (await client.get(f"/projects/{made['id']}", headers=admin)).json()["data"]
+    assert got["redaction"] == {"entities": ["email"], "audio": True}  # unchanged
+
+
+async def test_another_account_cannot_see_or_change_it(client, make_key, create_project):
+    made = await create_project(redaction={"entities": ["payment_card"]})
+    other = await make_key(account="other")
+    assert (await client.get(f"/projects/{made['id']}", headers=other)).status_code == 404
+    resp = await client.patch(f"/projects/{made['id']}", json={"redaction": None}, headers=other)
+    assert resp.status_code == 404
+    assert all(p["id"] != made["id"] for p in (await client.get("/projects", headers=other)).json()["data"])
+
+
+async def test_the_openapi_document_shows_the_setting(client):
+    document = (await client.get("/openapi.json")).json()
+    schemas = document["components"]["schemas"]
+    shape = schemas["ProjectRedaction"]
+    assert shape["properties"]["entities"]["items"]["enum"] == ALL
+    assert shape["properties"]["entities"]["minItems"] == 1 and shape["properties"]["entities"]["uniqueItems"]
+    assert "redaction" in schemas["ProjectUpdate"]["properties"] and "redaction" in schemas["ProjectDetail"]["required"]
