@@ -8,21 +8,10 @@ import pytest
 
 from callscope.analysis.result import TranscriptSegment
 from callscope.analysis.stages.redaction import ENTITY_TYPES, EntityType, RedactedSpan, find_spans, is_card_number
-from tests.analysis.transcripts import segment, word
+from tests.analysis.transcripts import call
 
 AGENT, CUSTOMER = "speaker-1", "speaker-2"
 CARD = "4526018159083012"  # a Visa number passing Luhn
-WORD_MS = 400
-
-
-def call(*turns: tuple[str, str], gap_ms: int = 600) -> list[TranscriptSegment]:
-    """Timed segments of (speaker, text) turns, one word every WORD_MS; words keep their punctuation, as Whisper's."""
-    out, t = [], 0
-    for index, (speaker, text) in enumerate(turns):
-        words = [word(t + WORD_MS * i, t + WORD_MS * i + WORD_MS - 50, " " + w) for i, w in enumerate(text.split())]
-        out.append(segment(index, int(speaker[-1]) - 1, speaker, t, words[-1].end_ms, text, words))
-        t = words[-1].end_ms + gap_ms
-    return out
 
 
 def said(segments: list[TranscriptSegment], entity: EntityType | None = None, **kwargs) -> list[tuple[int, str, str]]:

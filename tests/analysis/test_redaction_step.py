@@ -17,25 +17,13 @@ from callscope.analysis.stages.redaction import ENTITY_TYPES, EntityType, redact
 from callscope.analysis.stored import documents, read
 from callscope.config import Settings
 from callscope.resources.kinds import ExtractedField, Goal, ProjectSpec, Redaction, RedactionEntity
-from tests.analysis.transcripts import segment, word
+from tests.analysis.transcripts import call
 from tests.audio_samples import make_audio
 
 AGENT, CUSTOMER = "speaker-1", "speaker-2"
 CARD = "4526018159083012"  # a Visa number passing Luhn
 OTHER_CARD = "5555555555554444"  # a Mastercard test number
 EMAIL = "tom.becker@example.com"
-WORD_MS = 400
-
-
-def call(*turns: tuple[str, str], gap_ms: int = 600) -> list[TranscriptSegment]:
-    """Timed segments of (speaker, text) turns, one word every WORD_MS, words keeping their punctuation and leading
-    space, as Whisper's."""
-    out, t = [], 0
-    for index, (speaker, text) in enumerate(turns):
-        words = [word(t + WORD_MS * i, t + WORD_MS * i + WORD_MS - 50, " " + w) for i, w in enumerate(text.split())]
-        out.append(segment(index, int(speaker[-1]) - 1, speaker, t, words[-1].end_ms, text, words))
-        t = words[-1].end_ms + gap_ms
-    return out
 
 
 def spoken(digits: str) -> str:

@@ -73,6 +73,20 @@ def segment(id: int, channel: int, speaker: str, start_ms: int, end_ms: int, tex
                              words=words or [])
 
 
+WORD_MS = 400  # one word every so many ms in `call`
+
+
+def call(*turns: tuple[str, str], gap_ms: int = 600) -> list[TranscriptSegment]:
+    """Timed segments of (speaker, text) turns, speakers named "speaker-N" (on channel N - 1), one word every
+    WORD_MS; words keep their punctuation and leading space, as Whisper's."""
+    out, t = [], 0
+    for index, (speaker, text) in enumerate(turns):
+        words = [word(t + WORD_MS * i, t + WORD_MS * i + WORD_MS - 50, " " + w) for i, w in enumerate(text.split())]
+        out.append(segment(index, int(speaker[-1]) - 1, speaker, t, words[-1].end_ms, text, words))
+        t = words[-1].end_ms + gap_ms
+    return out
+
+
 def long_dialogue(minutes: float) -> list[TranscriptSegment]:
     """`minutes` of two speakers taking turns, words timed, built in memory (an hour: 1,200 segments, 9,600 words):
     every fifth turn starts 0.5 s before the other's ends (an interruption), every third after a 1.5 s pause."""
