@@ -20,8 +20,9 @@ def seconds(ms: int) -> str:
 
 def render(result: AnalysisResult, name: str = "") -> str:
     """The result as the plain-text report `callscope analyze` prints: one block per section."""
-    sections = (_header(result, name), _speakers(result), _summary(result), _transcript(result), _pauses(result),
-                _goals(result), _categories(result), _fields(result), _models(result), _stages(result))
+    sections = (_header(result, name), _speakers(result), _summary(result), _redaction(result), _transcript(result),
+                _pauses(result), _goals(result), _categories(result), _fields(result), _models(result),
+                _stages(result))
     return "\n".join(line for section in sections for line in section)
 
 
@@ -45,6 +46,13 @@ def _speakers(result: AnalysisResult) -> list[str]:
                      f"{s.words_per_minute:>6.1f} wpm  {s.interruptions} interruption(s)")
     lines += [f"  {'silence':<10}  non-talk {seconds(c.non_talk_time_ms)} of {seconds(c.duration_ms)}", ""]
     return lines
+
+
+def _redaction(result: AnalysisResult) -> list[str]:
+    if result.redaction is None:
+        return []
+    counts = ", ".join(f"{entity} {result.redaction.counts.get(entity, 0)}" for entity in result.redaction.entities)
+    return ["Redacted (spans per type; the values are not kept)", f"  {counts}", ""]
 
 
 def _summary(result: AnalysisResult) -> list[str]:

@@ -36,6 +36,7 @@ class Completion:
     goals_evaluated: bool
     quality_score: float | None  # the mean goal score, None without goals
     readouts: dict[str, Any]
+    redactions: dict[str, int]  # spans redacted per entity type (a usage metric), empty without redaction
 
 
 def documents(result: AnalysisResult) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -65,4 +66,5 @@ def completion(result: AnalysisResult, recording: Any) -> Completion:
     return Completion(results=results, transcript=transcript, dialogues_count=len(result.segments),
                       pauses_detected=len(result.pauses), goals_evaluated=bool(result.goals),
                       quality_score=result.quality_score,
+                      redactions=dict(result.redaction.counts) if result.redaction else {},
                       readouts=sections(Subject.of(recording, RecordingStatus.COMPLETED), result))

@@ -18,6 +18,7 @@ import json
 from datetime import datetime
 
 import structlog
+from prometheus_client import Counter
 from sqlalchemy.orm import Session
 
 from callscope.analysis.stored import Completion
@@ -34,6 +35,8 @@ from callscope.services.webhooks import enqueue_recording_analyzed
 from callscope.statuses import RecordingStatus
 
 log = structlog.get_logger()
+REDACTIONS = Counter("callscope_redacted_spans_total", "Spans redacted from analysed transcripts, by entity type",
+                     ["entity"])
 
 
 def transcript_key(account: str, public_id: str, version: int) -> str:
@@ -87,8 +90,10 @@ async def complete(ctx: Context, claimed: Claimed, completion: Completion) -> bo
         return False
     if current.transcript_key and current.transcript_key != key:
         await ctx.blobs.delete(current.transcript_key)
+    for entity, spans in completion.redactions.items():
+        REDACTIONS.labels(entity=entity).inc(spans)
     log.info("recording_analyzed", recording_id=claimed.recording_id, public_id=recording.public_id,
-             version=current.version + 1, kind=claimed.kind, attempts=claimed.attempts)
+             version=current.version + 1, kind=claimed.kind, attempts=claimed.attempts, redacted=completion.redactions)
     return True
 
 

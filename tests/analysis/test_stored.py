@@ -8,6 +8,8 @@ from types import SimpleNamespace
 
 from callscope.analysis import readouts, stored
 from callscope.analysis.readouts import Subject
+from callscope.analysis.report import render
+from callscope.analysis.result import RedactionSummary
 
 # Format 1, as the analysis row and the transcript blob hold it for analyses completed before `format` existed.
 RESULTS_V1 = {
@@ -115,3 +117,12 @@ def test_a_completion_carries_the_documents_the_counters_and_the_read_outs_once_
     assert done.readouts["transcription"] == readouts.transcription(completed, result).model_dump(mode="json")
     assert done.readouts["summary"]["status"] == "completed"
     assert done.readouts["goals"] == readouts.results(completed, result).model_dump(mode="json")["goals"]
+    assert done.redactions == {}  # no redaction asked for
+
+
+def test_a_completion_counts_the_redacted_spans_and_the_report_shows_them_without_values():
+    result = stored.read(RESULTS_V1, TRANSCRIPT_V1).model_copy(update={"redaction": RedactionSummary(
+        entities=["payment_card", "email"], counts={"payment_card": 2, "email": 0})})
+    done = stored.completion(result, SimpleNamespace(id=7, public_id="0193-abc", status="processing", language="en"))
+    assert done.redactions == {"payment_card": 2, "email": 0}
+    assert "  payment_card 2, email 0" in render(result).splitlines()

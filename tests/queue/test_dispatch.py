@@ -5,6 +5,7 @@ retried, a lost lease writes nothing, and a re-analysis replaces the results in 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -198,13 +199,15 @@ async def test_a_lost_lease_cannot_complete_and_leaves_no_blob(ctx, wav_bytes, t
     from callscope.analysis.runtime.work import Work, analyze
 
     result = await asyncio.to_thread(analyze, pipeline, ctx.settings, Work(first.id, row.blob_key, None))
-    done = completion(result, row)
+    done = replace(completion(result, row), redactions={"email": 2})
+    redacted = outcomes.REDACTIONS.labels(entity="email")._value.get()
 
     assert not await outcomes.complete(ctx, first, done)
     assert recording(ctx.catalog, rid).status == "processing"
     assert await ctx.blobs.list_keys(row.blob_key.rsplit("/", 1)[0]) == [row.blob_key]  # a's transcript went
     assert await outcomes.complete(ctx, second, done)
     assert recording(ctx.catalog, rid).status == "completed"
+    assert outcomes.REDACTIONS.labels(entity="email")._value.get() == redacted + 2  # counted once, by the owner
 
 
 async def test_reanalysis_replaces_the_results_atomically(ctx, wav_bytes, transcriber) -> None:
