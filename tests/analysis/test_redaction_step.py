@@ -11,12 +11,15 @@ from datetime import date
 
 import pytest
 
+from callscope.analysis.readouts import Subject, sections
+from callscope.analysis.report import render
 from callscope.analysis.result import AnalysisResult, Evidence, ExtractedValue, ModelUsed, TranscriptSegment
 from callscope.analysis.runtime.pipeline import Pipeline
 from callscope.analysis.stages.redaction import ENTITY_TYPES, EntityType, redact, redact_fields, token
 from callscope.analysis.stored import documents, read
 from callscope.config import Settings
 from callscope.resources.kinds import ExtractedField, Goal, ProjectSpec, Redaction, RedactionEntity
+from callscope.statuses import RecordingStatus
 from tests.analysis.transcripts import call
 from tests.audio_samples import make_audio
 
@@ -237,8 +240,12 @@ def test_the_pipeline_redacts_before_every_text_stage_and_the_language_model(ton
         assert CARD not in prompt and EMAIL not in prompt and "Tom" not in prompt
         assert "4526" not in prompt and "3012" not in prompt
     assert any("[PAYMENT_CARD]" in prompt for prompt in llm.prompts)
-    dumped = json.dumps(result.model_dump(mode="json"))
-    assert CARD not in dumped and EMAIL not in dumped and "Tom" not in dumped
+    subject = Subject(recording_id=1, public_id="0193-abc", status=RecordingStatus.COMPLETED, language="en")
+    for shown in (json.dumps(result.model_dump(mode="json")),  # the stored result and the REST read-outs
+                  json.dumps(sections(subject, result)),  # the recording.analyzed webhook's sections
+                  render(result)):  # what `callscope analyze` prints
+        assert CARD not in shown and EMAIL not in shown and "Tom" not in shown and "3012" not in shown.replace(
+            "**** 3012", "")
     assert result.segments[1].text == "Sure, it's [PAYMENT_CARD], and my email is [EMAIL]."
     assert result.redaction is not None
     assert result.redaction.counts == {"payment_card": 1, "email": 1, "person_name": 1}
