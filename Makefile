@@ -9,7 +9,7 @@ INSTALLED := $(VENV)/.installed
 # builds the wheel once into ~/.cache/callscope/wheels (CALLSCOPE_WHEEL_CACHE) and every venv reuses it.
 LLAMA_CPP_VERSION := $(shell sed -n 's/.*"llama-cpp-python==\([^"]*\)".*/\1/p' pyproject.toml)
 
-.PHONY: serve test lint lint-baseline mypy-farm install bench clean cluster-up cluster-down
+.PHONY: serve test test-fast lint lint-baseline mypy-farm install bench clean cluster-up cluster-down
 
 $(INSTALLED): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is needed (set PYTHON=...)"; exit 1; }
@@ -26,8 +26,16 @@ install: $(INSTALLED)
 serve: $(INSTALLED)
 	$(VENV)/bin/callscope serve
 
+# TEST_WORKERS=N runs the suite on N pytest-xdist workers, the tests marked slow on one of them in turn
+# (tests/conftest.py): for machines of four cores or more. On two cores one process is fastest (the suite is
+# CPU-bound there, and the slow tests in turn become the critical path), hence the default 0. `make test-fast`
+# leaves out the slow ones.
+TEST_WORKERS ?= 0
 test: $(INSTALLED)
-	$(VENV)/bin/python -P -m pytest $(PYTEST_ARGS)
+	$(VENV)/bin/python -P -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+test-fast: $(INSTALLED)
+	$(VENV)/bin/python -P -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not slow" $(PYTEST_ARGS)
 
 # ruff ([tool.ruff]), then mypy over the callscope package ([tool.mypy]). api/, operator/, workers/ and analysis/ are linked
 # into build/mypy/callscope, where mypy finds them as callscope.api, .operator, .workers and .analysis; the paths mypy prints

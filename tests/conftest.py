@@ -18,6 +18,10 @@ Catalog database:
 S3: ``s3_endpoint`` (session): moto's S3 server (tests/blobs/moto_server.py, a ThreadedMotoServer in a child
 process) on 127.0.0.1 and a free port, with dummy AWS credentials in the environment.
 
+Parallel workers (`make test TEST_WORKERS=N`, pytest-xdist): the tests marked ``slow`` (the language model, Ray clusters, whole
+calls end to end) run one after another on one worker (``xdist_group("heavy")``): two of them at once on two
+cores would each take twice as long and run past their timeouts; the rest share the other workers.
+
 Tests needing a service should also carry the ``postgres`` / ``redis`` marker (see pyproject.toml) so
 ``-m "not postgres"`` can deselect them; ``catalog_url`` adds the marker to its postgres case itself.
 """
@@ -39,6 +43,12 @@ from callscope.catalog.db import Catalog
 
 DEFAULT_TEST_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 DEFAULT_TEST_REDIS_URL = "redis://127.0.0.1:6379/15"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(pytest.mark.xdist_group("heavy"))
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from callscope.analysis.stages.fields import extract_fields
 from callscope.analysis.stages.summary import summarize
 from callscope.config import Settings
 from tests.analysis.llama_server import MODEL_ALIAS, llama_server
-from tests.analysis.transcripts import BILLING_CALL, DENTAL_CALL, WRITTEN_FIELDS, WRITTEN_ROLES, segments
+from tests.analysis.transcripts import BILLING_CALL, WRITTEN_FIELDS, WRITTEN_ROLES, segments
 
 SKIP = next((why for why, missing in (
     ("llama-cpp-python is not installed", find_spec("llama_cpp") is None),
@@ -28,14 +28,12 @@ CONTEXT, THREADS = 4096, 2
 
 
 def _answers(llm) -> list:
-    """What the text stages that ask the model give on the two written calls, in one fixed order."""
-    found = []
-    for call in (BILLING_CALL, DENTAL_CALL):
-        dialogue = segments(call)
-        found.append(summarize(dialogue, "en", llm, roles=WRITTEN_ROLES).text)
-        found.append([(value.name, value.value) for value in extract_fields(WRITTEN_FIELDS, dialogue, llm,
-                                                                            roles=WRITTEN_ROLES)])
-    return found
+    """What the text stages that ask the model give on a written call (a summary, then typed fields: both kinds of
+    request, free text and schema-enforced JSON), in one fixed order. One call: a second asks nothing new."""
+    dialogue = segments(BILLING_CALL)
+    return [summarize(dialogue, "en", llm, roles=WRITTEN_ROLES).text,
+            [(value.name, value.value) for value in extract_fields(WRITTEN_FIELDS, dialogue, llm,
+                                                                    roles=WRITTEN_ROLES)]]
 
 
 def test_the_served_embedded_model_answers_as_the_local_one():
@@ -50,4 +48,4 @@ def test_the_served_embedded_model_answers_as_the_local_one():
         assert isinstance(served_model, OpenAICompatibleModel)
         served = _answers(served_model)
     assert served == local
-    assert all(local[0::2]), "every summary has text"
+    assert local[0], "the summary has text"
