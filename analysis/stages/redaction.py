@@ -28,12 +28,12 @@ from callscope.analysis.stages.spoken import (
     TENS,
     UNITS,
     DigitRun,
-    _digit_value,
-    _lex,
-    _Lexeme,
+    Lexeme,
     date_mentions,
     digit_runs,
+    digit_value,
     email_mentions,
+    lex,
 )
 
 
@@ -293,10 +293,10 @@ def _token_at(call: _Call, thread: _Thread, char: int) -> int:
 
 def _pieces(text: str, run: DigitRun) -> list[tuple[str, int, int]]:
     """The digits of run, piece by piece (one per spoken or written number), with where each is in text."""
-    lexemes = _lex(text[run.start:run.end])
+    lexemes = lex(text[run.start:run.end])
     out, i = [], 0
     while i < len(lexemes):
-        value = _digit_value(lexemes, i)
+        value = digit_value(lexemes, i)
         if value is None:
             i += 1
             continue
@@ -482,8 +482,8 @@ _POSTCODE = re.compile(r"^[A-PR-UWYZ][A-HK-Y]?\d[A-Z\d]?\d[ABD-HJLNP-UW-Z]{2}$")
 def _alnum_pieces(text: str) -> list[list[tuple[str, int, int]]]:
     """Runs of letters and digits said one after another ("G B eight two W E S T", "QQ 12 34 56 C"): each piece's
     characters (upper case) and where it is in text."""
-    lexemes = [_Lexeme(m.group(), m.start(), m.end()) for m in _ALNUM_LEX.finditer(text)]
-    lower = [_Lexeme(x.word.lower(), x.start, x.end) for x in lexemes]
+    lexemes = [Lexeme(m.group(), m.start(), m.end()) for m in _ALNUM_LEX.finditer(text)]
+    lower = [Lexeme(x.word.lower(), x.start, x.end) for x in lexemes]
     runs: list[list[tuple[str, int, int]]] = [[]]
     i = 0
     while i < len(lexemes):
@@ -492,7 +492,7 @@ def _alnum_pieces(text: str) -> list[list[tuple[str, int, int]]]:
             chars = word.upper()
         elif word.lower() in _NATO:
             chars = _NATO[word.lower()]
-        elif (value := _digit_value(lower, i)) is not None:
+        elif (value := digit_value(lower, i)) is not None:
             chars, n = value
         elif re.fullmatch(r"[A-Z0-9]{2,}", word) and not word.isdigit():
             chars = word

@@ -50,14 +50,14 @@ _LEX = re.compile(r"\d+|[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
 @dataclass(frozen=True)
-class _Lexeme:
+class Lexeme:
     word: str  # lowercase
     start: int
     end: int
 
 
-def _lex(text: str) -> list[_Lexeme]:
-    return [_Lexeme(m.group().lower(), m.start(), m.end()) for m in _LEX.finditer(text.replace("’", "'"))]
+def lex(text: str) -> list[Lexeme]:
+    return [Lexeme(m.group().lower(), m.start(), m.end()) for m in _LEX.finditer(text.replace("’", "'"))]
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class DigitRun:
         return "".join(self.groups)
 
 
-def _digit_value(lexemes: list[_Lexeme], i: int) -> tuple[str, int] | None:
+def digit_value(lexemes: list[Lexeme], i: int) -> tuple[str, int] | None:
     """The digits lexeme i says and how many lexemes that takes; None when it says no digits."""
     word = lexemes[i].word
     nxt = lexemes[i + 1].word if i + 1 < len(lexemes) else ""
@@ -83,7 +83,7 @@ def _digit_value(lexemes: list[_Lexeme], i: int) -> tuple[str, int] | None:
             return word + "00", 2
         return word, 1
     if word in ("double", "triple") and i + 1 < len(lexemes):
-        inner = _digit_value(lexemes, i + 1)
+        inner = digit_value(lexemes, i + 1)
         if inner and len(inner[0]) == 1 and inner[1] == 1:
             return inner[0] * (2 if word == "double" else 3), 2
         return None
@@ -105,11 +105,11 @@ _RUN_SEPARATOR = re.compile(r"^[\s,.\-–—/()]*$")
 
 def digit_runs(text: str) -> list[DigitRun]:
     """Every run of digits in text, spoken or written (see the module docstring)."""
-    lexemes = _lex(text)
+    lexemes = lex(text)
     runs: list[DigitRun] = []
     i = 0
     while i < len(lexemes):
-        first = _digit_value(lexemes, i)
+        first = digit_value(lexemes, i)
         if first is None or (lexemes[i].word in ("oh", "o") and not _zero(lexemes, i, text)):
             i += 1
             continue
@@ -118,7 +118,7 @@ def digit_runs(text: str) -> list[DigitRun]:
         end = lexemes[j - 1].end
         while j < len(lexemes):
             gap = text[end:lexemes[j].start]
-            value = _digit_value(lexemes, j)
+            value = digit_value(lexemes, j)
             if value is None or not _RUN_SEPARATOR.match(gap):
                 break
             if lexemes[j].word in ("oh", "o") and not (_zero(lexemes, j, text) or (spoken_prev and not gap.strip())):
@@ -136,7 +136,7 @@ def digit_runs(text: str) -> list[DigitRun]:
     return runs
 
 
-def _zero(lexemes: list[_Lexeme], i: int, text: str) -> bool:
+def _zero(lexemes: list[Lexeme], i: int, text: str) -> bool:
     """Whether the "oh" at lexeme i is a zero: two or more in a row, or one followed by another digit."""
     j = i
     while (j + 1 < len(lexemes) and lexemes[j + 1].word in ("oh", "o")
@@ -144,7 +144,7 @@ def _zero(lexemes: list[_Lexeme], i: int, text: str) -> bool:
         j += 1
     if j > i:
         return True
-    return j + 1 < len(lexemes) and _digit_value(lexemes, j + 1) is not None and \
+    return j + 1 < len(lexemes) and digit_value(lexemes, j + 1) is not None and \
         bool(_RUN_SEPARATOR.match(text[lexemes[j].end:lexemes[j + 1].start]))
 
 
@@ -153,7 +153,7 @@ def spoken_digits(text: str) -> str:
     -> "555 1234"."""
     out, last = [], 0
     for run in digit_runs(text):
-        said = _lex(text[run.start:run.end])
+        said = lex(text[run.start:run.end])
         if len(said) < 2 and not any(w.word in ("double", "triple") for w in said):
             continue
         out.append(text[last:run.start] + " ".join(run.groups))
@@ -209,10 +209,10 @@ def spoken_number(words: Sequence[str]) -> float | None:
     value = parse_cardinal(words)
     if value is not None:
         return value
-    lexemes = [_Lexeme(w, 0, 0) for w in words]
+    lexemes = [Lexeme(w, 0, 0) for w in words]
     digits, i = "", 0
     while i < len(lexemes):
-        piece = _digit_value(lexemes, i)
+        piece = digit_value(lexemes, i)
         if piece is None:
             return None
         digits, i = digits + piece[0], i + piece[1]
@@ -245,7 +245,7 @@ class Mention:
         return Evidence(dialogue_id=self.segment.id, start_ms=word_time(self.segment, self.first_word), quote=quote)
 
 
-def _is_number_word(lexemes: list[_Lexeme], i: int) -> bool:
+def _is_number_word(lexemes: list[Lexeme], i: int) -> bool:
     w = lexemes[i].word
     prev = lexemes[i - 1].word if i else ""
     nxt = lexemes[i + 1].word if i + 1 < len(lexemes) else ""
@@ -267,7 +267,7 @@ _ONE_BEFORE = set("the this that other which each every any no another a last fi
 _ONE_AFTER = set("moment sec second minute more of thing time day".split())
 
 
-def _pronoun_one(lexemes: list[_Lexeme], i: int) -> bool:
+def _pronoun_one(lexemes: list[Lexeme], i: int) -> bool:
     """A lone "one" that is a word, not a number: "the other one", "one moment"."""
     before = lexemes[i - 1].word if i else ""
     after = lexemes[i + 1].word if i + 1 < len(lexemes) else ""
@@ -277,7 +277,7 @@ def _pronoun_one(lexemes: list[_Lexeme], i: int) -> bool:
 def number_mentions(segment: TranscriptSegment) -> list[Mention]:
     """Every number said in segment (ordinals such as "3rd" are not numbers here)."""
     text = segment.text.replace("’", "'")
-    lexemes = [_Lexeme(m.group().lower(), m.start(), m.end()) for m in _NUMBER_LEX.finditer(text)]
+    lexemes = [Lexeme(m.group().lower(), m.start(), m.end()) for m in _NUMBER_LEX.finditer(text)]
     out, i = [], 0
     while i < len(lexemes):
         if not _is_number_word(lexemes, i):
@@ -326,41 +326,41 @@ def phone_mentions(segment: TranscriptSegment, region: str = "US") -> list[Menti
 _EMAIL_LEX = re.compile(r"[^\W_]+|[@._-]")
 
 
-def _email_tokens(text: str) -> list[_Lexeme]:
+def _email_tokens(text: str) -> list[Lexeme]:
     """Words and the characters of a written address. A "." "_" or "-" counts only inside a word
     ("john.smith"); elsewhere it is a break ("|"). Digits said one by one are one word ("one two three" ->
     "123"), and so are letters spelled one by one ("j o h n" -> "john"). Spans are in text."""
-    runs = [r for r in digit_runs(text) if len(_lex(text[r.start:r.end])) > 1]
-    raw: list[_Lexeme] = []
+    runs = [r for r in digit_runs(text) if len(lex(text[r.start:r.end])) > 1]
+    raw: list[Lexeme] = []
     for m in _EMAIL_LEX.finditer(text):
         run = next((r for r in runs if r.start <= m.start() < r.end), None)
         if run is not None:
             if not raw or raw[-1].start != run.start:
-                raw.append(_Lexeme(run.digits, run.start, run.end))
+                raw.append(Lexeme(run.digits, run.start, run.end))
             continue
         word = m.group().lower()
         if word in "._-":
             inside = m.start() > 0 and m.end() < len(text) and text[m.start() - 1].isalnum() and text[m.end()].isalnum()
             word = word if inside else "|"
-        raw.append(_Lexeme(word, m.start(), m.end()))
-    out: list[_Lexeme] = []
+        raw.append(Lexeme(word, m.start(), m.end()))
+    out: list[Lexeme] = []
     for lx in raw:
         # the previous word is letters spelled one by one (one space apart), and so is this one
         spelled = (out and len(lx.word) == 1 and lx.word.isalpha() and out[-1].word.isalpha()
                    and out[-1].end - out[-1].start == 2 * len(out[-1].word) - 1 and text[out[-1].end:lx.start] == " ")
         if spelled:
-            out[-1] = _Lexeme(out[-1].word + lx.word, out[-1].start, lx.end)
+            out[-1] = Lexeme(out[-1].word + lx.word, out[-1].start, lx.end)
         else:
             out.append(lx)
     return out
 
 
-def _is_name(lexemes: list[_Lexeme], k: int) -> bool:
+def _is_name(lexemes: list[Lexeme], k: int) -> bool:
     return 0 <= k < len(lexemes) and lexemes[k].word.isalnum() and lexemes[k].word not in _EMAIL_CONNECTORS \
         and lexemes[k].word not in ("at", "@")
 
 
-def _email_part(lexemes: list[_Lexeme], i: int, step: int) -> tuple[str, int] | None:
+def _email_part(lexemes: list[Lexeme], i: int, step: int) -> tuple[str, int] | None:
     """The address part that ends (step -1) or starts (step 1) at lexeme i: words joined by connectors; and
     the index of its far end."""
     if not _is_name(lexemes, i):
@@ -398,7 +398,7 @@ def email_mentions(segment: TranscriptSegment) -> list[Mention]:
 _DATE_LEX = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d+(?:st|nd|rd|th)?|[^\W\d_]+")
 
 
-def _day_at(lx: list[_Lexeme], i: int) -> tuple[int, int] | None:
+def _day_at(lx: list[Lexeme], i: int) -> tuple[int, int] | None:
     """A day of the month said at lexeme i ("5", "5th", "fifth", "twenty first", "twenty-one") and its length."""
     if i >= len(lx):
         return None
@@ -416,7 +416,7 @@ def _day_at(lx: list[_Lexeme], i: int) -> tuple[int, int] | None:
     return None
 
 
-def _year_at(lx: list[_Lexeme], i: int) -> tuple[int, int] | None:
+def _year_at(lx: list[Lexeme], i: int) -> tuple[int, int] | None:
     """A year 1900-2099 said at lexeme i ("2024", "twenty twenty four", "two thousand and five") and its length."""
     if i < len(lx) and re.fullmatch(r"\d{4}", lx[i].word):
         year = int(lx[i].word)
@@ -446,7 +446,7 @@ _FUTURE = ("next", "this", "on", "coming", "by", "until", "till")
 _PAST = ("last", "since")
 
 
-def _relative(lx: list[_Lexeme], i: int, reference: date) -> tuple[date, int] | None:
+def _relative(lx: list[Lexeme], i: int, reference: date) -> tuple[date, int] | None:
     w = lx[i].word
     words = [x.word for x in lx[i:i + 4]]
     if words[:4] == ["the", "day", "after", "tomorrow"] or words[:3] == ["day", "after", "tomorrow"]:
@@ -479,7 +479,7 @@ def _relative(lx: list[_Lexeme], i: int, reference: date) -> tuple[date, int] | 
 def date_mentions(segment: TranscriptSegment, reference: date | None = None, region: str = "US") -> list[Mention]:
     """Dates said in segment, as datetime.date (see the module docstring for the forms and the anchoring)."""
     text = segment.text.replace("’", "'")
-    lx = [_Lexeme(m.group().lower(), m.start(), m.end()) for m in _DATE_LEX.finditer(text)]
+    lx = [Lexeme(m.group().lower(), m.start(), m.end()) for m in _DATE_LEX.finditer(text)]
     out: list[Mention] = []
     i = 0
     while i < len(lx):
@@ -494,7 +494,7 @@ def date_mentions(segment: TranscriptSegment, reference: date | None = None, reg
     return out
 
 
-def _date_at(lx: list[_Lexeme], i: int, reference: date | None, region: str) -> tuple[date | None, int] | None:
+def _date_at(lx: list[Lexeme], i: int, reference: date | None, region: str) -> tuple[date | None, int] | None:
     """The date said from lexeme i and how many lexemes it takes; (None, n) for a date that cannot be anchored."""
     w = lx[i].word
     iso = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", w)
