@@ -317,3 +317,12 @@ def test_the_analysis_uses_no_catalog_resource_store_or_service():
     wrong = [f"{importer}:{line} imports {imported}" for importer, imported, line, _ in imports()
              if layer(importer) == "callscope.analysis" and imported.startswith(shared)]
     assert wrong == []
+
+
+def test_no_module_imports_another_modules_private_name():
+    """A name with a leading underscore is its module's own; a second user makes it public (tests may reach in)."""
+    wrong = [f"{module}:{node.lineno} imports {node.module}.{alias.name}"
+             for module in modules() for node, _ in walk(tree(module))
+             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("callscope")
+             for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__")]
+    assert wrong == []
