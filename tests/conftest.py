@@ -18,9 +18,9 @@ Catalog database:
 S3: ``s3_endpoint`` (session): moto's S3 server (tests/blobs/moto_server.py, a ThreadedMotoServer in a child
 process) on 127.0.0.1 and a free port, with dummy AWS credentials in the environment.
 
-Parallel workers (`make test TEST_WORKERS=N`, pytest-xdist): the tests marked ``slow`` (the language model, Ray clusters, whole
-calls end to end) run one after another on one worker (``xdist_group("heavy")``): two of them at once on two
-cores would each take twice as long and run past their timeouts; the rest share the other workers.
+Parallel workers (`make test TEST_WORKERS=N`, pytest-xdist): the tests marked ``slow`` (the language model, Ray
+clusters, whole calls end to end) run one after another on one worker (``xdist_group("heavy")``): two of them at
+once would each take twice as long and run past their timeouts; the rest share the other workers.
 
 Tests needing a service should also carry the ``postgres`` / ``redis`` marker (see pyproject.toml) so
 ``-m "not postgres"`` can deselect them; ``catalog_url`` adds the marker to its postgres case itself.
