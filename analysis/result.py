@@ -169,6 +169,8 @@ class RedactionSummary(Part):
 
     entities: list[str] = Field(description="The entity types redacted (the project's redaction.entities).")
     counts: dict[str, int] = Field(description="Spans redacted per entity type, each requested type listed.")
+    audio: bool = Field(False, description="The recording's audio has the same spans replaced by a tone or silence "
+                        "(its audio_url serves only that copy).")
 
 
 class AnalysisResult(Part):

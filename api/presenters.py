@@ -152,6 +152,7 @@ def recording_out(ctx: Context, principal: Principal, found: Found) -> s.Recordi
         tag_ids=found.tag_ids,
         processing_restricted=r.processing_restricted, stage=r.stage, progress=r.progress,
         status_reason=r.status_reason, audio_format=r.audio_format, size_bytes=r.size_bytes,
+        audio_redaction=r.audio_redaction,
     )
 
 

@@ -21,7 +21,7 @@ from callscope.catalog.calls import CallRecord as RecentCall  # the call records
 from callscope.catalog.calls import NumberStats
 from callscope.catalog.tables import BIGINT_MAX
 from callscope.resources.kinds import NumberType, RedactionEntity, RoutingStrategy, unique_entities
-from callscope.statuses import RecordingStatus
+from callscope.statuses import AudioRedaction, RecordingStatus
 
 T = TypeVar("T")
 
@@ -506,8 +506,12 @@ class RecordingOut(Shape):
     stage: str | None = Field(description="Current analysis stage while processing.")
     progress: int = Field(description="Analysis progress in percent.")
     status_reason: str | None = Field(description="Why processing failed.")
-    audio_format: str
+    audio_format: str = Field(description="Format of the stored audio: the upload's, or flac once the audio is "
+                              "redacted.")
     size_bytes: int
+    audio_redaction: AudioRedaction | None = Field(
+        description="Where the project redacts audio: pending (the audio waits for its redacted copy and is not "
+        "served) or done (only the redacted copy is served); null where no audio is redacted.")
 
 
 class RecordingUpdate(Shape):

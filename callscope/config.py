@@ -88,6 +88,15 @@ class Settings(BaseSettings):
     )
 
     default_phone_region: str = Field("US", description="Region assumed for phone numbers given without +country.")
+    redaction_audio_fill: Literal["tone", "silence"] = Field(
+        "tone", description="What replaces a redacted span in the audio of a project that redacts audio: a 1 kHz "
+        "tone at -20 dBFS (a listener hears that something was taken out) or silence.")
+    redaction_audio_margin_ms: int = Field(
+        250, ge=0, le=2000, description="Audio silenced on each side of a redacted span beyond its words' times, "
+        "covering the word timings' error (benchmarks/redaction.py --speech measures it).")
+    redaction_keep_original_audio: bool = Field(
+        False, description="Keep the unredacted audio of a project that redacts audio (never served; re-analysis "
+        "reads it), for an account that must keep it. Off: it is deleted once the redacted copy is stored.")
     max_json_body_bytes: int = Field(1_048_576, ge=1024, description="Largest JSON request body accepted.")
     upload_limits_mb: dict[str, int] = Field(
         default_factory=lambda: {"mp3": 100, "m4a": 100, "ogg": 100, "webm": 100, "wav": 500, "flac": 500},

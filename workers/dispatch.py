@@ -178,8 +178,7 @@ class Dispatcher:
                 return  # deleted meanwhile; its job went with it
             voices = [KnownVoice(operator_id=v.operator_id, embedding=voiceprints.embedding(v), model=v.model)
                       for v in await self.ctx.catalog.read(voiceprints.of_account, recording.account)]
-            work = Work(job.id, recording.blob_key, self._project(recording), tuple(voices),
-                        (recording.called_at or recording.created_at).date(), recording.agent_channel)
+            work = await self._work(job, recording, tuple(voices))
             result = await self._with_lease(job, work)
         except LeaseLost:
             log.warning("job_lease_lost", job_id=job.id, owner=self.owner)
@@ -198,9 +197,21 @@ class Dispatcher:
             await self._retry_or_fail(job, exc)
             return
         try:
-            await outcomes.complete(self.ctx, job, completion(result, recording))
+            await outcomes.complete(self.ctx, job, completion(result, recording), work.redacted_audio_key)
         except Exception:  # e.g. the catalog went away: the lease expires and the job is taken again
             log.exception("job_completion_failed", job_id=job.id, recording_id=job.recording_id)
+
+    async def _work(self, job: Claimed, recording: Recording, voices: tuple[KnownVoice, ...]) -> Work:
+        """The job's work. Where the project redacts audio, the audio is not served from now until its redacted
+        copy replaces it, and the work stores that copy under a key of its own; the analysis reads the kept
+        unredacted audio where there is one."""
+        project = self._project(recording)
+        redacted_key = None
+        if project is not None and project.redacts_audio:
+            await self.ctx.catalog.write(recording_rows.mark_audio_unredacted, recording.id, self.ctx.clock())
+            redacted_key = outcomes.redacted_audio_key(recording.account, recording.public_id, job.id)
+        return Work(job.id, recording.original_blob_key or recording.blob_key, project, voices,
+                    (recording.called_at or recording.created_at).date(), recording.agent_channel, redacted_key)
 
     def _project(self, recording: Recording) -> Any:
         """The project's rules with the recording's language; with the project gone, its language alone (the

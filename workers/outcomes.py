@@ -7,6 +7,12 @@ recording removes it with the audio); then ONE transaction checks the job's leas
 ``recording.analyzed`` webhook event. Readers see the old analysis or the new one, never a mix. After the commit the
 previous transcript blob is deleted; if the transaction did not commit (lease lost), the new blob is.
 
+Audio redaction: the work stored the redacted copy of the audio under a key of its own; the same transaction makes
+it the recording's audio (``audio_redaction`` done: served from then on), and after the commit the audio it
+replaced is deleted, unless CALLSCOPE_REDACTION_KEEP_ORIGINAL_AUDIO keeps the unredacted audio (never served). A
+crash between the commit and the delete leaves the replaced audio unreferenced, never served, and the orphan sweep
+deletes it; a crash before the commit leaves the recording unserved (``pending``) and its job to be taken again.
+
 Failure: the job ends ``failed`` and the recording ``failed``, plus the webhook event, in one transaction. A failed
 re-analysis of a completed recording keeps it ``completed`` with its old results (stage ``reanalysis_failed``, the
 reason in ``status_reason``) and sends no event: nothing about it changed.
@@ -15,6 +21,7 @@ reason in ``status_reason``) and sends no event: nothing about it changed.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 
 import structlog
@@ -32,7 +39,7 @@ from callscope.services import scope
 from callscope.services.context import Context
 from callscope.services.recordings import blob_prefix
 from callscope.services.webhooks import enqueue_recording_analyzed
-from callscope.statuses import RecordingStatus
+from callscope.statuses import AudioRedaction, RecordingStatus
 
 log = structlog.get_logger()
 REDACTIONS = Counter("callscope_redacted_spans_total", "Spans redacted from analysed transcripts, by entity type",
@@ -43,18 +50,50 @@ def transcript_key(account: str, public_id: str, version: int) -> str:
     return f"{blob_prefix(account, public_id)}transcript-v{version}.json"
 
 
+def redacted_audio_key(account: str, public_id: str, job_id: int) -> str:
+    return f"{blob_prefix(account, public_id)}audio-redacted-{job_id}.flac"
+
+
+@dataclass(frozen=True)
+class RedactedAudio:
+    key: str
+    size_bytes: int
+    keep_original: bool  # CALLSCOPE_REDACTION_KEEP_ORIGINAL_AUDIO
+
+
+def _swap_audio(session: Session, recording_id: int, audio: RedactedAudio, now: datetime) -> str | None:
+    """Make the redacted copy the recording's audio; the key of the audio it replaces, to delete after the commit
+    (None: nothing, or the unredacted audio kept)."""
+    recording = recording_rows.by_id(session, recording_id)
+    if recording is None:
+        return None
+    replaced, original = recording.blob_key, recording.original_blob_key
+    if audio.keep_original and original is None and recording.audio_redaction != AudioRedaction.DONE:
+        replaced, original = None, recording.blob_key  # the audio as uploaded: kept, never served
+    recording_rows.replace_audio(session, recording_id, audio.key, "flac", audio.size_bytes, original, now)
+    return replaced if replaced != audio.key else None
+
+
 def _project_spec(ctx: Context, recording: Recording):
     project = scope.by_id(ctx, Project, recording.account, recording.project_id)
     return project.spec if project is not None else None
 
 
+@dataclass(frozen=True)
+class _Committed:
+    replaced_audio: str | None  # the audio the redacted copy replaced, to delete
+
+
 def _commit_completion(session: Session, claimed: Claimed, current: analysis_rows.Current, key: str,
-                       completion: Completion, project, now: datetime) -> bool:
-    """One transaction: the lease still ours, the analysis row, the recording's counters, the job's end, the event."""
+                       completion: Completion, audio: RedactedAudio | None, project,
+                       now: datetime) -> _Committed | None:
+    """One transaction: the lease still ours, the analysis row, the recording's counters and redacted audio, the
+    job's end, the event. None when the lease was lost."""
     if not jobs.holds_lease(session, claimed):
-        return False
+        return None
     if not analysis_rows.store(session, claimed.recording_id, current.version, key, completion.results, now):
-        return False  # written meanwhile by another owner: ours is stale
+        return None  # written meanwhile by another owner: ours is stale
+    replaced = _swap_audio(session, claimed.recording_id, audio, now) if audio is not None else None
     jobs.move_recording(session, claimed.recording_id, claimed.kind, {
         "status": RecordingStatus.COMPLETED, "status_reason": None, "stage": "done", "progress": 100,
         "dialogues_count": completion.dialogues_count, "pauses_detected": completion.pauses_detected,
@@ -65,36 +104,55 @@ def _commit_completion(session: Session, claimed: Claimed, current: analysis_row
     if recording is not None:  # moved above, in this transaction: it is there
         enqueue_recording_analyzed(session, recording=recording, project=project, readouts=completion.readouts,
                                    now=now)
-    return True
+    return _Committed(replaced)
 
 
-async def complete(ctx: Context, claimed: Claimed, completion: Completion) -> bool:
-    """Store a finished analysis and complete its recording; False (nothing written) when the lease was lost."""
+async def complete(ctx: Context, claimed: Claimed, completion: Completion, redacted_audio_key: str | None = None
+                   ) -> bool:
+    """Store a finished analysis (and the redacted copy of its audio the work stored under ``redacted_audio_key``)
+    and complete its recording; False (nothing written) when the lease was lost."""
     current = await ctx.catalog.read(analysis_rows.current, claimed.recording_id)
+    written = [redacted_audio_key] if redacted_audio_key else []
     if current is None:
+        await _delete(ctx, written)
         return False  # the recording was deleted meanwhile (its job went with it)
     recording = current.recording
+    audio = None
+    if redacted_audio_key is not None:
+        size = await ctx.blobs.size(redacted_audio_key)
+        if size is None:
+            raise RuntimeError("the redacted copy of the audio was not stored")
+        audio = RedactedAudio(redacted_audio_key, size, ctx.settings.redaction_keep_original_audio)
     key = transcript_key(recording.account, recording.public_id, current.version + 1)
+    written.append(key)
     async with ctx.blobs.writer(key) as writer:
         await writer.write(json.dumps(completion.transcript, separators=(",", ":")).encode())
         await writer.commit()
     project = _project_spec(ctx, recording)
     try:
-        done = await ctx.catalog.write(_commit_completion, claimed, current, key, completion, project, ctx.clock())
+        committed = await ctx.catalog.write(_commit_completion, claimed, current, key, completion, audio, project,
+                                            ctx.clock())
     except BaseException:
-        await ctx.blobs.delete(key)
+        await _delete(ctx, written)
         raise
-    if not done:
-        await ctx.blobs.delete(key)
+    if committed is None:
+        await _delete(ctx, written)
         log.warning("analysis_discarded_lease_lost", job_id=claimed.id, recording_id=claimed.recording_id)
         return False
     if current.transcript_key and current.transcript_key != key:
         await ctx.blobs.delete(current.transcript_key)
+    if committed.replaced_audio is not None:
+        await ctx.blobs.delete(committed.replaced_audio)
     for entity, spans in completion.redactions.items():
         REDACTIONS.labels(entity=entity).inc(spans)
     log.info("recording_analyzed", recording_id=claimed.recording_id, public_id=recording.public_id,
              version=current.version + 1, kind=claimed.kind, attempts=claimed.attempts, redacted=completion.redactions)
     return True
+
+
+async def _delete(ctx: Context, keys: list[str]) -> None:
+    for key in keys:
+        await ctx.blobs.delete(key)
 
 
 def _commit_failure(session: Session, claimed: Claimed, reason: str, project, now: datetime) -> bool:

@@ -57,9 +57,10 @@ async def purge_project(ctx: Context, project: Project, now: datetime) -> tuple[
         cutoff = now - timedelta(days=audio_retention_days(ctx, account))
         while batch := await ctx.catalog.read(recording_rows.audio_created_before, account, project_id, cutoff,
                                                 BATCH):
-            for recording_id, blob_key in batch:
+            for recording_id, blob_key, original_key in batch:
                 if await ctx.catalog.write(recording_rows.detach_audio, recording_id, blob_key, now):
-                    await ctx.blobs.delete(blob_key)
+                    for key in filter(None, (blob_key, original_key)):
+                        await ctx.blobs.delete(key)
                     audio_removed += 1
             if len(batch) < BATCH:
                 break

@@ -185,7 +185,8 @@ class Pipeline:
             segments=segments, pauses=pauses, pause_rules=rules, characteristics=traits, goals=goals,
             categories=categories, extracted_data=fields, summary=summary,
             summary_language=summary_language if summary is not None else None,
-            redaction=redaction.summary if redaction is not None else None,
+            redaction=(redaction.summary.model_copy(update={"audio": bool(project and project.redacts_audio)})
+                       if redaction is not None else None),
             models=list(dict.fromkeys(run.models)), stages=run.stages,
         )
 

@@ -1,5 +1,6 @@
 """One unit of analysis work, the same inline and on Ray: fetch the recording's audio from the blob store into a
-temp file on the machine that analyses it (never through the dispatcher), run the pipeline, drop the file."""
+temp file on the machine that analyses it (never through the dispatcher), run the pipeline, store the redacted copy
+of the audio where the project redacts audio (from the same file, on the same machine), drop the file."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from callscope.analysis.result import AnalysisResult
 from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline, Progress
+from callscope.analysis.stages.audio_redaction import redact_audio_file, redacted_spans
 from callscope.blobs.factory import build_blob_store
 from callscope.errors import NotFound
 
@@ -29,6 +31,7 @@ class Work:
     voices: tuple = ()  # the account's enrolled operator voiceprints (KnownVoice), for speaker identification
     called_on: date | None = None  # anchors relative dates in extracted fields
     agent_channel: int | None = None  # the channel the source knows the agent on (a phone call); None: the setting
+    redacted_audio_key: str | None = None  # where the project redacts audio: the blob to store the redacted copy in
 
 
 async def _copy(settings, key: str, dest: Path) -> None:
@@ -43,6 +46,15 @@ async def _copy(settings, key: str, dest: Path) -> None:
                 out.write(chunk)
 
 
+async def _upload(settings, source: Path, key: str) -> None:
+    store = build_blob_store(settings)
+    async with store.writer(key) as writer:
+        with source.open("rb") as data:
+            while chunk := data.read(1 << 20):
+                await writer.write(chunk)
+        await writer.commit()
+
+
 def fetch_audio(settings, key: str | None, dest: Path) -> Path:
     """Copy the blob ``key`` to ``dest``; AnalysisError when the recording has no audio any more."""
     if not key:
@@ -54,4 +66,12 @@ def fetch_audio(settings, key: str | None, dest: Path) -> Path:
 def analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None = None) -> AnalysisResult:
     with tempfile.TemporaryDirectory(prefix="callscope-analysis-") as tmp:
         path = fetch_audio(settings, work.blob_key, Path(tmp) / "audio")
-        return pipeline.run(path, work.project, progress, list(work.voices), work.called_on, work.agent_channel)
+        result = pipeline.run(path, work.project, progress, list(work.voices), work.called_on, work.agent_channel)
+        if work.redacted_audio_key is not None:
+            if progress is not None:
+                progress("audio_redaction", 0.99)
+            redacted = Path(tmp) / "redacted.flac"
+            spans = redacted_spans(result.segments, settings.redaction_audio_margin_ms)
+            redact_audio_file(path, redacted, spans, settings.redaction_audio_fill)
+            asyncio.run(_upload(settings, redacted, work.redacted_audio_key))
+        return result

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from callscope.analysis.result import CategoryResult, ExtractedValue, GoalResult, Pause
+from callscope.analysis.result import CategoryResult, ExtractedValue, GoalResult, Pause, RedactionSummary
 from callscope.api import presenters
 from callscope.catalog.recordings import Found
 from callscope.errors import NotFound
@@ -15,7 +15,7 @@ from callscope.resources import Operator, Project, Tag
 from callscope.services import scope
 from callscope.services.audio_urls import audio_url
 from callscope.services.context import Context, Principal
-from callscope.statuses import FINISHED, RecordingStatus
+from callscope.statuses import FINISHED, AudioRedaction, RecordingStatus
 
 # One colour per emotion class (the legend names them; colour is never the only cue).
 EMOTION_COLOURS = {"happy": "#2e7d32", "calm": "#0277bd", "neutral": "#8a8f98", "sad": "#5c6bc0",
@@ -42,7 +42,7 @@ class SegmentView:
     start_ms: int
     end_ms: int
     text: str
-    words: list[str]
+    words: list[tuple[str, str | None]]  # each word's text and, for a redaction's token, its entity type
     offsets: str  # word starts, ms after the segment's start, comma-separated (the script seeks with them)
     emotion: str | None
     emotion_pct: int
@@ -77,6 +77,8 @@ class RecordingView:
     fields: list[ExtractedValue] = field(default_factory=list)
     talk_time_ms: int = 0
     non_talk_time_ms: int = 0
+    redaction: RedactionSummary | None = None
+    audio_unredacted: bool = False  # the audio waits for its redacted copy: not served yet
 
     @property
     def finished(self) -> bool:
@@ -102,7 +104,7 @@ def _speakers(speakers, traits) -> dict[str, SpeakerView]:
 
 def _segment(segment, speaker: SpeakerView, duration_ms: int) -> SegmentView:
     emotion, share = max(segment.emotions.items(), key=lambda kv: kv[1]) if segment.emotions else (None, 0.0)
-    words = [w.text.strip() for w in segment.words if w.text.strip()]
+    words = [(w.text.strip(), w.entity if w.redacted else None) for w in segment.words if w.text.strip()]
     offsets = ",".join(str(max(w.start_ms - segment.start_ms, 0)) for w in segment.words if w.text.strip())
     return SegmentView(segment.id, speaker, segment.start_ms, segment.end_ms, segment.text.strip(), words, offsets,
                        emotion, round(share * 100), _pct(segment.start_ms, duration_ms),
@@ -120,14 +122,14 @@ async def recording_view(ctx: Context, principal: Principal, found: Found) -> Re
                                                                  for i in found.tag_ids) if t is not None]
     try:
         url = (await audio_url(ctx, r))[0]
-    except NotFound:  # the audio is gone (retention); the results stay
+    except NotFound:  # the audio is gone (retention; the results stay), or waits for its redacted copy
         url = None
     view = RecordingView(
         public_id=r.public_id, name=r.name, status=r.status, stage=r.stage, progress=r.progress,
         status_reason=r.status_reason, duration_ms=r.duration_ms or 0, language=r.language, called_at=r.called_at,
         created_at=r.created_at, project=_name(scope.by_id(ctx, Project, account, r.project_id)),
         operator=_name(scope.by_id(ctx, Operator, account, r.operator_id)) if r.operator_id else None,
-        tags=tags, audio_url=url)
+        tags=tags, audio_url=url, audio_unredacted=r.audio_redaction == AudioRedaction.PENDING)
     if r.status != RecordingStatus.COMPLETED:
         return view
     analysed = await presenters.current_analysis(ctx, r)
@@ -153,6 +155,7 @@ async def recording_view(ctx: Context, principal: Principal, found: Found) -> Re
     view.segments = segments
     view.pauses = [(p, _pct(p.start_ms, duration), max(_pct(p.duration_ms, duration), 0.2)) for p in results.pauses]
     view.goals, view.categories, view.fields = results.goals, results.categories, results.extracted_data
+    view.redaction = results.redaction
     if results.characteristics:
         view.talk_time_ms = results.characteristics.talk_time_ms
         view.non_talk_time_ms = results.characteristics.non_talk_time_ms

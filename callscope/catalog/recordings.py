@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from callscope.catalog import jobs
 from callscope.catalog.tables import Analysis, Recording, RecordingTag, Share
 from callscope.identifiers import parse_uuid
-from callscope.statuses import RecordingStatus
+from callscope.statuses import AudioRedaction, RecordingStatus
 
 _LEGACY_ID = re.compile(r"^\d{1,18}$")
 
@@ -223,10 +223,11 @@ def created_before(session: Session, account: str, project_id: int, cutoff: date
 
 
 def audio_created_before(session: Session, account: str, project_id: int, cutoff: datetime,
-                         limit: int) -> list[tuple[int, str]]:
-    """(row id, audio blob key) of the project's recordings older than `cutoff` that still have audio."""
-    return [(row[0], row[1]) for row in session.execute(
-        select(Recording.id, Recording.blob_key).where(
+                         limit: int) -> list[tuple[int, str, str | None]]:
+    """(row id, audio blob key, kept unredacted audio's key) of the project's recordings older than `cutoff` that
+    still have audio."""
+    return [(row[0], row[1], row[2]) for row in session.execute(
+        select(Recording.id, Recording.blob_key, Recording.original_blob_key).where(
             Recording.account == account, Recording.project_id == project_id, Recording.created_at < cutoff,
             Recording.blob_key.is_not(None)).order_by(Recording.id).limit(limit))]
 
@@ -234,7 +235,8 @@ def audio_created_before(session: Session, account: str, project_id: int, cutoff
 def blob_keys(session: Session) -> set[str]:
     """Every blob key a recording or an analysis points at (the orphan sweep keeps these)."""
     audio = set(session.scalars(select(Recording.blob_key).where(Recording.blob_key.is_not(None))))
-    return audio | set(session.scalars(select(Analysis.transcript_key)))
+    kept = set(session.scalars(select(Recording.original_blob_key).where(Recording.original_blob_key.is_not(None))))
+    return audio | kept | set(session.scalars(select(Analysis.transcript_key)))
 
 
 # ----- changes ----------------------------------------------------------------------------------
@@ -288,7 +290,26 @@ def untag(session: Session, account: str, tag_id: int) -> None:
 
 
 def detach_audio(session: Session, recording_id: int, blob_key: str, now: datetime) -> bool:
-    """Forget the audio of one recording (compare-and-set on its key); whether this call did it."""
+    """Forget the audio of one recording, its kept unredacted audio included (compare-and-set on its key); whether
+    this call did it."""
     result = session.execute(update(Recording).where(Recording.id == recording_id, Recording.blob_key == blob_key)
-                             .values(blob_key=None, updated_at=now))
+                             .values(blob_key=None, original_blob_key=None, updated_at=now))
     return result.rowcount == 1
+
+
+def replace_audio(session: Session, recording_id: int, key: str, audio_format: str, size_bytes: int,
+                  original_key: str | None, now: datetime) -> None:
+    """The recording's audio becomes its redacted copy ``key`` (served from now on); ``original_key``: the
+    unredacted audio kept beside it, or None."""
+    session.execute(update(Recording).where(Recording.id == recording_id).values(
+        blob_key=key, audio_format=audio_format, size_bytes=size_bytes, original_blob_key=original_key,
+        audio_redaction=AudioRedaction.DONE, updated_at=now))
+
+
+def mark_audio_unredacted(session: Session, recording_id: int, now: datetime) -> None:
+    """The recording's audio is to be redacted: not served until the redacted copy replaces it (a copy already
+    redacted stays served: its re-analysis reads the kept original or the copy, and serves a new copy)."""
+    session.execute(update(Recording).where(Recording.id == recording_id,
+                                            or_(Recording.audio_redaction.is_(None),
+                                                Recording.audio_redaction != AudioRedaction.DONE))
+                    .values(audio_redaction=AudioRedaction.PENDING, updated_at=now))

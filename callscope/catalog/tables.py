@@ -200,6 +200,11 @@ class Recording(Base):
     size_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False)
     original_filename: Mapped[str | None] = mapped_column(String(255), nullable=True)
     blob_key: Mapped[str | None] = mapped_column(String(512), nullable=True)
+    # Audio redaction (a project's redaction.audio): "pending" while blob_key holds audio not yet redacted, which is
+    # never served; "done" once blob_key is the redacted copy; None where the project redacted no audio.
+    audio_redaction: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    # The unredacted audio, kept only with CALLSCOPE_REDACTION_KEEP_ORIGINAL_AUDIO: never served, re-analysis reads it.
+    original_blob_key: Mapped[str | None] = mapped_column(String(512), nullable=True)
     dialogues_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     goals_evaluated: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     pauses_detected: Mapped[int] = mapped_column(Integer, nullable=False, default=0)

@@ -185,6 +185,11 @@ class ProjectSpec(CamelModel):
     redaction: Redaction | None = Field(
         None, description="Card numbers and personal data to redact from each call; null: nothing is redacted.")
 
+    @property
+    def redacts_audio(self) -> bool:
+        """Whether the audio of this project's calls is redacted (and never served before it is)."""
+        return bool(self.redaction and self.redaction.entities and self.redaction.audio)
+
 
 class Project(Resource[ProjectSpec, BaseStatus]):
     KIND = "Project"

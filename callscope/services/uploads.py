@@ -21,7 +21,7 @@ from callscope.resources import Project
 from callscope.services import scope
 from callscope.services.context import Context, Principal
 from callscope.services.recordings import audio_key, check_operator, check_tags
-from callscope.statuses import RecordingStatus
+from callscope.statuses import AudioRedaction, RecordingStatus
 
 log = structlog.get_logger()
 
@@ -112,6 +112,7 @@ async def finish(upload: Upload, fields: UploadFields) -> tuple[Found, bool]:
         status=RecordingStatus.PENDING, progress=0,
         duration_ms=info.duration_ms, audio_format=info.format, size_bytes=upload.writer.size,
         original_filename=upload.filename, blob_key=upload.key,
+        audio_redaction=AudioRedaction.PENDING if project.spec.redacts_audio else None,
         dialogues_count=0, goals_evaluated=False, pauses_detected=0,
         processing_restricted=False, conversation_id=conversation, created_at=now, updated_at=now,
     )

@@ -18,7 +18,7 @@ RECORDING_FIELDS = {
     "public_id", "name", "status", "language", "duration_ms", "created_at", "updated_at", "dialogues_count",
     "goals_evaluated", "pauses_detected", "audio_attached", "project_id", "external_id", "called_at",
     "recording_source", "operator_id", "tag_ids", "processing_restricted", "stage", "progress", "status_reason",
-    "audio_format", "size_bytes",
+    "audio_format", "size_bytes", "audio_redaction",
 }
 
 
