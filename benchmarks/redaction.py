@@ -4,7 +4,7 @@ The calls are benchmarks/data/redaction_calls.json: short dialogues, each entity
 (digits one by one, in groups, "double four", "oh", numbers in words, written), with its words marked, and calls
 of distractors (order, tracking, model and case numbers, prices, times, counts, appointment dates). Each call is
 in the "fit" part (read while the rules were written) or the "report" part (written with them, not tuned on).
-The text is split on spaces into timed words; later the same calls can go through synthesised speech and ASR.
+The text is split on spaces into timed words; ``--speech`` sends the same calls through speech and ASR (below).
 
 A true span is found when at least half its words are found with its type; a found span is right when at least
 half its words are inside true spans of its type. Word figures count words. Targets on the report part: payment
@@ -14,17 +14,60 @@ How to run (repository root)::
 
     .venv/bin/python -P benchmarks/redaction.py            # both parts
     .venv/bin/python -P benchmarks/redaction.py --misses   # and each miss and false alarm
+    .venv/bin/python -P benchmarks/redaction.py --speech --misses   # through speech and ASR (espeak-ng; ~6 min
+                                                                     # on 2 CPUs), each miss with what ASR heard
+
+Speech (``--speech``): each call is spoken by espeak-ng, its two speakers in two voices of tests/analysis/voices.py
+(a pair per call, in turn), one speaker per channel of an 8 kHz mu-law stereo WAV (the phone rendering of
+benchmarks/accuracy.py). A turn is spoken in pieces, the text before, inside and after each entity span separately,
+0.1 s apart, so each span's audio (its truth time) is exact. The pipeline transcribes the calls (the configured
+Whisper model, embedded ``base`` by default; no language model, speaker model or text embedder: only the words and
+the channels matter) and its redaction step (``redact``, every entity type, the call's region) runs on the
+transcript. Then, per part:
+
+1. recall and precision as above, on the ASR words: a true span's words are the words of its speaker's channel
+   lying at least half inside its time (none: the word overlapping it most, if any); a true span is found when at
+   least half of those words are redacted with its type; a found span is right when at least half its words are
+   words of true spans of its type. A span Whisper did not write at all is a miss.
+2. word timing: for each found true span whose words are all redacted, how far the redacted words' audio
+   (adjacent redacted words as one range, audio_redaction.redacted_spans) starts after the span's audio starts and
+   ends before it ends, in ms (positive: speech left uncovered; both edges pooled): p50, p95 and max. The margin is
+   the fit part's max rounded up to 50 ms. A found span with some of its words not redacted (half of a long
+   address, say) is a detection shortfall, not a timing error: it is counted apart, and the speech it leaves shows
+   in the audio figures.
+3. audio: the recording served by audio_redaction.redact_audio_file with the fit margin (``--fill``), read against
+   the rendered recording inside each found true span on both channels: residual = served - fill. "speech left" is
+   the share of the span's speech samples (original above one s16 step) whose residual is above one s16 step;
+   "residual dB" the residual's energy relative to the original's in the spans (targets: 0 % and -inf);
+   "other speech filled" the share of speech samples outside all true spans that the margins filled anyway.
+
+The targets are the text mode's (payment cards recall >= 99 %, the other types >= 95 %, precision >= 90 %, on the
+report part) and, for the audio, no speech left in a found span. ``--rate 16000`` renders wideband instead of the
+phone band, to tell the band's share of the recognition errors.
+
+``--asr-cache DIR`` keeps the transcripts between runs (keyed by the call, the voices and the Whisper model), for
+working on the rules; ``--verbose`` prints a line per call.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import sys
+import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import av
+import numpy as np
+
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
-from callscope.analysis.stages.redaction import ENTITY_TYPES, EntityType, RedactedSpan, find_spans
+from callscope.analysis.stages.audio_redaction import Fill, fill_samples, redact_audio_file, redacted_spans
+from callscope.analysis.stages.redaction import ENTITY_TYPES, EntityType, RedactedSpan, find_spans, redact
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.* (--speech)
 
 DATA = Path(__file__).parent / "data" / "redaction_calls.json"
 WORD_MS, GAP_MS, TURN_GAP_MS = 300, 60, 600
@@ -117,22 +160,325 @@ def _pct(a: int, b: int) -> str:
     return f"{100 * a / b:6.1f}" if b else "     -"
 
 
-def report(name: str, calls: list[dict], misses: bool) -> None:
-    print(f"\n{name}: {len(calls)} calls")
-    counts, elapsed, words = score(calls, misses)
+def _table(counts: dict[EntityType, list[int]]) -> None:
     print(f"{'type':<15}{'spans':>6}{'recall %':>10}{'precision %':>13}{'word recall %':>15}{'word precision %':>18}")
     for e, (spans, found, mine, right, tw, mw, rw) in counts.items():
         print(f"{e:<15}{spans:>6}{_pct(found, spans):>10}{_pct(right, mine):>13}{_pct(rw, tw):>15}"
               f"{_pct(rw, mw):>18}")
+
+
+def report(name: str, calls: list[dict], misses: bool) -> None:
+    print(f"\n{name}: {len(calls)} calls")
+    counts, elapsed, words = score(calls, misses)
+    _table(counts)
     print(f"{words} words in {elapsed * 1000:.0f} ms ({elapsed / max(words, 1) * 150 * 1000:.1f} ms per minute of "
           "speech at 150 words a minute)")
+
+
+# ----- --speech: the same calls spoken, transcribed, redacted, and their audio redacted ------------------------
+
+PIECE_GAP_S, TURN_GAP_S, LEAD_S = 0.1, 0.5, 0.4
+PHONE_RATE = 8000
+S16_STEP = 1 / 32768
+
+
+@dataclass(frozen=True)
+class SpokenSpan:
+    """A scripted entity span in the rendered audio: its speaker's channel and its exact time."""
+
+    turn: int
+    entity: EntityType
+    channel: int
+    start_ms: int
+    end_ms: int
+    text: str
+
+
+def _span_chars(text: str, sub: str, occurrence: int = 0) -> tuple[int, int]:
+    """The character range of the whole words (split on spaces) that the occurrence-th sub touches."""
+    first, last = word_range(text, sub, occurrence)
+    starts, pos = [], 0
+    for w in text.split():
+        pos = text.index(w, pos)
+        starts.append((pos, pos + len(w)))
+        pos += len(w)
+    return starts[first][0], starts[last][1]
+
+
+def render_speech(call: dict, voices: tuple[str, str], path: Path, rate: int = PHONE_RATE) -> list[SpokenSpan]:
+    """Write `call` to `path` (mu-law stereo WAV at `rate`, speaker-N on channel N-1); the spans' audio times."""
+    from tests.analysis import speech  # the espeak-ng helpers, for --speech only
+
+    channels: list[list[np.ndarray]] = [[speech.silence(LEAD_S)], [speech.silence(LEAD_S)]]
+    pos, out = int(LEAD_S * speech.RATE), []
+    per_turn: dict[int, list[tuple[int, int, EntityType]]] = {}
+    for turn, sub, entity, *occurrence in call["spans"]:
+        per_turn.setdefault(turn, []).append((*_span_chars(call["turns"][turn][1], sub, *occurrence),
+                                              EntityType(entity)))
+    for turn, (speaker, text) in enumerate(call["turns"]):
+        channel = int(speaker[-1]) - 1
+        pieces, at = [], 0
+        for lo, hi, entity in sorted(per_turn.get(turn, [])):
+            pieces += [(text[at:lo], None), (text[lo:hi], entity)]
+            at = hi
+        pieces.append((text[at:], None))
+        chunks: list[np.ndarray] = []
+        for piece, entity in pieces:
+            if not any(ch.isalnum() for ch in piece):
+                continue  # a lone comma or full stop: nothing to say
+            if chunks:
+                chunks.append(speech.silence(PIECE_GAP_S))
+                pos += len(chunks[-1])
+            said = speech.speak(piece.strip(), voices[channel])
+            if entity is not None:  # 16 samples a ms at 16 kHz: the times are exact
+                out.append(SpokenSpan(turn, entity, channel, pos * 1000 // speech.RATE,
+                                      -(-(pos + len(said)) * 1000 // speech.RATE), piece.strip()))
+            chunks.append(said)
+            pos += len(said)
+        chunks.append(speech.silence(TURN_GAP_S))
+        pos += len(chunks[-1])
+        spoken = np.concatenate(chunks)
+        for c in (0, 1):
+            channels[c].append(spoken if c == channel else np.zeros_like(spoken))
+    speech.write(path, [np.concatenate(c) for c in channels], rate=rate, codec="pcm_mulaw")
+    return out
+
+
+def _read(path: Path) -> tuple[np.ndarray, int]:
+    """(channels, samples) float32 at the file's own rate."""
+    with av.open(str(path)) as container:
+        stream = container.streams.audio[0]
+        rate = stream.codec_context.sample_rate
+        layout = "mono" if stream.codec_context.channels == 1 else "stereo"
+        resampler = av.AudioResampler(format="fltp", layout=layout, rate=rate)
+        chunks = []
+        for frame in container.decode(stream):
+            frame.pts = None
+            chunks += [f.to_ndarray() for f in resampler.resample(frame)]
+        chunks += [f.to_ndarray() for f in resampler.resample(None)]
+    return np.concatenate(chunks, axis=1), rate
+
+
+@dataclass
+class SpeechTally:
+    counts: dict[EntityType, list[int]] = field(default_factory=lambda: {e: [0] * 7 for e in ENTITY_TYPES})
+    edges: list[int] = field(default_factory=list)  # ms of speech each found span's redaction leaves uncovered
+    partial: int = 0  # found spans with some of their words not redacted: no timing figure
+    span_speech: int = 0  # samples of speech inside found true spans (all channels)
+    span_left: int = 0  # of which still there after audio redaction
+    span_energy: float = 0.0
+    residual_energy: float = 0.0
+    other_speech: int = 0  # samples of speech outside all true spans
+    other_filled: int = 0
+    audio_ms: int = 0
+    asr_s: float = 0.0
+
+
+@dataclass
+class Transcribed:
+    call: dict
+    path: Path
+    truth: list[SpokenSpan]
+    segments: list[TranscriptSegment]
+    spans: list[RedactedSpan]
+    redacted: list[TranscriptSegment]
+    duration_ms: int
+
+
+def _truth_words(spoken: SpokenSpan, segments: list[TranscriptSegment]) -> Words:
+    """The ASR words of a true span: its channel's words at least half inside its time, else the one overlapping
+    it most."""
+    inside, best, best_overlap = set(), None, 0
+    for si, seg in enumerate(segments):
+        if seg.channel != spoken.channel:
+            continue
+        for wi, w in enumerate(seg.words):
+            overlap = min(w.end_ms, spoken.end_ms) - max(w.start_ms, spoken.start_ms)
+            if overlap > 0 and overlap * 2 >= max(w.end_ms - w.start_ms, 1):
+                inside.add((si, wi))
+            if overlap > best_overlap:
+                best, best_overlap = (si, wi), overlap
+    return inside or ({best} if best is not None else set())
+
+
+def _speech_quote(segments: list[TranscriptSegment], words: Words) -> str:
+    return _quote(segments, words) if words else "(no words)"
+
+
+def _score_speech(t: Transcribed, tally: SpeechTally, misses: bool) -> list[SpokenSpan]:
+    """Recall and precision of t's spans (tally.counts) and the timing of the found ones; returns the found."""
+    found_truth, whole = [], set()
+    true_words: dict[EntityType, list[tuple[SpokenSpan, Words]]] = {e: [] for e in ENTITY_TYPES}
+    redacted_words = {(si, wi) for si, s in enumerate(t.redacted) for wi, w in enumerate(s.words) if w.redacted}
+    for spoken in t.truth:
+        true_words[spoken.entity].append((spoken, _truth_words(spoken, t.segments)))
+    for e in ENTITY_TYPES:
+        mine = [words_of(s) for s in t.spans if s.entity == e]
+        all_true: Words = set().union(*(w for _, w in true_words[e])) if true_words[e] else set()
+        all_mine: Words = set().union(*mine) if mine else set()
+        c = tally.counts[e]
+        c[0] += len(true_words[e])
+        c[2] += len(mine)
+        c[4] += len(all_true)
+        c[5] += len(all_mine)
+        c[6] += len(all_true & all_mine)
+        for spoken, words in true_words[e]:
+            hit = bool(words) and len(words & all_mine) * 2 >= len(words)
+            c[1] += hit
+            if hit:
+                found_truth.append(spoken)
+                if words <= redacted_words:
+                    whole.add(spoken)
+            elif misses:
+                print(f"  miss   {t.call['id']} {e}: {spoken.text!r} heard as {_speech_quote(t.segments, words)!r}")
+        for m in mine:
+            right = len(m & all_true) * 2 >= len(m)
+            c[3] += right
+            if not right and misses:
+                print(f"  false  {t.call['id']} {e}: {_quote(t.segments, m)!r}")
+    for spoken in found_truth:
+        if spoken not in whole:  # a detection shortfall (word recall), not a timing error
+            tally.partial += 1
+            continue
+        ranges = [r for r in redacted_spans([s for s in t.redacted if s.channel == spoken.channel], 0)
+                  if r[0] < spoken.end_ms and r[1] > spoken.start_ms]
+        tally.edges += [min(r[0] for r in ranges) - spoken.start_ms, spoken.end_ms - max(r[1] for r in ranges)]
+    return found_truth
+
+
+def _score_audio(t: Transcribed, found: list[SpokenSpan], margin_ms: int, fill: Fill, tally: SpeechTally,
+                 folder: Path) -> None:
+    served_path = folder / f"{t.call['id']}-served.flac"
+    redact_audio_file(t.path, served_path, redacted_spans(t.redacted, margin_ms), fill)
+    original, rate = _read(t.path)
+    served, served_rate = _read(served_path)
+    assert served_rate == rate and served.shape == original.shape, (served.shape, original.shape)
+    n = original.shape[1]
+    in_truth = np.zeros(n, dtype=bool)
+    for spoken in t.truth:
+        in_truth[spoken.start_ms * rate // 1000: -(-spoken.end_ms * rate // 1000)] = True
+    for spoken in found:
+        lo, hi = spoken.start_ms * rate // 1000, min(n, -(-spoken.end_ms * rate // 1000))
+        orig = original[:, lo:hi]
+        residual = served[:, lo:hi] - fill_samples(fill, lo, hi - lo, rate)
+        speech_there = np.abs(orig) > S16_STEP
+        tally.span_speech += int(speech_there.sum())
+        tally.span_left += int((speech_there & (np.abs(residual) > S16_STEP)).sum())
+        tally.span_energy += float(np.square(orig.astype(np.float64)).sum())
+        tally.residual_energy += float(np.square(residual.astype(np.float64)).sum())
+    outside = ~in_truth
+    filled = np.abs(served - fill_samples(fill, 0, n, rate)) <= S16_STEP
+    other = (np.abs(original) > S16_STEP) & outside
+    tally.other_speech += int(other.sum())
+    tally.other_filled += int((other & filled).sum())
+
+
+def _transcribe_all(calls: list[dict], folder: Path, args: argparse.Namespace) -> list[Transcribed]:
+    # the pipeline and its models, the espeak-ng voices: loaded for --speech only
+    from callscope.analysis.runtime.pipeline import Pipeline
+    from callscope.config import Settings
+    from callscope.resources.kinds import ProjectSpec
+    from tests.analysis.voices import VOICE_PAIRS
+
+    settings = Settings(llm_enabled=False)
+    # only the words and the channels matter: no speaker model (stereo: a speaker per channel), no text embedder
+    # (emotions from prosody only), no language model
+    pipeline = Pipeline(settings, speakers=None, embedder=None, llm=None)
+    project = ProjectSpec(name="Redaction benchmark", language="en")
+    out = []
+    for index, call in enumerate(calls):
+        voices = VOICE_PAIRS[index % len(VOICE_PAIRS)]
+        path = folder / f"{call['id']}.wav"
+        truth = render_speech(call, voices, path, args.rate)
+        key = hashlib.sha256(json.dumps([call["turns"], call["spans"], voices, settings.whisper_model,
+                                         PIECE_GAP_S, TURN_GAP_S, LEAD_S, args.rate]).encode()).hexdigest()[:16]
+        cached = args.asr_cache / f"{call['id']}-{key}.json" if args.asr_cache else None
+        started, result = time.perf_counter(), None
+        if cached is not None and cached.exists():
+            stored = json.loads(cached.read_text())
+            segments = [TranscriptSegment.model_validate(s) for s in stored["segments"]]
+            duration_ms = stored["duration_ms"]
+        else:
+            result = pipeline.run(path, project)
+            segments, duration_ms = result.segments, result.duration_ms
+            if cached is not None:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                cached.write_text(json.dumps({"duration_ms": duration_ms,
+                                              "segments": [s.model_dump(mode="json") for s in segments]}))
+        asr_s = None if cached is not None and result is None else time.perf_counter() - started
+        # the pipeline's redaction step (right after the speakers) is this call, with the call's region
+        redaction = redact(segments, ENTITY_TYPES, region=call.get("region", "US"))
+        t = Transcribed(call, path, truth, segments, redaction.spans, redaction.segments, duration_ms)
+        t.call = {**call, "asr_s": asr_s, "voices": voices}
+        out.append(t)
+    return out
+
+
+def _stat(values: list[int], q: float) -> int:
+    return int(np.percentile(values, q, method="higher")) if values else 0
+
+
+def speech_report(calls: list[dict], args: argparse.Namespace) -> None:
+    from tests.analysis import speech  # espeak-ng: for --speech only
+
+    if speech.ESPEAK is None:
+        sys.exit(speech.SKIP_REASON)
+    parts = {part: [c for c in calls if c["split"] == part] for part in ("fit", "report")}
+    with tempfile.TemporaryDirectory(prefix="callscope-redaction-") as tmp:
+        folder = Path(tmp)
+        done = {part: _transcribe_all(chosen, folder, args) for part, chosen in parts.items()}
+        tallies, found = {}, {}
+        for part, transcribed in done.items():
+            print(f"\n{part}: {len(transcribed)} calls through speech (espeak-ng, {args.rate / 1000:g} kHz mu-law "
+                  "stereo) and ASR")
+            tally = tallies[part] = SpeechTally()
+            for t in transcribed:
+                edges_before = len(tally.edges)
+                found[t.call["id"]] = _score_speech(t, tally, args.misses)
+                tally.audio_ms += t.duration_ms
+                tally.asr_s += t.call["asr_s"] or 0.0
+                if args.verbose:
+                    worst = max(tally.edges[edges_before:], default=0)
+                    asr = "cached" if t.call["asr_s"] is None else f"{t.call['asr_s']:.1f} s"
+                    print(f"  {t.call['id']}: {' / '.join(t.call['voices'])}, {t.duration_ms / 1000:.1f} s audio, "
+                          f"ASR {asr}, {len(found[t.call['id']])}/{len(t.truth)} spans found, "
+                          f"{len(t.spans)} redacted, worst edge {worst} ms")
+            _table(tally.counts)
+            print(f"{tally.audio_ms / 1000:.0f} s of audio, ASR {tally.asr_s:.0f} s (transcripts not cached)")
+        edges = tallies["fit"].edges
+        margin = -(-max(max(edges, default=0), 0) // 50) * 50
+        for part, tally in tallies.items():
+            e = tally.edges
+            print(f"\n{part}: word timing, speech a found span's redacted words leave uncovered at its start and end "
+                  f"(ms; {len(e)} edges): p50 {_stat(e, 50)}, p95 {_stat(e, 95)}, max {max(e, default=0)}; "
+                  f"{tally.partial} found span(s) only partly redacted left out")
+        print(f"margin_ms = {margin} (the fit part's max, rounded up to 50 ms)")
+        for part, transcribed in done.items():
+            tally = tallies[part]
+            for t in transcribed:
+                _score_audio(t, found[t.call["id"]], margin, args.fill, tally, folder)
+            ratio = tally.residual_energy / tally.span_energy if tally.span_energy else 0.0
+            db = 10 * np.log10(ratio) if ratio > 0 else float("-inf")
+            print(f"{part}: audio ({args.fill}, margin {margin} ms), inside found true spans: speech left "
+                  f"{_pct(tally.span_left, tally.span_speech).strip()} % of {tally.span_speech} samples, residual "
+                  f"{db:.1f} dB; other speech filled {_pct(tally.other_filled, tally.other_speech).strip()} %")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--misses", action="store_true", help="print each miss and false alarm")
+    parser.add_argument("--speech", action="store_true", help="through espeak-ng speech and the pipeline's ASR")
+    parser.add_argument("--fill", choices=("silence", "tone"), default="silence", help="--speech: the audio fill")
+    parser.add_argument("--asr-cache", type=Path, help="--speech: keep the transcripts in this folder")
+    parser.add_argument("--rate", type=int, default=PHONE_RATE,
+                        help="--speech: the recordings' sample rate (8000: phone band; 16000: wideband, to tell the "
+                             "band's share of the ASR errors)")
+    parser.add_argument("--verbose", action="store_true", help="--speech: a line per call")
     args = parser.parse_args()
     calls = json.loads(DATA.read_text())
+    if args.speech:
+        speech_report(calls, args)
+        return
     for part in ("fit", "report"):
         report(part, [c for c in calls if c["split"] == part], args.misses)
 

@@ -92,7 +92,8 @@ _NUMBER_CUES = {
         policy | item | items | sku | product | part number | member | membership | customer number | price |
         total | cost | costs | balance | pay | paid | charge | charged | refund | quantity | pin""",
 }
-_DOB_CUES = "date of birth | birth date | birthdate | born | birthday | dob | d o b"
+# "birth" alone: a recogniser that garbles "date of" ("your native birth?") still says what is asked for
+_DOB_CUES = "date of birth | birth date | birthdate | birth | born | birthday | dob | d o b"
 _ADDRESS_CUES = """address | live at | i live | living at | lives at | postcode | post code | zip | zip code |
     postal code | deliver to | delivered to | ship to | send it to | mail it to | first line"""
 
