@@ -24,6 +24,7 @@ from callscope.analysis.result import ExtractedValue, RedactionSummary, Transcri
 from callscope.analysis.stages.evidence import tokens
 from callscope.analysis.stages.spoken import (
     MONTHS,
+    ORDINALS,
     TEENS,
     TENS,
     UNITS,
@@ -175,6 +176,7 @@ class _Call:
     def _threads(self) -> list[_Thread]:
         out: dict[str, _Thread] = {}
         last: dict[str, int] = {}
+        self.word_at: dict[int, tuple[_Thread, int, int]] = {}  # each word's characters in its speaker's thread
         for si, segment in enumerate(self.segments):
             thread = out.setdefault(segment.speaker, _Thread(segment.speaker, "", []))
             if thread.text:
@@ -187,6 +189,7 @@ class _Call:
                 if k and self.words[w].text:
                     thread.text += " "
                     thread.owner.append(-1)
+                self.word_at[w] = (thread, len(thread.text), len(thread.text) + len(self.words[w].text))
                 thread.text += self.words[w].text
                 thread.owner += [w] * len(self.words[w].text)
         return list(out.values())
@@ -404,7 +407,10 @@ class _Digits:
                 if cards:
                     for a, b in cards:
                         self.take(pieces, a, b, EntityType.PAYMENT_CARD)
-                    if len(digits) - cards[-1][1] <= 4:  # the expiry or the security code, said right after
+                    if card_cued:  # the run's other digits are heard around the card's: none may be left
+                        self.take(pieces, 0, cards[0][0], EntityType.PAYMENT_CARD)
+                        self.take(pieces, cards[-1][1], len(digits), EntityType.PAYMENT_CARD)
+                    elif len(digits) - cards[-1][1] <= 4:  # the expiry or the security code, said right after
                         self.take(pieces, cards[-1][1], len(digits), EntityType.PAYMENT_CARD)
                     continue
             entity = self.by_cue(cue, run, digits, token)
@@ -541,6 +547,7 @@ def _alnum(call: _Call, found: _Found, thread: _Thread) -> None:
 
 _MONTH_OR_NUMERIC = re.compile(r"\d{1,2}/\d{1,2}|\d{4}-\d{1,2}-\d{1,2}|\b(?:" + "|".join(MONTHS) + r")\b", re.I)
 _YEARLESS_ANCHOR = date(2000, 1, 1)  # dates said without a year read in a leap year: "February 29th" stays one
+OLD_DATE_YEAR = 2025  # the year a call without a reference date is taken to be in
 
 
 def _pseudo_segment(thread: _Thread) -> TranscriptSegment:
@@ -554,8 +561,12 @@ def _dates_of_birth(call: _Call, found: _Found, thread: _Thread, region: str, re
         if not _MONTH_OR_NUMERIC.search(thread.text[m.start:m.end]) or not found.free(thread, m.start, m.end):
             continue
         if (m.start, m.end) in with_year and (m.value.year < 1900 or (reference is not None and m.value > reference)):
-            continue  # a birth date is in the past
-        if call.answers(_token_at(call, thread, m.start), "dob"):
+            found.block(thread, m.start, m.end)  # a birth date is in the past: this is another date
+            continue
+        # a whole date decades back is a birth date even when ASR lost its cue ("I was born" -> "won one more")
+        old = (m.start, m.end) in with_year and m.value.year <= (reference.year if reference else OLD_DATE_YEAR) - 16
+        if call.answers(_token_at(call, thread, m.start), "dob") or (old and "other" not in (
+                call.nearest_cue(_token_at(call, thread, m.start)),)):
             found.add(thread, m.start, m.end, EntityType.DATE_OF_BIRTH)
         else:
             found.block(thread, m.start, m.end)  # another date: its digits are no card, account or phone
@@ -587,6 +598,241 @@ def _read_backs(call: _Call, found: _Found) -> None:
                 if digits == value or (partial and len(value) >= 8 and (digits == value[-4:] or chunk)):
                     found.add(thread, pieces[0][1], pieces[-1][2], entity)
                     break
+
+
+# --- answers: what is said in reply to a question, read in the question's context -------------------------
+# ASR writes digits heard on a phone line in many ways ("4-9-2-6", "3 ,786", "I1821993", "Niro-181", "60, 40")
+# and mishears some: a card then fails Luhn or loses a digit, a date its month, an e-mail its "at". A value said
+# in answer to a question that asked for it (or after its cue in the speaker's own words) is taken whatever its
+# checks say: inside a context that asked for sensitive data, when in doubt, redact.
+
+ASK_TAIL = 12  # tokens: a question names what it asks for near its end ("Can I take the long number on the card?")
+DIGIT_GAP = 2  # misheard words between two digits of one value ("7-2, or 4-1-8", "Niro-181, I-9-0-8")
+ANSWER_GAP = 4  # in an answer to the question that asked for it, more ("41, I'm, I'm, I'm, I'm, 26, 91")
+EMAIL_WORDS = 8  # words of an e-mail heard before its domain ("mark.gencer.outlook.com", "Marcus Mel's access ...")
+ADDRESS_WORDS = 14  # words of an address after its first number (street, town, state, postcode)
+
+_KIND_ENTITY = {"card": EntityType.PAYMENT_CARD, "last4": EntityType.PAYMENT_CARD, "cvv": EntityType.PAYMENT_CARD,
+                "expiry": EntityType.PAYMENT_CARD, "account": EntityType.BANK_ACCOUNT,
+                "iban": EntityType.BANK_ACCOUNT, "sort": EntityType.BANK_ACCOUNT,
+                "routing": EntityType.BANK_ACCOUNT, "ssn": EntityType.NATIONAL_ID, "id": EntityType.NATIONAL_ID,
+                "phone": EntityType.PHONE_NUMBER, "zip": EntityType.ADDRESS, "address": EntityType.ADDRESS,
+                "dob": EntityType.DATE_OF_BIRTH}
+# digits heard that make a value: a security code or an expiry is short; anything else at least four (a piece of
+# a card read out in groups is a card)
+_MIN_DIGITS = {"cvv": 2, "expiry": 2, "dob": 2, "zip": 3, "address": 1, "account": 6, "sort": 6, "routing": 6,
+               "iban": 6}
+# a value volunteered after its cue, not asked for, needs more ("the card is renewed until 2027" is no card): a
+# card's pieces together at least twelve digits, the others about their shortest length
+_MIN_VOLUNTEERED = {"card": 12, "last4": 3, "cvv": 3, "expiry": 3, "account": 6, "sort": 6, "routing": 9,
+                    "iban": 15, "ssn": 4, "id": 6, "phone": 7, "zip": 5, "dob": 4, "address": 1}
+_EMAIL_CUES = set(_phrases("email | e mail | email address | e mail address"))
+# a domain as ASR writes it: "outlook.com", ".com", "pixel.nashworks.co.uk"; or said: "dot com"
+_DOMAIN_END = re.compile(r"\.(?:com|net|org|edu|gov|co|uk|io|us|ca|de|fr|au|nz|ie|info|biz|me)\W*$", re.I)
+_SPOKEN_TLD = set("com net org edu gov uk io".split())
+_OPENERS = set("""yes yeah yep sure ok okay it's its it is that's uh um so of course my
+    the email e mail address and""".split())
+
+
+_ONE_BEFORE = set("the this that other which each every any no another a last first next only same old new".split())
+
+
+def _heard_digits(text: str, before: str, after: str, dates: bool) -> int | None:
+    """How many digits a word says, as ASR writes them (0: none); None for an amount, a time or a count, which
+    ends a value ("$60", "9:30", "5 pm")."""
+    following = tokens(after)[:1]
+    if any(c in text for c in _CURRENCY + ":%") or (following and following[0] in _UNIT_AFTER):
+        return None
+    if n := sum(c.isdigit() for c in text):
+        return n
+    low = _bare(text).lower()
+    if low == "one" and _bare(before).lower() in _ONE_BEFORE:
+        return 0  # "the old one", "this one": a word
+    if low in UNITS or low in ("oh", "o", "double", "triple"):
+        return 1
+    if low in TEENS or low in TENS or low == "hundred":
+        return 2
+    return 1 if dates and (low in MONTHS or low in ORDINALS) else 0
+
+
+def _is_domain_end(call: _Call, w: int) -> bool:
+    text = call.words[w].text.strip()
+    if _DOMAIN_END.search(text):
+        return True
+    before = _bare(call.words[w - 1].text).lower() if w > 0 else ""
+    return _bare(text).lower() in _SPOKEN_TLD and before == "dot"
+
+
+class _Answers:
+    """One call's utterances (a speaker's segments that continue each other) and what each was asked for."""
+
+    def __init__(self, call: _Call, found: _Found):
+        self.call, self.found = call, found
+        self.word_kinds: dict[int, tuple[str, ...]] = {}  # a cue's kinds, at the word its last token is in
+        for t in range(len(call.tokens)):
+            kinds = []
+            if call.cues[t] is not None:
+                kinds.append(call.cues[t])
+            if call.address_cue[t]:
+                kinds.append("address")
+            if any(tuple(call.tokens[max(0, t - len(p) + 1):t + 1]) == p for p in _EMAIL_CUES):
+                kinds.append("email")
+            if kinds:
+                w = call.token_word[t]
+                self.word_kinds[w] = tuple(dict.fromkeys([*self.word_kinds.get(w, ()), *kinds]))
+
+    def asked(self, si: int) -> tuple[str, ...]:
+        """The kinds that segment si's last ASK_TAIL tokens ask for, in the order said."""
+        words = self.call.by_segment[si]
+        if not words:
+            return ()
+        last = self.call.words[words[-1]].token + len(tokens(self.call.words[words[-1]].text))
+        out: list[str] = []
+        for w in words:
+            if self.call.words[w].token >= last - ASK_TAIL and w in self.word_kinds:
+                out += self.word_kinds[w]
+        return tuple(dict.fromkeys(out))
+
+    def _backchannel(self, si: int) -> bool:
+        words = self.call.by_segment[si]
+        said = [_bare(self.call.words[w].text).lower() for w in words]
+        if (words and self.call.words[words[-1]].text.rstrip().endswith("?")) or \
+                said[:1] in (["and"], ["what"], ["what's"]) or "your" in said:
+            return False  # a question ("And your native number?", "and your date number,"), however short
+        return len(words) <= BACKCHANNEL_WORDS and not any(w in self.word_kinds for w in words) and \
+            not any(c.isdigit() for w in words for c in self.call.words[w].text)
+
+    def context(self, first: int) -> tuple[str, ...]:
+        """What the utterance starting at segment first answers: the kinds asked by the other speaker's last
+        segment before it (acknowledgements aside), said within JOIN_GAP_MS."""
+        segments, speaker = self.call.segments, self.call.segments[first].speaker
+        at = segments[first].start_ms
+        for k in range(first - 1, max(-1, first - 8), -1):
+            if at - segments[k].end_ms > JOIN_GAP_MS:
+                return ()
+            at = segments[k].start_ms
+            if segments[k].speaker == speaker or self._backchannel(k):
+                continue
+            return self.asked(k)
+        return ()
+
+    def utterances(self) -> list[list[int]]:
+        """Each speaker's segments that continue each other, with no digits said in between (an answer)."""
+        out: list[list[int]] = []
+        last: dict[str, tuple[int, int]] = {}  # speaker -> (segment, utterance)
+        for si, segment in enumerate(self.call.segments):
+            before = last.get(segment.speaker)
+            if before is not None and self.call._continues(before[0], si) and all(
+                    self._backchannel(k) for k in range(before[0] + 1, si)
+                    if self.call.segments[k].speaker != segment.speaker):
+                out[before[1]].append(si)
+                last[segment.speaker] = (si, before[1])
+            else:
+                out.append([si])
+                last[segment.speaker] = (si, len(out) - 1)
+        return out
+
+    def take(self, words: list[int], entity: EntityType) -> None:
+        """words found as entity, those not already taken; the digits said, for their read-backs."""
+        taken = []
+        for w in words:
+            thread, a, b = self.call.word_at[w]
+            if self.found.free(thread, a, b):
+                self.found.add(thread, a, b, entity)
+                taken.append(w)
+        digits = "".join(r.digits for w in taken for r in digit_runs(self.call.words[w].text))
+        if len(digits) >= 4:
+            self.found.values.append((entity, digits))
+
+    def run(self) -> None:
+        for segments in self.utterances():
+            words = [w for si in segments for w in self.call.by_segment[si]]
+            kinds = self.context(segments[0])
+            self.emails(words, kinds)
+            self.values(words, kinds)
+
+    def emails(self, words: list[int], kinds: tuple[str, ...]) -> None:
+        """In answer to an e-mail (or an address) question, or after "my email is": the words from the first
+        after the opening ("yes, it's") to a domain ("... outlook.com", "... dot com"), even without an "at"."""
+        on, start = bool({"email", "address"} & set(kinds)), 0
+        for i, w in enumerate(words):
+            if "email" in self.word_kinds.get(w, ()):
+                on, start = True, i + 1
+                continue
+            if not on:
+                continue
+            if start == i and _bare(self.call.words[w].text).lower() in _OPENERS:
+                start = i + 1
+                continue
+            if _is_domain_end(self.call, w):
+                self.take(words[max(start, i + 1 - EMAIL_WORDS):i + 1], EntityType.EMAIL)
+                start = i + 1
+
+    def values(self, words: list[int], asked: tuple[str, ...]) -> None:
+        """Digits heard in the context of a question or of the speaker's own cue, run by run (a run may hold a few
+        misheard words between its digits), taken as what was asked for."""
+        kinds, own, run, digits, gap = asked, False, [], 0, 0
+        runs: list[tuple[int, int, int, tuple[str, ...], bool]] = []  # first, last, digits, kinds, volunteered
+        for i, w in enumerate(words):
+            cue = self.word_kinds.get(w)
+            nxt = self.call.words[words[i + 1]].text if i + 1 < len(words) else ""
+            prev = self.call.words[words[i - 1]].text if i else ""
+            n = None if cue else _heard_digits(self.call.words[w].text, prev, nxt, "dob" in kinds)
+            most = DIGIT_GAP if own else ANSWER_GAP
+            if n and (not run or gap <= most):
+                run, digits, gap = [*run, i], digits + n, 0
+                continue
+            if n == 0 and run and gap < most:
+                gap += 1
+                continue
+            if run:
+                runs.append((run[0], run[-1], digits, kinds, own))
+            run, digits, gap = ([i], n, 0) if n else ([], 0, 0)
+            if cue:
+                kinds, own = cue, True
+        if run:
+            runs.append((run[0], run[-1], digits, kinds, own))
+        # a card volunteered in pieces ("the number is 5182 1993", "mm-hmm", "5181 9098"): the pieces together
+        card_pieces = sum(d for _, _, d, k, o in runs if o and k[:1] == ("card",))
+        for first, last, digits, kinds, volunteered in runs:
+            self.value(words, first, last, card_pieces if volunteered and kinds[:1] == ("card",) else digits,
+                       kinds, volunteered)
+
+    def value(self, words: list[int], first: int, last: int, digits: int, kinds: tuple[str, ...],
+              volunteered: bool) -> None:
+        texts = [_bare(self.call.words[w].text).lower() for w in words[first:last + 1]]
+        dated = any(t in MONTHS for t in texts) or any(re.fullmatch(r"(19|20)\d\d", t) for t in texts)
+        wanted = [k for k in kinds if k in _KIND_ENTITY and (k != "dob" or dated or kinds == ("dob",))]
+        if len(wanted) > 1 and "last4" in wanted:  # "the last four of your social": the social's
+            wanted.remove("last4")
+        if not wanted:
+            return
+        entity = _KIND_ENTITY[wanted[0]]
+        minimum = _MIN_VOLUNTEERED if volunteered else _MIN_DIGITS
+        if digits < min(minimum.get(k, 4) for k in wanted if _KIND_ENTITY[k] == entity):
+            return
+        if entity == EntityType.ADDRESS and "address" in kinds:
+            first, last = self.address(words, first, last)
+        if first and _bare(self.call.words[words[first - 1]].text).lower() in ("plus", "+"):
+            first -= 1  # "plus four four ...": the country code's "plus" too
+        self.take(words[first:last + 1], entity)
+
+    def address(self, words: list[int], first: int, last: int) -> tuple[int, int]:
+        """An address said in answer: from its flat or house number to the end of the sentence its last number
+        is in (the street, the town, the state)."""
+        if first >= 2 and _bare(self.call.words[words[first - 2]].text).lower() in _UNIT:
+            first -= 2  # "Flat 2, 14 ...", "apartment 4B, 350 ..."
+        elif first >= 1 and _bare(self.call.words[words[first - 1]].text).lower() in _UNIT:
+            first -= 1
+        end = last
+        while end + 1 < len(words) and end - first < ADDRESS_WORDS and \
+                self.call.words[words[end]].text.rstrip()[-1:] not in ".?!":
+            end += 1
+        return first, end
+
+
+def _answers(call: _Call, found: _Found) -> None:
+    _Answers(call, found).run()
 
 
 # --- names (rules) ----------------------------------------------------------------------------------
@@ -807,6 +1053,7 @@ def find_spans(segments: Sequence[TranscriptSegment], entities: Iterable[EntityT
         _dates_of_birth(call, found, thread, region, reference)
     for thread in call.threads:
         _alnum(call, found, thread)
+    _answers(call, found)
     for thread in call.threads:
         _Digits(call, found, thread, region).classify()
     _read_backs(call, found)
