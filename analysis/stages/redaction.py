@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
+from difflib import SequenceMatcher
 from enum import StrEnum
 
 import phonenumbers
@@ -581,6 +582,9 @@ def _emails(found: _Found, thread: _Thread) -> None:
 # --- read-backs -----------------------------------------------------------------------------------------
 
 
+READ_BACK_LIKENESS = 0.75  # difflib ratio: 16 digits with two heard differently still match (0.875)
+
+
 def _read_backs(call: _Call, found: _Found) -> None:
     """Digits found once are redacted wherever they are said again: the agent reading a card back, its last
     four, or a part of it repeated while it is taken down."""
@@ -595,7 +599,10 @@ def _read_backs(call: _Call, found: _Found) -> None:
                 partial = entity in (EntityType.PAYMENT_CARD, EntityType.BANK_ACCOUNT, EntityType.NATIONAL_ID)
                 # a part: the last four, or whole groups of four from the start ("4532 1122?" "yes")
                 chunk = value.find(digits) % 4 == 0 if digits in value else False
-                if digits == value or (partial and len(value) >= 8 and (digits == value[-4:] or chunk)):
+                # ASR hears a digit or two of the read-back (or of the value) differently: most of it is enough
+                close = partial and len(value) >= 8 and len(digits) >= 6 and \
+                    SequenceMatcher(None, digits, value, autojunk=False).ratio() >= READ_BACK_LIKENESS
+                if digits == value or close or (partial and len(value) >= 8 and (digits == value[-4:] or chunk)):
                     found.add(thread, pieces[0][1], pieces[-1][2], entity)
                     break
 
