@@ -32,7 +32,7 @@ transcript. Then, per part:
 2. word timing: for each found true span whose words are all redacted, how far the redacted words' audio
    (adjacent redacted words as one range, audio_redaction.redacted_spans) starts after the span's audio starts and
    ends before it ends, in ms (positive: speech left uncovered; both edges pooled): p50, p95 and max. The margin is
-   the fit part's max rounded up to 50 ms. A found span with some of its words not redacted (half of a long
+   the fit part's max with half again for safety, rounded up to 50 ms (the setting's default is this figure). A found span with some of its words not redacted (half of a long
    address, say) is a detection shortfall, not a timing error: it is counted apart, and the speech it leaves shows
    in the audio figures.
 3. audio: the recording served by audio_redaction.redact_audio_file with the fit margin (``--fill``), read against
@@ -446,13 +446,13 @@ def speech_report(calls: list[dict], args: argparse.Namespace) -> None:
             _table(tally.counts)
             print(f"{tally.audio_ms / 1000:.0f} s of audio, ASR {tally.asr_s:.0f} s (transcripts not cached)")
         edges = tallies["fit"].edges
-        margin = -(-max(max(edges, default=0), 0) // 50) * 50
+        margin = -(-max(max(edges, default=0), 0) * 3 // 100) * 50  # 1.5 x the max, rounded up to 50 ms
         for part, tally in tallies.items():
             e = tally.edges
             print(f"\n{part}: word timing, speech a found span's redacted words leave uncovered at its start and end "
                   f"(ms; {len(e)} edges): p50 {_stat(e, 50)}, p95 {_stat(e, 95)}, max {max(e, default=0)}; "
                   f"{tally.partial} found span(s) only partly redacted left out")
-        print(f"margin_ms = {margin} (the fit part's max, rounded up to 50 ms)")
+        print(f"margin_ms = {margin} (the fit part's max x 1.5, rounded up to 50 ms)")
         for part, transcribed in done.items():
             tally = tallies[part]
             for t in transcribed:

@@ -38,21 +38,29 @@ class RedactedAudio:
 def redacted_spans(segments: Sequence[TranscriptSegment], margin_ms: int) -> list[tuple[int, int]]:
     """(start_ms, end_ms) of the redacted words, adjacent redacted words of a segment as one range (the gaps between
     a number's digits are redacted too), each widened by margin_ms (start not below 0), merged where they overlap
-    or touch, sorted."""
+    or touch, sorted. A range that begins with its segment's first word begins with the segment, one that ends with
+    its last word ends with it: Whisper's times drift most at a segment's edges (a number read for two seconds,
+    written as one word, got 760 ms of it), and its segments hold the speech they transcribe."""
     ranges: list[tuple[int, int]] = []
     for segment in segments:
-        run: list[int] | None = None
-        for word in segment.words:
-            if not word.redacted:
-                run = None
+        words = segment.words
+        i = 0
+        while i < len(words):
+            if not words[i].redacted:
+                i += 1
                 continue
-            start, end = min(word.start_ms, word.end_ms), max(word.start_ms, word.end_ms)
-            if run is None:
-                run = [start, end]
-                ranges.append((start, end))
-            else:
-                run[0], run[1] = min(run[0], start), max(run[1], end)
-                ranges[-1] = (run[0], run[1])
+            j = i
+            while j + 1 < len(words) and words[j + 1].redacted:
+                j += 1
+            run = words[i:j + 1]
+            start = min(min(w.start_ms, w.end_ms) for w in run)
+            end = max(max(w.start_ms, w.end_ms) for w in run)
+            if i == 0:
+                start = min(start, segment.start_ms)
+            if j == len(words) - 1:
+                end = max(end, segment.end_ms)
+            ranges.append((start, end))
+            i = j + 1
     merged: list[tuple[int, int]] = []
     for start, end in sorted((max(0, s - margin_ms), e + margin_ms) for s, e in ranges):
         if merged and start <= merged[-1][1]:

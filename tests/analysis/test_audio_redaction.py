@@ -56,6 +56,16 @@ def test_adjacent_redacted_words_are_one_range_with_the_gaps_between_them():
     assert redacted_spans(segments, 0) == [(200, 1000), (1500, 1600)]
 
 
+def test_a_range_at_a_segment_s_edge_reaches_the_segment_s_edge():
+    # Whisper gave a number read for two seconds, written as one word at the segment's start, 760 ms of it
+    said = segment(0, [(1760, 2500, True), (2600, 2800, False), (3000, 3200, True)])
+    said = said.model_copy(update={"start_ms": 500, "end_ms": 3900})
+    assert redacted_spans([said], 0) == [(500, 2500), (3000, 3900)]
+    inner = said.model_copy(update={"words": [w.model_copy(update={"redacted": i == 1})
+                                              for i, w in enumerate(said.words)]})
+    assert redacted_spans([inner], 0) == [(2600, 2800)]  # inside the segment: the word's own times
+
+
 def test_margins_widen_clamp_at_zero_and_merge_overlapping_or_touching_ranges():
     segments = [segment(0, [(30, 100, True), (200, 300, False), (400, 500, True), (700, 800, False)]),
                 segment(1, [(1000, 1100, True), (1300, 1400, False)]),
