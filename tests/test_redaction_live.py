@@ -110,6 +110,7 @@ def test_no_redacted_value_is_served_anywhere(tmp_path: Path, catalog: str, requ
         client, _ = sign_in(site, "ana@example.com")
         page = client.get(f"/recordings/{public_id}")
         assert page.status_code == 200 and 'class="redacted"' in page.text
+        assert "Redacted from this call and its audio: payment card (" in page.text
         assert not leaks(page.text)
         for q in ("4111", "jane", "smith"):  # the search finds no recording by a redacted value
             assert site.api("GET", "/recordings", params={"q": q}).json()["data"] == []

@@ -84,6 +84,13 @@ class RecordingView:
     def finished(self) -> bool:
         return self.status in FINISHED
 
+    @property
+    def redacted(self) -> list[tuple[str, int]]:
+        """The entity types redacted from the call that it held, with their numbers of spans."""
+        counts = self.redaction.counts if self.redaction else {}
+        return [(entity, counts[entity]) for entity in (self.redaction.entities if self.redaction else [])
+                if counts.get(entity)]
+
 
 def _pct(ms: int, duration_ms: int) -> float:
     return round(min(max(ms / duration_ms * 100, 0.0), 100.0), 3) if duration_ms else 0.0
