@@ -3,6 +3,7 @@ models that validate requests and build responses."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -12,7 +13,7 @@ from pydantic_core import core_schema
 
 from callscope import __version__
 from callscope.api import schemas as s
-from callscope.api.routing import PATH_INT_MAX, PREFIX, Router
+from callscope.api.routing import PATH_INT_MAX, Router
 
 _PATH_PARAM = re.compile(r"\{(\w+)(?::(\w+))?\}")
 _PATH_SCHEMAS = {"int": {"type": "integer", "minimum": 1, "maximum": PATH_INT_MAX}, "": {"type": "string"}}
@@ -69,7 +70,106 @@ def query_parameters(model: type[BaseModel]) -> list[dict[str, Any]]:
     return out
 
 
-def build_document(router: Router) -> dict[str, Any]:
+# The tags, in the order a generated client's documentation lists them.
+TAGS = {
+    "recordings": "Calls uploaded for analysis: upload, list and filter, change, delete, and the analysis read-outs "
+                  "(transcription, results, summary) and a time-limited audio URL.",
+    "shares": "Sharing a recording's conversation with a member of the account, or with every member.",
+    "projects": "Projects group recordings, tags and virtual numbers, and hold the analysis settings (languages, "
+                "pauses, retention, redaction).",
+    "operators": "The people who take calls: they belong to the account and are linked to projects.",
+    "virtual_numbers": "Phone numbers bought through the provider, the operators each one rings and its recent calls.",
+    "tags": "A project's labels for recordings.",
+    "settings": "The account's processing settings and the calling key's own.",
+}
+PERMISSIONS = {"read": "reading", "write": "creating and changing", "delete": "deleting"}
+DEFAULT_SCOPE = ("Sees and changes only what belongs to its own project; anything of another project answers 404, as "
+                 "if it did not exist.")
+PAGINATION = ("Paginated: `page` (1-indexed, default 1) and `per_page` (default 20, at most 100: larger values are "
+              "capped). The answer's `meta` gives `current_page`, `per_page`, `total_pages` and `total_count`.")
+# Components whose models live outside this package (the analysis read-outs, the call records).
+COMPONENT_DESCRIPTIONS = {
+    "CallCharacteristics": "Characteristics of the call as a whole (talk ratios, interruptions and the like).",
+    "CallRecord": "A call to a virtual number, as the call log keeps it.",
+    "CategoryResult": "A category the call was put in, with the evidence.",
+    "Evidence": "Where in the transcript a finding rests: the words and their times.",
+    "ExtractedValue": "A value the analysis took from the call (a field of the project).",
+    "GoalResult": "Whether the call met one of the project's goals, with the evidence.",
+    "NumberStats": "Counts of a virtual number's calls.",
+    "Pause": "A silence longer than the project's long-pause threshold.",
+    "Results": "The analysis results of a recording: empty lists until its analysis has completed.",
+    "SpeakerResult": "One speaker of the call.",
+    "SpeakerTraits": "What the analysis heard of a speaker (emotions, pace and the like).",
+    "Summary": "The AI summary of a recording: null until its analysis has completed.",
+    "Transcription": "The transcript of a recording: speakers and segments, empty until its analysis has completed.",
+    "TranscriptWord": "One word of a segment with its times (milliseconds from the start of the call).",
+    "RecordingStatus": "Where a recording is in its analysis: pending, processing, completed or failed.",
+}
+SECURITY = ("An API key, sent as `Authorization: Bearer <key>`: a fixed prefix plus 32 alphanumerics, created with "
+            "`callscope keys create` (or by an administrator). A key carries permissions (`read`, `write`, `delete`), "
+            "may be scoped to one project, may expire and may have its own rate limit per minute. A missing, "
+            "malformed, revoked or expired key is 401; a key without the operation's permission is 403.")
+
+
+def _description(op, statuses: list[int]) -> str:
+    parts = [op.description or f"{op.summary}."]
+    parts.append(f"**Permission:** `{op.permission}` (an API key allowed {PERMISSIONS[op.permission]}).")
+    parts.append(f"**Project-scoped keys:** {op.scope or DEFAULT_SCOPE}")
+    if op.query is not None and issubclass(op.query, s.PageQuery):
+        parts.append(f"**Pagination:** {PAGINATION}")
+    parts.append("**Errors:**\n\n" + "\n".join(f"- `{status}`: {_error_text(op, status)}" for status in statuses))
+    return "\n\n".join(parts)
+
+
+def _error_text(op, status: int) -> str:
+    return op.error_notes.get(status, _ERROR_TEXT[status] + ".")
+
+
+def _example(schema: JsonSchemaValue) -> Any:
+    return (schema.get("examples") or [None])[0]
+
+
+def _component(ref: JsonSchemaValue, schemas: dict[str, Any]) -> JsonSchemaValue:
+    return schemas[ref["$ref"].rsplit("/", 1)[1]] if "$ref" in ref else ref
+
+
+def _spread_examples(schemas: dict[str, Any]) -> None:
+    """A component without examples takes its value in the example of one that holds it (a Project's example
+    gives its ProjectRedaction one), until nothing changes."""
+    changed = True
+    while changed:
+        changed = False
+        for schema in list(schemas.values()):
+            example = _example(schema)
+            if not isinstance(example, dict):
+                continue
+            for name, prop in schema.get("properties", {}).items():
+                value = example.get(name)
+                options = prop.get("anyOf", [prop])
+                for option in options:
+                    target, item = option, value
+                    if option.get("type") == "array" and isinstance(value, list) and value:
+                        target, item = option.get("items", {}), value[0]
+                    ref = target.get("$ref", "")
+                    if ref and item is not None and not isinstance(item, list):
+                        component = schemas[ref.rsplit("/", 1)[1]]
+                        if "examples" not in component:
+                            component["examples"] = [item]
+                            changed = True
+
+
+def _curl(op, path: str, body_example: Any) -> str:
+    url = "$CALLSCOPE_URL" + re.sub(r"\{(\w+)\}", lambda m: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" if (
+        m[1] == "id" and "/recordings/" in path) else "1", path)
+    lines = [f"curl -X {op.method} '{url}'", '  -H "Authorization: Bearer $CALLSCOPE_KEY"']
+    if op.body_content_type == "multipart/form-data":
+        lines += ["  -F file=@call.wav -F project_id=1 -F external_id=crm-77"]
+    elif body_example is not None:
+        lines += ["  -H 'Content-Type: application/json'", f"  -d '{json.dumps(body_example)}'"]
+    return " \\\n".join(lines)
+
+
+def build_document(router: Router, base_url: str = "") -> dict[str, Any]:
     ops = [op for op in router.operations.values() if op.permission is not None]
     wanted: list[tuple[type[BaseModel], str]] = [(m, "serialization") for m in set(_ERROR_MODELS.values())]
     for op in ops:
@@ -80,46 +180,79 @@ def build_document(router: Router) -> dict[str, Any]:
                 wanted.append((model, "serialization"))
     refs, defs = models_json_schema(list(dict.fromkeys(wanted)), ref_template="#/components/schemas/{model}",
                                     schema_generator=_Document)
+    schemas: dict[str, Any] = defs.get("$defs", {})
+    for name, schema in schemas.items():
+        if name in COMPONENT_DESCRIPTIONS and "description" not in schema:
+            schema["description"] = COMPONENT_DESCRIPTIONS[name]
+    _spread_examples(schemas)
 
+    names = [op.name for op in ops]
+    missing = [f"{op.method} {op.path}" for op in ops if not op.name]
+    if missing or len(set(names)) != len(names):
+        raise ValueError(f"every operation needs a name of its own (its operationId): {missing or sorted(names)}")
     paths: dict[str, dict[str, Any]] = {}
     for op in sorted(ops, key=lambda o: (o.path, o.method)):
         path = _PATH_PARAM.sub(r"{\1}", op.path)
-        parameters = [{"name": name, "in": "path", "required": True, "schema": _PATH_SCHEMAS[conv]}
+        parameters = [{"name": name, "in": "path", "required": True, "schema": _PATH_SCHEMAS[conv],
+                       "description": _PATH_TEXT.get((name, "/recordings/" in path), "")}
                       for name, conv in _PATH_PARAM.findall(op.path)]
         if op.query is not None:
             parameters += query_parameters(op.query)
         responses: dict[str, Any] = {}
         for status, model in {op.status: op.response, **op.extra_statuses}.items():
-            entry: dict[str, Any] = {"description": "Success"}
+            entry: dict[str, Any] = {"description": _SUCCESS_TEXT.get((op.name, status), "Success")}
             if model is not None and status != 204:
-                entry["content"] = {"application/json": {"schema": refs[(model, "serialization")]}}
+                ref = refs[(model, "serialization")]
+                media: dict[str, Any] = {"schema": ref}
+                if (example := _example(_component(ref, schemas))) is not None:
+                    media["example"] = example
+                entry["content"] = {"application/json": media}
             responses[str(status)] = entry
-        for status in sorted({*op.errors, 401, 403, 429, *((400, 413, 422) if op.body else ())}):
+        statuses = sorted({*op.errors, 401, 403, 429, *((400, 413, 422) if op.body else ())})
+        for status in statuses:
             responses[str(status)] = {
-                "description": _ERROR_TEXT[status],
+                "description": _error_text(op, status),
                 "content": {"application/json": {"schema": refs[(_ERROR_MODELS[status], "serialization")]}},
             }
-        entry = {
-            "operationId": f"{op.method.lower()}_"
-                f"{path.removeprefix(PREFIX).strip('/').replace('/', '_').replace('{', '').replace('}', '')}",
-            "summary": op.summary, "tags": [op.tag], "parameters": parameters, "responses": responses,
-            "x-permission": op.permission,
-        }
+        body_example = None
+        entry = {"operationId": op.name, "summary": op.summary, "description": _description(op, statuses),
+                 "tags": [op.tag], "parameters": parameters, "responses": responses, "x-permission": op.permission}
         if op.body is not None:
-            entry["requestBody"] = {"required": _body_required(op.body_content_type, defs["$defs"][op.body.__name__]),
-                                    "content": {op.body_content_type: {"schema": refs[(op.body, "validation")]}}}
+            body_ref = refs[(op.body, "validation")]
+            body_schema = _component(body_ref, schemas)
+            media = {"schema": body_ref}
+            if op.body_content_type == "application/json" and (body_example := _example(body_schema)) is not None:
+                media["example"] = body_example
+            entry["requestBody"] = {"required": _body_required(op.body_content_type, body_schema),
+                                    "content": {op.body_content_type: media}}
+        entry["x-codeSamples"] = [{"lang": "Shell", "label": "curl", "source": _curl(op, path, body_example)}]
         paths.setdefault(path, {})[op.method.lower()] = entry
 
+    used = {op.tag for op in ops}
     return {
         "openapi": "3.1.0",
         "info": {"title": "Callscope public API", "version": __version__,
-                 "description": "Call-recording analysis: projects, operators, virtual numbers, tags, recordings."},
-        "servers": [{"url": "/"}],
+                 "description": "Call-recording analysis: projects, operators, virtual numbers, tags, recordings. "
+                 "Generate a client from this document (docs/api.md, \"Generating a client\"); "
+                 "examples/client/analyse_call.py uploads a call, waits for its analysis and prints it."},
+        "servers": [{"url": base_url or "/", "description": "This Callscope service (its public base URL)."}],
         "security": [{"bearerAuth": []}],
+        "tags": [{"name": name, "description": text} for name, text in TAGS.items() if name in used],
         "paths": paths,
         "components": {
-            "schemas": defs.get("$defs", {}),
-            "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer",
-                                               "description": "API key: a fixed prefix plus 32 alphanumerics."}},
+            "schemas": schemas,
+            "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer", "description": SECURITY}},
         },
     }
+
+
+_PATH_TEXT = {("id", True): "The recording's public_id (a UUID) or its legacy integer id.",
+              ("id", False): "The object's id.", ("share_id", True): "The share's id."}
+_SUCCESS_TEXT = {("uploadRecording", 201): "Uploaded: the new recording, pending analysis.",
+                 ("uploadRecording", 200): "A repeat of project_id + external_id: the first upload's recording.",
+                 ("createRecordingShare", 201): "Shared.",
+                 ("createRecordingShare", 200): "Already shared with that person: the existing share (no email).",
+                 ("createTag", 201): "Created.", ("createTag", 200): "The project's tag of that name already existed.",
+                 ("createProject", 201): "Created.", ("purchaseVirtualNumber", 201): "Purchased.",
+                 ("deleteProject", 204): "Deleted.", ("deleteRecording", 204): "Deleted.",
+                 ("deleteRecordingShare", 204): "Removed.", ("deleteTag", 204): "Deleted."}

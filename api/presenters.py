@@ -132,18 +132,18 @@ async def number_detail(ctx: Context, principal: Principal, number: VirtualNumbe
     )
 
 
-async def tag_outs(ctx: Context, tags: list[Tag]) -> list[s.TagOut]:
+async def tag_outs(ctx: Context, tags: list[Tag]) -> list[s.TagDetail]:
     if not tags:
         return []
     counts = await recordings_per_tag(ctx, tags[0].namespace, [t.status.id for t in tags])
-    return [s.TagOut(id=t.status.id, name=t.spec.name, color=t.status.color or "",
+    return [s.TagDetail(id=t.status.id, name=t.spec.name, color=t.status.color or "",
                      project_id=scope.project_id_of(ctx, t.namespace, t.spec.project) or 0,
                      recordings_count=counts.get(t.status.id, 0)) for t in tags]
 
 
-def recording_out(ctx: Context, principal: Principal, found: Found) -> s.RecordingOut:
+def recording_out(ctx: Context, principal: Principal, found: Found) -> s.RecordingDetail:
     r = found.recording
-    return s.RecordingOut(
+    return s.RecordingDetail(
         public_id=r.public_id, name=r.name, status=r.status, language=r.language, duration_ms=r.duration_ms,
         created_at=r.created_at, updated_at=r.updated_at, dialogues_count=r.dialogues_count,
         goals_evaluated=r.goals_evaluated, pauses_detected=r.pauses_detected, audio_attached=r.blob_key is not None,
@@ -171,9 +171,9 @@ def filter_options(ctx: Context, values: dict) -> s.RecordingFilterOptions:
     )
 
 
-def share_out(ctx: Context, view: ShareView) -> s.ShareOut:
+def share_out(ctx: Context, view: ShareView) -> s.ShareDetail:
     share = view.share
-    return s.ShareOut(
+    return s.ShareDetail(
         id=share.id, everyone=share.everyone,
         user=s.ShareUser(email=view.member.spec.email, name=view.member.spec.name) if view.member else None,
         shared_by=s.SharedBy(type=view.shared_by_type, name=share.shared_by_name), created_at=share.created_at,

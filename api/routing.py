@@ -26,6 +26,11 @@ class PathInt(IntConverter):
 
 @dataclass
 class Operation:
+    """One operation. `name` is its operationId (what a generated client calls it: `listRecordings` becomes
+    `list_recordings`); `description`, `scope` (what a project-scoped key sees and may do) and `error_notes` (when
+    each error status happens, where that is more than the document's general words) become the operation's
+    description, with the permission, the pagination and the errors the table states already."""
+
     summary: str
     permission: str | None  # None: no API key needed (health, metrics, the OpenAPI document)
     response: type[BaseModel] | None = None
@@ -39,6 +44,10 @@ class Operation:
     method: str = ""
     path: str = ""
     tag: str = ""
+    name: str = ""
+    description: str = ""
+    scope: str = ""
+    error_notes: dict[int, str] = field(default_factory=dict)
 
 
 def operation(summary: str, permission: str | None, **kwargs: Any) -> Callable:

@@ -8,15 +8,16 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, RootModel
 from pydantic_core import PydanticCustomError
 
 from callscope import validation as v
 from callscope.analysis.readouts import Results as Results  # the analysis read-outs, declared once with the result
 from callscope.analysis.readouts import Summary as Summary
 from callscope.analysis.readouts import Transcription as Transcription
+from callscope.api import schema_examples as ex
 from callscope.catalog.calls import CallRecord as RecentCall  # the call records' own shapes
 from callscope.catalog.calls import NumberStats
 from callscope.catalog.tables import BIGINT_MAX
@@ -94,12 +95,19 @@ _NON_BLANK_IN_DOCUMENT = Field(json_schema_extra={"pattern": v.NON_BLANK_LINE})
 NameIn = Annotated[v.Line, _NON_BLANK_IN_DOCUMENT]
 
 
-def required_in_document(*names: str) -> ConfigDict:
+def examples(*values: Any) -> ConfigDict:
+    """The model's examples in the document (values the server could answer, or a request it accepts)."""
+    return ConfigDict(json_schema_extra={"examples": list(values)})
+
+
+def required_in_document(*names: str, example: dict[str, Any] | None = None) -> ConfigDict:
     """Fields the services require, answering their absence with the spec's messages (`Name can't be blank`,
     `project_id is required for account-wide API keys`): optional to pydantic, required in the document.
     A project-scoped key may leave out its own project_id; the document describes what every key may send."""
     def extra(schema: dict[str, Any]) -> None:
         schema["required"] = [*schema.get("required", []), *names]
+        if example is not None:
+            schema["examples"] = [example]
     return ConfigDict(json_schema_extra=extra)
 
 
@@ -116,6 +124,10 @@ class Data(Shape, Generic[T]):
 
 
 class Meta(Shape):
+    """Where a page stands in the whole list."""
+
+    model_config = examples(ex.META)
+
     current_page: int
     per_page: int
     total_pages: int
@@ -128,14 +140,26 @@ class Page(Shape, Generic[T]):
 
 
 class ErrorBody(Shape):
+    """An error other than a validation failure: one message."""
+
+    model_config = examples({"error": "Resource not found"})
+
     error: str
 
 
 class ErrorsBody(Shape):
+    """A validation failure (422): every problem of the request, each naming its field."""
+
+    model_config = examples({"errors": ["name can't be blank", "retention_days must be an integer"]})
+
     errors: list[str]
 
 
 class RateLimitBody(Shape):
+    """The key's rate limit is used up: retry after `retry_after` seconds."""
+
+    model_config = examples({"error": "Rate limit exceeded", "retry_after": 12})
+
     error: str
     retry_after: int
 
@@ -163,6 +187,8 @@ class ProjectRedaction(Shape):
 class ProjectUpdate(Shape):
     """The fields of a project, all optional; only supplied fields change."""
 
+    model_config = examples({"summary_language": "de", "long_pause_threshold_seconds": 5})
+
     name: NameIn = Field(None, description="Display name.")
     language: v.Language = Field(None, description="Default language of transcription: a BCP 47 tag (en, en-US), or "
                                  "auto: the transcription model identifies each recording's language.")
@@ -184,10 +210,16 @@ class ProjectUpdate(Shape):
 class ProjectCreate(ProjectUpdate):
     """The same fields; name and language are required."""
 
-    model_config = required_in_document("name", "language")
+    model_config = required_in_document("name", "language", example={
+        "name": "Support line", "language": "en", "industry": "Retail", "retention_days": 365,
+        "redaction": {"entities": ["payment_card", "email"], "audio": True}})
 
 
 class ProjectShort(Shape):
+    """A project as the list shows it."""
+
+    model_config = examples(ex.PROJECT_SHORT)
+
     id: int
     name: str
     language: str | None
@@ -197,6 +229,10 @@ class ProjectShort(Shape):
 
 
 class ProjectDetail(ProjectShort):
+    """A project with its settings and counts."""
+
+    model_config = examples(ex.PROJECT)
+
     description: str | None
     goal_language: str | None
     summary_language: str | None
@@ -213,7 +249,10 @@ class ProjectDetail(ProjectShort):
 # ----- operators ------------------------------------------------------------------------------
 
 class OperatorCreate(Shape):
-    model_config = required_in_document("name")
+    """A new operator of the account, linked to a project when project_id is given."""
+
+    model_config = required_in_document("name", example={
+        "name": "Jane Doe", "email": "jane@example.com", "phone_number": "+14155552671", "project_id": 1})
 
     name: NameIn = Field(None, description="Full display name; initials derive from it.")
     external_id: v.ExternalId | None = Field(None, description="Your own identifier; unique per account.")
@@ -224,6 +263,10 @@ class OperatorCreate(Shape):
 
 
 class OperatorUpdate(Shape):
+    """The fields of an operator, all optional; only supplied fields change."""
+
+    model_config = examples({"active": False})
+
     name: NameIn = None
     phone_number: v.PhoneInput | None = Field(None, description="null clears it.")
     email: v.Email | None = Field(None, description="null clears it.")
@@ -231,7 +274,9 @@ class OperatorUpdate(Shape):
 
 
 class ProjectLink(Shape):
-    model_config = required_in_document("project_id")
+    """The project to link (or unlink)."""
+
+    model_config = required_in_document("project_id", example={"project_id": 1})
 
     project_id: Int = Field(None, description="A project-scoped key may leave out its own project.")
 
@@ -243,6 +288,8 @@ class ProjectQuery(ProjectLink):
 
 
 class NumberOfOperator(Shape):
+    """A virtual number that rings the operator."""
+
     id: int
     phone_number: str
     name: str | None
@@ -250,6 +297,10 @@ class NumberOfOperator(Shape):
 
 
 class OperatorListItem(Shape):
+    """An operator as the list shows it."""
+
+    model_config = examples(ex.OPERATOR_LIST_ITEM)
+
     id: int
     name: str
     phone_number: str | None
@@ -262,6 +313,10 @@ class OperatorListItem(Shape):
 
 
 class OperatorDetail(Shape):
+    """An operator with the virtual numbers that ring them."""
+
+    model_config = examples(ex.OPERATOR)
+
     id: int
     name: str
     external_id: str | None
@@ -279,6 +334,10 @@ Country = Annotated[str, Field(pattern=r"^[A-Za-z]{2}$"), AfterValidator(lambda 
 
 
 class NumberUpdate(Shape):
+    """The fields of a virtual number, all optional; only supplied fields change."""
+
+    model_config = examples({"name": "Support", "routing_strategy": "priority"})
+
     name: v.Line | None = Field(None, description="null or empty clears it.")
     active: bool = None
     recording: bool = None
@@ -286,7 +345,9 @@ class NumberUpdate(Shape):
 
 
 class NumberPurchase(Shape):
-    model_config = required_in_document("phone_number")
+    """A number of the available list to buy."""
+
+    model_config = required_in_document("phone_number", example={"phone_number": "+12015390416", "name": "Support"})
 
     phone_number: Annotated[v.PhoneInput, _NON_BLANK_IN_DOCUMENT] = Field(None, description="E.164.")
     country_code: Country | None = Field(None, description="ISO 3166-1 alpha-2 (default: the number's).")
@@ -303,6 +364,7 @@ class AvailableQuery(Shape):
 
 
 def _one_shape_of_add_operator(schema: dict[str, Any]) -> None:
+    schema["examples"] = [{"operator_id": 1}]
     schema["anyOf"] = [{"required": ["operator_id"], "properties": {"operator_id": {"type": "integer"}}},
                        {"required": ["phone_number"], "properties": {"phone_number": {"type": "string",
                                                                                        "pattern": r"\S"}}}]
@@ -311,7 +373,7 @@ def _one_shape_of_add_operator(schema: dict[str, Any]) -> None:
 class AddOperator(Shape):
     """Either shape A (operator_id) or shape B (phone_number, name)."""
 
-    model_config = ConfigDict(json_schema_extra=_one_shape_of_add_operator)
+    model_config = ConfigDict(json_schema_extra=_one_shape_of_add_operator)  # examples: _one_shape_of_add_operator
 
     operator_id: Int | None = Field(None, description="Shape A: an existing operator (wins over phone_number).")
     phone_number: v.PhoneInput | None = Field(None, description="Shape B: create and attach a new operator.")
@@ -331,12 +393,16 @@ class RemoveOperator(Shape):
 
 
 class OperatorBrief(Shape):
+    """An operator the number rings, in brief."""
+
     id: int
     name: str
     initials: str
 
 
 class OperatorAvailable(Shape):
+    """An operator that could be attached to the number."""
+
     id: int
     name: str
     phone_number: str | None
@@ -344,10 +410,14 @@ class OperatorAvailable(Shape):
 
 
 class OperatorAttached(OperatorAvailable):
+    """An operator the number rings, in order of priority (0 first)."""
+
     priority: int
 
 
 class NumberBase(Shape):
+    """The fields every form of a virtual number has."""
+
     id: int
     phone_number: str
     name: str | None
@@ -357,11 +427,19 @@ class NumberBase(Shape):
 
 
 class NumberListItem(NumberBase):
+    """A virtual number as the list shows it."""
+
+    model_config = examples(ex.NUMBER_LIST_ITEM)
+
     operators: list[OperatorBrief]
     operators_count: int
 
 
 class NumberDetail(NumberBase):
+    """A virtual number with its routing, operators, call counts and recent calls."""
+
+    model_config = examples(ex.NUMBER)
+
     recording: bool
     routing_strategy: RoutingStrategy
     stats: NumberStats
@@ -371,11 +449,17 @@ class NumberDetail(NumberBase):
 
 
 class RegionInformation(Shape):
+    """Where a number is: its country, locality and the like."""
+
     region_type: str
     region_name: str
 
 
 class NumberCandidate(Shape):
+    """A number the provider offers for purchase, with its costs."""
+
+    model_config = examples(ex.NUMBER_CANDIDATE)
+
     phone_number: str
     country_code: str
     number_type: str
@@ -388,13 +472,19 @@ class NumberCandidate(Shape):
 # ----- tags -----------------------------------------------------------------------------------
 
 class TagCreate(Shape):
-    model_config = required_in_document("name", "project_id")
+    """A tag of a project."""
+
+    model_config = required_in_document("name", "project_id", example={"name": "complaint", "project_id": 1})
 
     name: NameIn = Field(None, description="Surrounding whitespace is stripped.")
     project_id: Int = Field(None, description="A project-scoped key may leave out its own project.")
 
 
-class TagOut(Shape):
+class TagDetail(Shape):
+    """A tag of a project, with the number of recordings that carry it."""
+
+    model_config = examples(ex.TAG)
+
     id: int
     name: str
     color: str
@@ -405,6 +495,8 @@ class TagOut(Shape):
 # ----- app settings ---------------------------------------------------------------------------
 
 class KeyInfo(Shape):
+    """The API key making the request."""
+
     name: str
     permissions: list[str]
     project_id: int | None
@@ -412,7 +504,11 @@ class KeyInfo(Shape):
     rate_limit_per_minute: int | None
 
 
-class AppSettings(Shape):
+class AppSettingsDetail(Shape):
+    """The account's processing settings and the calling key's own."""
+
+    model_config = examples(ex.APP_SETTINGS)
+
     account: str
     default_language: str
     audio_formats: list[str]
@@ -484,7 +580,11 @@ class RecordingListQuery(PageQuery):
     q: v.Line = Field(None, description="Case-insensitive search in the name.")
 
 
-class RecordingOut(Shape):
+class RecordingDetail(Shape):
+    """A recording: its metadata and where its analysis stands."""
+
+    model_config = examples(ex.RECORDING)
+
     public_id: str
     name: str
     status: RecordingStatus
@@ -515,6 +615,10 @@ class RecordingOut(Shape):
 
 
 class RecordingUpdate(Shape):
+    """The fields of a recording that can change, all optional; only supplied fields change."""
+
+    model_config = examples({"name": "Call with Alex Smith", "operator_id": 1, "tag_ids": [1]})
+
     name: NameIn = None
     project_id: Int = Field(None, description="Move to another project (account-wide keys only).")
     operator_id: Int | None = Field(None, description="null unsets it.")
@@ -524,21 +628,31 @@ class RecordingUpdate(Shape):
 
 
 class IdName(Shape):
+    """An object's id and name."""
+
     id: int
     name: str
 
 
 class TagRef(IdName):
+    """A tag the recordings can be filtered on."""
+
     color: str
     project_id: int
 
 
 class Range(Shape):
+    """The least and greatest value present (null: no recording has one)."""
+
     min: datetime | int | None
     max: datetime | int | None
 
 
 class RecordingFilterOptions(Shape):
+    """The values the recordings list can be filtered on, among the recordings the key can see."""
+
+    model_config = examples(ex.RECORDING_FILTERS)
+
     projects: list[IdName]
     operators: list[IdName]
     tags: list[TagRef]
@@ -551,6 +665,10 @@ class RecordingFilterOptions(Shape):
 
 
 class AudioUrl(Shape):
+    """A time-limited URL of the recording's audio (Range requests supported)."""
+
+    model_config = examples(ex.AUDIO_URL)
+
     url: str
     expires_at: datetime
 
@@ -560,39 +678,199 @@ class AudioUrl(Shape):
 SHARE_MESSAGE_MAX = 1000
 
 
-def _email_or_everyone(schema: dict[str, Any]) -> None:
-    schema["oneOf"] = [
-        {"required": ["email"], "properties": {"email": {"type": "string"}, "everyone": {"enum": [False, None]}}},
-        {"required": ["everyone"], "properties": {"everyone": {"const": True}, "email": {"type": "null"}}},
-    ]
+_MESSAGE = Field(None, max_length=SHARE_MESSAGE_MAX,
+                 description="Plain text for the email of a new share to a person; not stored.")
+_NOTIFY = Field(None, description="false sends no email (default true).")
 
 
-class ShareCreate(Shape):
-    """Exactly one of email and everyone (400 `Send either email or everyone` otherwise)."""
+class ShareWithMember(Shape):
+    """A share with one active member of the account, who gets an email with the link (unless notify is false)."""
 
-    model_config = ConfigDict(json_schema_extra=_email_or_everyone)
+    model_config = examples({"email": "sam@example.com", "message": "The call we talked about."})
 
-    email: str | None = Field(None, description="An active member of the account.")
-    everyone: bool | None = Field(None, description="true shares with every member (no email is sent).")
-    message: str | None = Field(None, max_length=SHARE_MESSAGE_MAX,
-                                description="Plain text for the email of a new share to a person; not stored.")
-    notify: bool | None = Field(None, description="false sends no email (default true).")
+    email: str = Field(description="An active member of the account.")
+    everyone: Literal[False] | None = Field(None, description="Leave out (or false, or null).")
+    message: str | None = _MESSAGE
+    notify: bool | None = _NOTIFY
+
+
+class ShareWithEveryone(Shape):
+    """A share with every member of the account (no email is sent)."""
+
+    model_config = examples({"everyone": True})
+
+    everyone: Literal[True]
+    email: None = Field(None, description="Leave out (or null).")
+    message: str | None = _MESSAGE
+    notify: bool | None = _NOTIFY
+
+
+def _one_of_the_shares(schema: dict[str, Any]) -> None:
+    schema["oneOf"] = schema.pop("anyOf")
+
+
+class ShareCreate(RootModel[ShareWithMember | ShareWithEveryone]):
+    """Exactly one of email and everyone (400 `Send either email or everyone` otherwise): a share with a member,
+    or with everyone. (The resource reads the body itself, to answer the spec's 400s; this states the shapes.)"""
+
+    model_config = ConfigDict(json_schema_extra=_one_of_the_shares)
 
 
 class ShareUser(Shape):
+    """The member a share is with."""
+
     email: str
     name: str
 
 
 class SharedBy(Shape):
+    """Who made the share: a member, or an API key (type api_key)."""
+
     type: str | None
     name: str
 
 
-class ShareOut(Shape):
+class ShareDetail(Shape):
+    """A share of a recording's conversation: with a member (user) or with everyone."""
+
+    model_config = examples(ex.SHARE)
+
     id: int
     everyone: bool
     user: ShareUser | None
     shared_by: SharedBy
     created_at: datetime
     url: str
+
+
+# ----- response bodies ------------------------------------------------------------------------
+# Each answer is `{"data": ...}` (lists of recordings add `meta`); these are their names in the document, and so
+# in a generated client: `list_projects` answers a ProjectList, `get_recording_transcription` a RecordingTranscription.
+
+
+def _list_of(*items: Any) -> ConfigDict:
+    return examples({"data": list(items)})
+
+
+def _one(item: Any) -> ConfigDict:
+    return examples({"data": item})
+
+
+class ProjectList(Data[list[ProjectShort]]):
+    """The projects the key can see, ordered by name."""
+
+    model_config = _list_of(ex.PROJECT_SHORT)
+
+
+class Project(Data[ProjectDetail]):
+    """A project."""
+
+    model_config = _one(ex.PROJECT)
+
+
+class OperatorList(Data[list[OperatorListItem]]):
+    """The operators the key can see, ordered by name."""
+
+    model_config = _list_of(ex.OPERATOR_LIST_ITEM)
+
+
+class Operator(Data[OperatorDetail]):
+    """An operator."""
+
+    model_config = _one(ex.OPERATOR)
+
+
+class VirtualNumberList(Data[list[NumberListItem]]):
+    """The virtual numbers the key can see."""
+
+    model_config = _list_of(ex.NUMBER_LIST_ITEM)
+
+
+class VirtualNumber(Data[NumberDetail]):
+    """A virtual number."""
+
+    model_config = _one(ex.NUMBER)
+
+
+class PurchasedVirtualNumber(Data[NumberListItem]):
+    """The virtual number just bought."""
+
+    model_config = _one(ex.NUMBER_LIST_ITEM)
+
+
+class AvailableNumberList(Data[list[NumberCandidate]]):
+    """Numbers the provider offers for purchase."""
+
+    model_config = _list_of(ex.NUMBER_CANDIDATE)
+
+
+class TagList(Data[list[TagDetail]]):
+    """A project's tags, ordered by name."""
+
+    model_config = _list_of(ex.TAG)
+
+
+class Tag(Data[TagDetail]):
+    """A tag."""
+
+    model_config = _one(ex.TAG)
+
+
+class AppSettings(Data[AppSettingsDetail]):
+    """The account's processing settings."""
+
+    model_config = _one(ex.APP_SETTINGS)
+
+
+class RecordingList(Page[RecordingDetail]):
+    """A page of recordings, newest first, with where the page stands (meta)."""
+
+    model_config = examples({"data": [ex.RECORDING], "meta": ex.META})
+
+
+class Recording(Data[RecordingDetail]):
+    """A recording."""
+
+    model_config = _one(ex.RECORDING)
+
+
+class RecordingFilters(Data[RecordingFilterOptions]):
+    """The values the recordings list can be filtered on."""
+
+    model_config = _one(ex.RECORDING_FILTERS)
+
+
+class RecordingAudioUrl(Data[AudioUrl]):
+    """A time-limited URL of the recording's audio."""
+
+    model_config = _one(ex.AUDIO_URL)
+
+
+class RecordingTranscription(Data[Transcription]):
+    """The recording's transcript (segments empty until its analysis has completed)."""
+
+    model_config = _one(ex.TRANSCRIPTION)
+
+
+class RecordingResults(Data[Results]):
+    """The recording's analysis results (empty lists until its analysis has completed)."""
+
+    model_config = _one(ex.RESULTS)
+
+
+class RecordingSummary(Data[Summary]):
+    """The recording's AI summary (null until its analysis has completed)."""
+
+    model_config = _one(ex.SUMMARY)
+
+
+class Share(Data[ShareDetail]):
+    """A share."""
+
+    model_config = _one(ex.SHARE)
+
+
+class ShareList(Data[list[ShareDetail]]):
+    """The shares of the recording's conversation, oldest first."""
+
+    model_config = _list_of(ex.SHARE)

@@ -13,12 +13,17 @@ EMOTION_CLASSES = ["happy", "neutral", "calm", "sad", "angry", "fearful", "surpr
 
 
 class AppSettingsResource(Resource):
-    @operation("The account's processing settings", "read", response=s.Data[s.AppSettings], errors=(401, 403))
+    @operation("The account's processing settings", "read", response=s.AppSettings, errors=(401, 403),
+               name="getAppSettings",
+               description=("The account's processing settings (languages, audio formats and upload limits, "
+                            "retention, emotion classes, pagination, rate limiting, number purchase) and the calling "
+                            "key's name, permissions, project, expiry and rate limit."),
+               scope="Same as an account-wide key; `api_key.project_id` names its project.")
     async def on_get(self, req, resp):
         principal = principal_of(req)
         settings = self.ctx.settings
         account = self.ctx.store.cached_get(Account, principal.account, principal.account)
-        resp.media = data(s.AppSettings(
+        resp.media = data(s.AppSettingsDetail(
             account=account_display_name(self.ctx, principal.account),
             default_language=account.spec.default_language if account else "en",
             audio_formats=sorted(settings.upload_limits_mb),
