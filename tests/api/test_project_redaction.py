@@ -81,3 +81,21 @@ async def test_the_openapi_document_shows_the_setting(client):
     assert shape["properties"]["entities"]["items"]["enum"] == ALL
     assert shape["properties"]["entities"]["minItems"] == 1 and shape["properties"]["entities"]["uniqueItems"]
     assert "redaction" in schemas["ProjectUpdate"]["properties"] and "redaction" in schemas["ProjectDetail"]["required"]
+
+
+@pytest.mark.parametrize(("redaction", "state"), [
+    ({"entities": ["payment_card"]}, "pending"), ({"entities": ["email"], "audio": False}, None), (None, None)])
+async def test_an_upload_s_audio_waits_for_its_redaction_where_the_project_redacts_audio(
+        client, admin, create_project, upload, wav, redaction, state):
+    project = await create_project("Payments", redaction=redaction)
+    resp = await upload(wav, project_id=project["id"])
+    assert resp.status_code == 201 and resp.json()["data"]["audio_redaction"] == state
+    public_id = resp.json()["data"]["public_id"]
+    audio = await client.get(f"/recordings/{public_id}/audio_url", headers=admin)
+    if state == "pending":  # not served before its redacted copy replaces it
+        assert audio.status_code == 404
+        assert audio.json() == {"error": "Audio is not available until its redacted copy is stored"}
+    else:
+        assert audio.status_code == 200 and audio.json()["data"]["url"]
+    got = (await client.get(f"/recordings/{public_id}", headers=admin)).json()["data"]
+    assert got["audio_redaction"] == state and got["audio_attached"] is True
