@@ -158,6 +158,24 @@ def _spread_examples(schemas: dict[str, Any]) -> None:
                             changed = True
 
 
+def _typed(node: Any) -> None:
+    """An `enum` or `const` without a `type` gets the type of its values (generators read an untyped one as
+    nothing they know: openapi-python-client dropped a whole model over one)."""
+    if isinstance(node, list):
+        for item in node:
+            _typed(item)
+    elif isinstance(node, dict):
+        values = node.get("enum", [node["const"]] if "const" in node else None)
+        if values is not None and "type" not in node:
+            names = sorted({_JSON_TYPES[type(value)] for value in values})
+            node["type"] = names[0] if len(names) == 1 else names
+        for value in node.values():
+            _typed(value)
+
+
+_JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}
+
+
 def _curl(op, path: str, body_example: Any) -> str:
     url = "$CALLSCOPE_URL" + re.sub(r"\{(\w+)\}", lambda m: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" if (
         m[1] == "id" and "/recordings/" in path) else "1", path)
@@ -185,6 +203,7 @@ def build_document(router: Router, base_url: str = "") -> dict[str, Any]:
         if name in COMPONENT_DESCRIPTIONS and "description" not in schema:
             schema["description"] = COMPONENT_DESCRIPTIONS[name]
     _spread_examples(schemas)
+    _typed(schemas)
 
     names = [op.name for op in ops]
     missing = [f"{op.method} {op.path}" for op in ops if not op.name]

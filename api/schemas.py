@@ -707,6 +707,7 @@ class ShareWithEveryone(Shape):
 
 def _one_of_the_shares(schema: dict[str, Any]) -> None:
     schema["oneOf"] = schema.pop("anyOf")
+    schema["examples"] = [{"email": "sam@example.com", "message": "The call we talked about."}]
 
 
 class ShareCreate(RootModel[ShareWithMember | ShareWithEveryone]):
