@@ -32,9 +32,9 @@ transcript. Then, per part:
 2. word timing: for each found true span whose words are all redacted, how far the redacted words' audio
    (adjacent redacted words as one range, audio_redaction.redacted_spans) starts after the span's audio starts and
    ends before it ends, in ms (positive: speech left uncovered; both edges pooled): p50, p95 and max. The margin is
-   the fit part's max with half again for safety, rounded up to 50 ms (the setting's default is this figure). A found span with some of its words not redacted (half of a long
-   address, say) is a detection shortfall, not a timing error: it is counted apart, and the speech it leaves shows
-   in the audio figures.
+   the fit part's max with half again for safety, rounded up to 50 ms (the setting's default is this figure). A
+   found span with some of its words not redacted (half of a long address, say) is a detection shortfall, not a
+   timing error: it is counted apart, and the speech it leaves shows in the audio figures.
 3. audio: the recording served by audio_redaction.redact_audio_file with the fit margin (``--fill``), read against
    the rendered recording inside each found true span on both channels: residual = served - fill. "speech left" is
    the share of the span's speech samples (original above one s16 step) whose residual is above one s16 step;

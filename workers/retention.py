@@ -55,14 +55,14 @@ async def purge_project(ctx: Context, project: Project, now: datetime) -> tuple[
                 break
     else:
         cutoff = now - timedelta(days=audio_retention_days(ctx, account))
-        while batch := await ctx.catalog.read(recording_rows.audio_created_before, account, project_id, cutoff,
-                                                BATCH):
-            for recording_id, blob_key, original_key in batch:
+        while audio := await ctx.catalog.read(recording_rows.audio_created_before, account, project_id, cutoff,
+                                              BATCH):
+            for recording_id, blob_key, original_key in audio:
                 if await ctx.catalog.write(recording_rows.detach_audio, recording_id, blob_key, now):
                     for key in filter(None, (blob_key, original_key)):
                         await ctx.blobs.delete(key)
                     audio_removed += 1
-            if len(batch) < BATCH:
+            if len(audio) < BATCH:
                 break
     if deleted or audio_removed:
         log.info("retention_applied", account=account, project=project.name, project_id=project_id,

@@ -677,9 +677,9 @@ class _Answers:
         self.call, self.found = call, found
         self.word_kinds: dict[int, tuple[str, ...]] = {}  # a cue's kinds, at the word its last token is in
         for t in range(len(call.tokens)):
-            kinds = []
-            if call.cues[t] is not None:
-                kinds.append(call.cues[t])
+            kinds: list[str] = []
+            if (cue := call.cues[t]) is not None:
+                kinds.append(cue)
             if call.address_cue[t]:
                 kinds.append("address")
             if any(tuple(call.tokens[max(0, t - len(p) + 1):t + 1]) == p for p in _EMAIL_CUES):
@@ -778,7 +778,8 @@ class _Answers:
     def values(self, words: list[int], asked: tuple[str, ...]) -> None:
         """Digits heard in the context of a question or of the speaker's own cue, run by run (a run may hold a few
         misheard words between its digits), taken as what was asked for."""
-        kinds, own, run, digits, gap = asked, False, [], 0, 0
+        kinds, own, digits, gap = asked, False, 0, 0
+        run: list[int] = []
         runs: list[tuple[int, int, int, tuple[str, ...], bool]] = []  # first, last, digits, kinds, volunteered
         for i, w in enumerate(words):
             cue = self.word_kinds.get(w)

@@ -226,7 +226,7 @@ def audio_created_before(session: Session, account: str, project_id: int, cutoff
                          limit: int) -> list[tuple[int, str, str | None]]:
     """(row id, audio blob key, kept unredacted audio's key) of the project's recordings older than `cutoff` that
     still have audio."""
-    return [(row[0], row[1], row[2]) for row in session.execute(
+    return [(row[0], str(row[1]), row[2]) for row in session.execute(
         select(Recording.id, Recording.blob_key, Recording.original_blob_key).where(
             Recording.account == account, Recording.project_id == project_id, Recording.created_at < cutoff,
             Recording.blob_key.is_not(None)).order_by(Recording.id).limit(limit))]
