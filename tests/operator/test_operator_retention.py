@@ -54,6 +54,23 @@ async def test_project_without_retention_loses_only_old_audio_and_keeps_the_row(
     assert await ctx.blobs.size(young.blob_key) is not None
 
 
+async def test_old_audio_goes_with_its_kept_unredacted_original(ctx, make_project, seed_recording, recording_row):
+    project = await make_project()
+    old = await seed_recording(project, age_days=91)
+    original = blob_prefix(ACCOUNT, old.public_id) + "audio-unredacted"  # CALLSCOPE_REDACTION_KEEP_ORIGINAL_AUDIO
+    async with ctx.blobs.writer(original) as writer:
+        await writer.write(b"RIFF")
+        await writer.commit()
+    with ctx.catalog.session(write=True) as session:
+        session.get(type(old), old.id).original_blob_key = original
+
+    assert (await purge_expired(ctx, NOW)).audio_removed == 1
+
+    row = await recording_row(old.id)
+    assert (row.blob_key, row.original_blob_key) == (None, None)
+    assert await ctx.blobs.size(old.blob_key) is None and await ctx.blobs.size(original) is None
+
+
 async def test_account_audio_retention_overrides_the_default(ctx, make_project, seed_recording, recording_row,
                                                            set_account_audio_retention):
     await set_account_audio_retention(10)
