@@ -24,7 +24,13 @@ from callscope_client.api.recordings import (
     get_recording_transcription,
     upload_recording,
 )
-from callscope_client.models import Recording, RecordingStatus, RecordingSummary, RecordingTranscription, RecordingUpload
+from callscope_client.models import (
+    Recording,
+    RecordingStatus,
+    RecordingSummary,
+    RecordingTranscription,
+    RecordingUpload,
+)
 from callscope_client.types import File
 
 DONE = (RecordingStatus.COMPLETED, RecordingStatus.FAILED)
