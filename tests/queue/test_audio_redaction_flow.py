@@ -261,3 +261,29 @@ async def test_a_failed_redaction_fails_the_recording_and_never_serves_its_audio
     await drain(dispatcher, rid, timeout=120)
     row = recording(ctx.catalog, rid)
     assert (row.status, row.audio_redaction) == ("completed", "done")
+
+
+async def test_a_recording_analysed_before_its_project_redacted_is_redacted_by_its_reanalysis(ctx, call_wav,
+                                                                                           transcriber) -> None:
+    project = await redacting_project(ctx)
+    rid = add_recording(ctx.catalog, project_id=project.status.id, now=ctx.clock() - timedelta(seconds=1))
+    row = recording(ctx.catalog, rid)  # uploaded before the project redacted: its audio is served
+    async with ctx.blobs.writer(row.blob_key) as writer:
+        await writer.write(call_wav)
+        await writer.commit()
+    assert row.audio_redaction is None and (await audio_url(ctx, row))[0]
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, pipeline(ctx, transcriber)))
+
+    assert await dispatcher.tick()  # claimed (a re-analysis is claimed the same way)
+    for _ in range(100):  # its job marks it before the analysis starts
+        if (during := recording(ctx.catalog, rid)).audio_redaction is not None:
+            break
+        await asyncio.sleep(0.02)
+    assert during.status == "processing"
+    with pytest.raises(NotFound, match=UNREDACTED):  # from the claim on, not served until redacted
+        await audio_url(ctx, during)
+    await drain(dispatcher, rid, timeout=120)
+
+    done = recording(ctx.catalog, rid)
+    assert (done.audio_redaction, done.audio_format) == ("done", "flac")
+    assert await ctx.blobs.size(row.blob_key) is None
