@@ -60,7 +60,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import av
 import numpy as np
 
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
@@ -244,21 +243,6 @@ def render_speech(call: dict, voices: tuple[str, str], path: Path, rate: int = P
     return out
 
 
-def _read(path: Path) -> tuple[np.ndarray, int]:
-    """(channels, samples) float32 at the file's own rate."""
-    with av.open(str(path)) as container:
-        stream = container.streams.audio[0]
-        rate = stream.codec_context.sample_rate
-        layout = "mono" if stream.codec_context.channels == 1 else "stereo"
-        resampler = av.AudioResampler(format="fltp", layout=layout, rate=rate)
-        chunks = []
-        for frame in container.decode(stream):
-            frame.pts = None
-            chunks += [f.to_ndarray() for f in resampler.resample(frame)]
-        chunks += [f.to_ndarray() for f in resampler.resample(None)]
-    return np.concatenate(chunks, axis=1), rate
-
-
 @dataclass
 class SpeechTally:
     counts: dict[EntityType, list[int]] = field(default_factory=lambda: {e: [0] * 7 for e in ENTITY_TYPES})
@@ -349,9 +333,11 @@ def _score_speech(t: Transcribed, tally: SpeechTally, misses: bool) -> list[Spok
 def _score_audio(t: Transcribed, found: list[SpokenSpan], margin_ms: int, fill: Fill, tally: SpeechTally,
                  folder: Path) -> None:
     served_path = folder / f"{t.call['id']}-served.flac"
+    from tests.analysis import speech  # --speech only
+
     redact_audio_file(t.path, served_path, redacted_spans(t.redacted, margin_ms), fill)
-    original, rate = _read(t.path)
-    served, served_rate = _read(served_path)
+    original, rate = speech.read(t.path)
+    served, served_rate = speech.read(served_path)
     assert served_rate == rate and served.shape == original.shape, (served.shape, original.shape)
     n = original.shape[1]
     in_truth = np.zeros(n, dtype=bool)

@@ -6,13 +6,11 @@ and the call as recorded elsewhere."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import time
 from pathlib import Path
 
-import av
 import httpx
 import numpy as np
 import pytest
@@ -41,21 +39,14 @@ def stereo_call(path: Path) -> Path:
     return speech.write(path, [speech.pad_to(agent.samples, n), speech.pad_to(customer.samples, n)])
 
 
+def s16(data: bytes) -> tuple[np.ndarray, int]:
+    samples, rate = speech.read(data)
+    return np.round(samples * 32768).astype(np.int64), rate
+
+
 def leaks(text: str) -> list[str]:
     flat = re.sub(r"[\s,.-]", "", text.lower())
     return [s for s in SECRETS if s.lower() in text.lower() or re.sub(r"[\s.]", "", s.lower()) in flat]
-
-
-def decoded(data: bytes) -> tuple[np.ndarray, int]:
-    """(samples as int16 values, one row per channel; sample rate)."""
-    with av.open(io.BytesIO(data)) as container:
-        stream = container.streams.audio[0]
-        channels, rate = stream.codec_context.channels, stream.rate
-        frames = [frame.to_ndarray() for frame in container.decode(stream)]
-    samples = np.concatenate(frames, axis=1)
-    if samples.shape[0] != channels:  # a packed format: the channels interleaved in one row
-        samples = samples.reshape(-1, channels).T
-    return samples.astype(np.int64), rate
 
 
 @pytest.mark.parametrize("catalog", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -110,15 +101,15 @@ def test_no_redacted_value_is_served_anywhere(tmp_path: Path, catalog: str, requ
         client, _ = sign_in(site, "ana@example.com")
         page = client.get(f"/recordings/{public_id}")
         assert page.status_code == 200 and 'class="redacted"' in page.text
-        assert "Redacted from this call and its audio: payment card (" in page.text
+        assert "Redacted from this call and its audio: payment card (" in " ".join(page.text.split())
         assert not leaks(page.text)
         for q in ("4111", "jane", "smith"):  # the search finds no recording by a redacted value
             assert site.api("GET", "/recordings", params={"q": q}).json()["data"] == []
             assert "payment call" not in client.get("/recordings", params={"q": q}).text
 
         url = site.api("GET", f"/recordings/{public_id}/audio_url").json()["data"]["url"]
-        served, rate = decoded(httpx.get(url, timeout=30).content)
-        original, _ = decoded(call.read_bytes())
+        served, rate = s16(httpx.get(url, timeout=30).content)
+        original, _ = s16(call.read_bytes())
         assert served.shape[0] == 2 and rate == speech.RATE
         tone = np.round(fill_samples("tone", 0, served.shape[1], rate) * 32767).astype(np.int64)
         words = [w for s in transcript["segments"] for w in s["words"] if w["redacted"]]

@@ -6,6 +6,7 @@ is; `write` encodes channels to a file (WAV, MP3, 8 kHz μ-law WAV...) with PyAV
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import subprocess
@@ -111,6 +112,22 @@ def write(path: Path, channels: list[np.ndarray], rate: int = RATE, codec: str =
         for packet in stream.encode(None):
             container.mux(packet)
     return path
+
+
+def read(source: Path | bytes) -> tuple[np.ndarray, int]:
+    """A file (or its bytes) decoded at its own rate: (channels x samples float32, -1..1; rate). An s16 sample s
+    reads as s / 32768."""
+    with av.open(str(source) if isinstance(source, Path) else io.BytesIO(source)) as container:
+        stream = container.streams.audio[0]
+        rate = stream.codec_context.sample_rate
+        layout = "mono" if stream.codec_context.channels == 1 else "stereo"
+        resampler = av.AudioResampler(format="fltp", layout=layout, rate=rate)
+        chunks = []
+        for frame in container.decode(stream):
+            frame.pts = None
+            chunks += [f.to_ndarray() for f in resampler.resample(frame)]
+        chunks += [f.to_ndarray() for f in resampler.resample(None)]
+    return np.concatenate(chunks, axis=1), rate
 
 
 def _words(text: str) -> list[str]:

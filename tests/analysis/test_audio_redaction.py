@@ -4,7 +4,6 @@ every sample inside them replaced by the fill on every channel, the rest of the 
 from __future__ import annotations
 
 import tracemalloc
-from pathlib import Path
 
 import av
 import numpy as np
@@ -13,6 +12,7 @@ import pytest
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
 from callscope.analysis.stages.audio_redaction import RedactedAudio, fill_samples, redact_audio_file, redacted_spans
 from callscope.errors import ValidationFailed
+from tests.analysis import speech
 from tests.audio_samples import JPEG_BYTES, make_audio, make_large_wav, make_video_mp4, truncate
 
 SPANS = [(400, 900), (1500, 1520), (2200, 2600)]
@@ -23,21 +23,6 @@ def segment(index: int, words: list[tuple[int, int, bool]]) -> TranscriptSegment
                             entity="payment_card" if r else None) for s, e, r in words]
     return TranscriptSegment(id=index, speaker="speaker-1", channel=0, start_ms=words[0][0], end_ms=words[-1][1],
                              text="w " * len(words), words=timed)
-
-
-def read(path: Path) -> tuple[np.ndarray, int]:
-    """(channels, samples) float32 at the file's own rate, counted from the first decoded sample."""
-    with av.open(str(path)) as container:
-        stream = container.streams.audio[0]
-        rate = stream.codec_context.sample_rate
-        layout = "mono" if stream.codec_context.channels == 1 else "stereo"
-        resampler = av.AudioResampler(format="fltp", layout=layout, rate=rate)
-        chunks = []
-        for frame in container.decode(stream):
-            frame.pts = None
-            chunks += [f.to_ndarray() for f in resampler.resample(frame)]
-        chunks += [f.to_ndarray() for f in resampler.resample(None)]
-    return np.concatenate(chunks, axis=1), rate
 
 
 def inside(spans: list[tuple[int, int]], rate: int, n: int, pad: int = 0) -> np.ndarray:
@@ -93,9 +78,9 @@ def test_the_tone_is_a_function_of_the_absolute_sample_index_at_minus_20_dbfs():
 @pytest.mark.parametrize("fmt", ["wav", "mp3", "ogg"])
 def test_every_sample_in_a_span_is_the_fill_on_every_channel_and_the_rest_survives(tmp_path, fmt, channels, fill):
     source = make_audio(tmp_path / f"call.{fmt}", fmt, seconds=3.0, channels=channels, sample_rate=16000)
-    original, rate = read(source)
+    original, rate = speech.read(source)
     served = redact_audio_file(source, tmp_path / "served.flac", SPANS, fill)
-    out, out_rate = read(tmp_path / "served.flac")
+    out, out_rate = speech.read(tmp_path / "served.flac")
     with av.open(str(tmp_path / "served.flac")) as container:
         assert container.format.name == "flac"
         assert container.streams.audio[0].codec_context.format.name == "s16"
@@ -126,7 +111,7 @@ def test_every_sample_in_a_span_is_the_fill_on_every_channel_and_the_rest_surviv
 def test_more_than_two_channels_are_downmixed_to_stereo(tmp_path):
     source = make_audio(tmp_path / "six.wav", "wav", seconds=1.0, channels=6, sample_rate=8000)
     served = redact_audio_file(source, tmp_path / "served.flac", [(100, 300)], "silence")
-    out, rate = read(tmp_path / "served.flac")
+    out, rate = speech.read(tmp_path / "served.flac")
     assert (served.channels, served.sample_rate, out.shape[0], rate) == (2, 8000, 2, 8000)
     assert not out[:, 800:2400].any() and out[:, 3000:].any()
 
