@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -56,7 +57,9 @@ async def kube(kube_api):
 
 @pytest.fixture
 async def operator(kube_api, kube, tmp_path, monkeypatch):
-    """The controller as `callscope controller --standalone` runs it."""
+    """The controller as `callscope controller --standalone` runs it, on an event loop of its own (a thread): on
+    stopping, Kopf waits up to 5 s for every task of its loop it did not start from, and the test's teardown is one
+    such task on a shared loop."""
     monkeypatch.setenv("CALLSCOPE_STORE", "kubernetes")
     monkeypatch.setenv("CALLSCOPE_KUBECONFIG", str(kube_api.kubeconfig))
     monkeypatch.setenv("CALLSCOPE_DATA_DIR", str(tmp_path / "operator-data"))
@@ -65,21 +68,25 @@ async def operator(kube_api, kube, tmp_path, monkeypatch):
     # tests/webhooks); a Ray started inside the pytest process would outlive the operator here.
     monkeypatch.setenv("CALLSCOPE_DISPATCHER_ENABLED", "false")
     monkeypatch.setenv("CALLSCOPE_WEBHOOK_DELIVERY_ENABLED", "false")
-    stop, ready = asyncio.Event(), asyncio.Event()
-    task = asyncio.create_task(kopf.operator(registry=registry, standalone=True, clusterwide=True,
-                                             stop_flag=stop, ready_flag=ready, memo=controller_memo(opened)))
-    done, _ = await asyncio.wait([task, asyncio.ensure_future(ready.wait())], timeout=TIMEOUT,
-                                 return_when=asyncio.FIRST_COMPLETED)
-    if task in done:
-        task.result()  # raises what stopped it
-        pytest.fail("the operator exited at start")
-    assert ready.is_set(), "the operator did not get ready"
+    stop, ready = threading.Event(), threading.Event()
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(kopf.operator(registry=registry, standalone=True, clusterwide=True, stop_flag=stop,
+                                      ready_flag=ready, memo=controller_memo(opened)))
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="kopf", daemon=True)
+    thread.start()
+    if not await asyncio.to_thread(ready.wait, TIMEOUT):
+        stop.set()
+        raise failed[0] if failed else AssertionError("the operator did not get ready")
     yield kube_api
     stop.set()
-    try:
-        await asyncio.wait_for(task, TIMEOUT)
-    except asyncio.CancelledError:
-        pass
+    await asyncio.to_thread(thread.join, TIMEOUT)
+    assert not thread.is_alive(), "the operator did not stop"
 
 
 async def create(kube: httpx.AsyncClient, plural: str, kind: str, name: str, spec: dict, ns: str = NS) -> dict:
