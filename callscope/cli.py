@@ -18,8 +18,6 @@ import yaml
 from pydantic import ValidationError
 
 from callscope import __version__, cli_calls, cli_jobs, cli_voice, cli_webhooks
-from callscope.analysis.report import render
-from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline
 from callscope.catalog.usage import read_usage
 from callscope.cli_support import (
     ACCOUNT_OPTION,
@@ -343,6 +341,11 @@ def analyze(file: Path, project_config: Path | None, as_json: bool) -> None:
     The same pipeline the service runs, on this machine, with a progress bar on stderr. Stereo calls are
     split into speakers by channel, mono calls by their voices.
     """
+    # imported here: the analysis (numpy, the models' runtimes) takes a second to import, which every other
+    # command of the CLI would pay
+    from callscope.analysis.report import render
+    from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline
+
     project = _project_spec(project_config) if project_config else None
     if not file.is_file():
         raise click.ClickException(f"{file}: no such file")

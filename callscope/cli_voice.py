@@ -11,8 +11,6 @@ from pathlib import Path
 
 import click
 
-from callscope.analysis.runtime.enrollment import enroll_file
-from callscope.analysis.stages.speakers import EnrollmentError, load_speaker_analyzer
 from callscope.catalog import voiceprints
 from callscope.cli_support import ACCOUNT_OPTION, CATALOG_ID, load_settings, run_async
 from callscope.errors import one_line
@@ -43,6 +41,10 @@ def enroll(operator_id: int, file: Path, account: str, channel: int) -> None:
     if not file.is_file():
         raise click.ClickException(f"{file}: no such file")
 
+    # imported here, as in `callscope analyze`: the speaker models need not load for the CLI's other commands
+    from callscope.analysis.runtime.enrollment import enroll_file
+    from callscope.analysis.stages.speakers import EnrollmentError, load_speaker_analyzer
+
     @run_async
     async def run() -> None:
         settings = load_settings()
@@ -68,6 +70,7 @@ def enroll(operator_id: int, file: Path, account: str, channel: int) -> None:
 def list_voiceprints(account: str, output: str) -> None:
     """The account's enrolled operators: speech enrolled, model, when; voiceprints of a model other than the
     configured one (CALLSCOPE_VOICEPRINT_MODEL) are marked: they are not compared until re-enrolled."""
+    from callscope.analysis.stages.speakers import load_speaker_analyzer  # heavy: as in enroll
 
     @run_async
     async def run() -> None:

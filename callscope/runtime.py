@@ -22,7 +22,6 @@ from callscope.services.context import Context
 from callscope.store.cache import CachedStore
 from callscope.store.factory import build_store_backend
 from callscope.telephony.factory import build_provider
-from callscope.workers.loops import start_loops, stop_loops
 
 log = structlog.get_logger()
 
@@ -49,6 +48,9 @@ class Runtime:
         await asyncio.to_thread(self.catalog.migrate)
         await self.store.start()
         if background:  # what only `serve` runs: the embedded reconcilers, usage flushes, the background loops
+            # imported here: the loops bring the analysis pipeline, which the CLI's short commands need not load
+            from callscope.workers.loops import start_loops
+
             self._operator = EmbeddedOperator(self.ctx)
             await self._operator.start()
             self._tasks = [asyncio.create_task(self.usage.run(self.settings.usage_flush_interval), name="usage"),
@@ -59,7 +61,10 @@ class Runtime:
     async def stop(self) -> None:
         if self._operator is not None:
             await self._operator.stop()
-        await stop_loops(self._tasks)
+        if self._tasks:
+            from callscope.workers.loops import stop_loops  # as in start: only a runtime with loops loads them
+
+            await stop_loops(self._tasks)
         self._tasks = []
         try:
             await self.usage.flush()

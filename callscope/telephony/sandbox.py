@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import phonenumbers
-from phonenumbers import PhoneNumberType, geocoder
+from phonenumbers import PhoneNumberType
 
 from callscope.errors import NotFound, ProviderError
 from callscope.private_files import open_private, private_dir
@@ -85,6 +85,9 @@ def _features(country: str, number_type: str) -> list[str]:
 
 
 def _region_information(parsed: phonenumbers.PhoneNumber) -> list[RegionInfo]:
+    # imported here: its place-name data takes half a second to load, which every CLI command would pay
+    from phonenumbers import geocoder
+
     info: list[RegionInfo] = []
     # Asked "from elsewhere" (region ZZ), the geocoder names the number's country even where
     # country_name_for_number gives up (regions sharing a calling code, non-geographic ranges).
