@@ -1,6 +1,7 @@
 """Examples of the public JSON shapes (api/schemas.py puts them on its models, and so into the OpenAPI
 document, its operations' examples and a generated client's documentation): values a real server answered,
-trimmed. tests/api/test_openapi_client.py checks that each one is valid against its schema."""
+trimmed; phone numbers from the fictional 555-01xx range, which no provider hands out (a real one in the public
+document could be some account's number). tests/api/test_openapi_client.py checks that each one is valid against its schema."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ PROJECT: dict[str, Any] = {
 OPERATOR_LIST_ITEM: dict[str, Any] = {
     "id": 1,
     "name": "Jane Doe",
-    "phone_number": "+14155552671",
+    "phone_number": "+14155550171",
     "email": "jane@example.com",
     "active": True,
     "external_id": None,
@@ -51,18 +52,18 @@ OPERATOR: dict[str, Any] = {
     "id": 1,
     "name": "Jane Doe",
     "external_id": None,
-    "phone_number": "+14155552671",
+    "phone_number": "+14155550171",
     "email": "jane@example.com",
     "active": True,
     "initials": "JD",
     "recording_project_ids": [1],
-    "virtual_numbers": [{"id": 1, "phone_number": "+12015390416", "name": "Support", "active": True}],
+    "virtual_numbers": [{"id": 1, "phone_number": "+12025550143", "name": "Support", "active": True}],
 }
 
 TAG: dict[str, Any] = {"id": 1, "name": "complaint", "color": "#2563EB", "project_id": 1, "recordings_count": 1}
 
 NUMBER_CANDIDATE: dict[str, Any] = {
-    "phone_number": "+12015390416",
+    "phone_number": "+12025550143",
     "country_code": "US",
     "number_type": "mobile",
     "upfront_cost": "1.00",
@@ -76,7 +77,7 @@ NUMBER_CANDIDATE: dict[str, Any] = {
 
 NUMBER_LIST_ITEM: dict[str, Any] = {
     "id": 1,
-    "phone_number": "+12015390416",
+    "phone_number": "+12025550143",
     "name": "Support",
     "country_code": "US",
     "active": True,
@@ -87,7 +88,7 @@ NUMBER_LIST_ITEM: dict[str, Any] = {
 
 NUMBER: dict[str, Any] = {
     "id": 1,
-    "phone_number": "+12015390416",
+    "phone_number": "+12025550143",
     "name": "Support",
     "country_code": "US",
     "active": True,
@@ -95,7 +96,7 @@ NUMBER: dict[str, Any] = {
     "recording": True,
     "routing_strategy": "priority",
     "stats": {"total_calls": 1, "answered_calls": 1, "missed_calls": 0, "average_duration_seconds": 95},
-    "operators": [{"id": 1, "name": "Jane Doe", "phone_number": "+14155552671", "initials": "JD", "priority": 0}],
+    "operators": [{"id": 1, "name": "Jane Doe", "phone_number": "+14155550171", "initials": "JD", "priority": 0}],
     "available_operators": [],
     "recent_calls": [
         {

@@ -347,7 +347,7 @@ class NumberUpdate(Shape):
 class NumberPurchase(Shape):
     """A number of the available list to buy."""
 
-    model_config = required_in_document("phone_number", example={"phone_number": "+12015390416", "name": "Support"})
+    model_config = required_in_document("phone_number", example={"phone_number": "+12025550143", "name": "Support"})
 
     phone_number: Annotated[v.PhoneInput, _NON_BLANK_IN_DOCUMENT] = Field(None, description="E.164.")
     country_code: Country | None = Field(None, description="ISO 3166-1 alpha-2 (default: the number's).")
