@@ -1,7 +1,8 @@
 """Examples of the public JSON shapes (api/schemas.py puts them on its models, and so into the OpenAPI
 document, its operations' examples and a generated client's documentation): values a real server answered,
 trimmed; phone numbers from the fictional 555-01xx range, which no provider hands out (a real one in the public
-document could be some account's number). tests/api/test_openapi_client.py checks that each one is valid against its schema."""
+document could be some account's number). tests/api/test_openapi_client.py checks that each one is valid against
+its schema."""
 
 from __future__ import annotations
 
