@@ -18,12 +18,7 @@ PROJECT_SHORT: dict[str, Any] = {
 }
 
 PROJECT: dict[str, Any] = {
-    "id": 1,
-    "name": "Support line",
-    "language": "en",
-    "industry": "Retail",
-    "created_at": "2026-11-02T09:29:30Z",
-    "updated_at": "2026-11-02T09:31:00Z",
+    **PROJECT_SHORT,
     "description": "Inbound support calls.",
     "goal_language": "en",
     "summary_language": "en",
@@ -179,21 +174,21 @@ RECORDING_FILTERS: dict[str, Any] = {
     "duration_ms": {"min": 5426, "max": 5426},
 }
 
+SPEAKER: dict[str, Any] = {
+    "label": "speaker-1",
+    "role": "agent",
+    "role_confidence": 0.995,
+    "operator_id": None,
+    "operator_similarity": None,
+    "talk_ms": 4359,
+}
+
 TRANSCRIPTION: dict[str, Any] = {
     "recording_id": 1,
     "public_id": "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
     "status": "completed",
     "language": "en",
-    "speakers": [
-        {
-            "label": "speaker-1",
-            "role": "agent",
-            "role_confidence": 0.995,
-            "operator_id": None,
-            "operator_similarity": None,
-            "talk_ms": 4359,
-        }
-    ],
+    "speakers": [SPEAKER],
     "segments": [
         {
             "id": 0,
@@ -243,16 +238,7 @@ RESULTS: dict[str, Any] = {
     "pauses": [],
     "categories": [],
     "extracted_data": [],
-    "speakers": [
-        {
-            "label": "speaker-1",
-            "role": "agent",
-            "role_confidence": 0.995,
-            "operator_id": None,
-            "operator_similarity": None,
-            "talk_ms": 4359,
-        }
-    ],
+    "speakers": [SPEAKER],
     "characteristics": {
         "duration_ms": 5425,
         "talk_time_ms": 3394,
