@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from callscope import cli as cli_module
 from callscope.analysis.result import EMOTIONS, AnalysisResult
 from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline
 from callscope.analysis.stages import vad
@@ -81,7 +80,8 @@ def result(pipeline, call) -> AnalysisResult:
 @pytest.fixture
 def cli(monkeypatch, pipeline):
     """Run `callscope ...` in-process with the module's pipeline (the model is not loaded again)."""
-    monkeypatch.setattr(cli_module, "Pipeline", lambda settings: pipeline)
+    # `callscope analyze` imports the pipeline when it runs
+    monkeypatch.setattr("callscope.analysis.runtime.pipeline.Pipeline", lambda settings: pipeline)
     return lambda *args: CliRunner().invoke(main, list(args))
 
 
