@@ -71,24 +71,23 @@ NUMBER_CANDIDATE: dict[str, Any] = {
     ],
 }
 
-NUMBER_LIST_ITEM: dict[str, Any] = {
+_NUMBER_FIELDS: dict[str, Any] = {
     "id": 1,
     "phone_number": "+12025550143",
     "name": "Support",
     "country_code": "US",
     "active": True,
     "project_id": 1,
+}
+
+NUMBER_LIST_ITEM: dict[str, Any] = {
+    **_NUMBER_FIELDS,
     "operators": [{"id": 1, "name": "Jane Doe", "initials": "JD"}],
     "operators_count": 1,
 }
 
 NUMBER: dict[str, Any] = {
-    "id": 1,
-    "phone_number": "+12025550143",
-    "name": "Support",
-    "country_code": "US",
-    "active": True,
-    "project_id": 1,
+    **_NUMBER_FIELDS,
     "recording": True,
     "routing_strategy": "priority",
     "stats": {"total_calls": 1, "answered_calls": 1, "missed_calls": 0, "average_duration_seconds": 95},
