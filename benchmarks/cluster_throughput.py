@@ -91,8 +91,7 @@ def queue(cluster: LocalCluster) -> tuple[int, int, int]:
 
 def measure(shape: str, args: argparse.Namespace, calls: list[tuple[Path, float]], root: Path) -> dict:
     workers = 0 if shape == "embedded" else int(shape.split("-")[1])
-    cluster = LocalCluster(root=root, ports=Ports(gcs=free_port(), client=free_port(), s3=free_port(),
-                                                  api=free_port()),
+    cluster = LocalCluster(root=root, ports=Ports(gcs=free_port(), client=free_port(), s3=free_port(), api=0),
                            cpus_per_worker=args.cpus, database="callscope_bench", ray=workers > 0,
                            settings={**SETTINGS, "dispatcher_slots": str(args.slots)})
     try:

@@ -62,11 +62,23 @@ class Piece:
     log: str
 
     def alive(self) -> bool:
+        """Its leader has not exited (an exited child of ours is reaped here: a zombie would still take signals)."""
+        try:
+            if os.waitpid(self.pid, os.WNOHANG)[0] == self.pid:
+                return False
+        except ChildProcessError:
+            pass  # not our child (started by another `up`): its group is the answer
         try:
             os.killpg(self.pid, 0)
         except ProcessLookupError:
             return False
         return True
+
+    def tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(Path(self.log).read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
 
     def signal(self, sig: int) -> None:
         try:
@@ -97,7 +109,7 @@ class Ports:
     gcs: int = 26380
     client: int = 20002
     s3: int = 29000
-    api: int = 8080
+    api: int = 8080  # the first replica's; the others follow. 0: each replica a free port of its own
 
 
 @dataclass
@@ -113,6 +125,7 @@ class LocalCluster:
     settings: dict[str, str] = field(default_factory=dict)  # more CALLSCOPE_* settings of the replicas
     ray_token: str = field(default_factory=lambda: secrets.token_hex(32))  # Ray's token authentication, as in a cluster
     pieces: dict[str, Piece] = field(default_factory=dict)
+    replica_ports: dict[int, int] = field(default_factory=dict)  # the port each replica serves on, once started
 
     # ----- layout ------------------------------------------------------------------------------------------
 
@@ -144,7 +157,14 @@ class LocalCluster:
         }
 
     def api_url(self, replica: int) -> str:
-        return f"http://{LOOPBACK}:{self.ports.api + replica}"
+        return f"http://{LOOPBACK}:{self.replica_ports[replica]}"
+
+    def _replica_port(self, index: int) -> int:
+        """Fixed for the replica's life (a restarted replica serves where it did). Where ports.api is 0, a free one
+        each: Ray's nodes take ephemeral ports of their own, so the neighbour of a free port may be taken."""
+        if index not in self.replica_ports:
+            self.replica_ports[index] = self.ports.api + index if self.ports.api else _free_port()
+        return self.replica_ports[index]
 
     # ----- pieces ------------------------------------------------------------------------------------------
 
@@ -196,20 +216,23 @@ class LocalCluster:
         engine.dispose()
 
     def start_replica(self, index: int) -> None:
-        port = self.ports.api + index
+        port = self._replica_port(index)
+        _wait_port_free(port)  # a replica killed a moment ago may still hold it
+        if _listening(port):  # another process's health answers would pass for the replica's
+            raise RuntimeError(f"replica {index}: port {port} is taken by another process")
         piece = self._spawn(f"api-{index}", [str(BIN / "callscope"), "serve", "--host", LOOPBACK, "--port", str(port)],
                             self.env())
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if not piece.alive():
-                raise RuntimeError(f"replica {index} exited; see {piece.log}")
+                raise RuntimeError(f"replica {index} exited; the end of {piece.log}:\n{piece.tail()}")
             try:
                 if httpx.get(f"{self.api_url(index)}/healthz", timeout=2).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
             time.sleep(0.3)
-        raise RuntimeError(f"replica {index} did not become healthy in 90 s; see {piece.log}")
+        raise RuntimeError(f"replica {index} did not become healthy in 90 s; the end of {piece.log}:\n{piece.tail()}")
 
     def up(self, workers: int, replicas: int) -> None:
         (self.root / "logs").mkdir(parents=True, exist_ok=True)
@@ -252,7 +275,7 @@ class LocalCluster:
     # ----- state between `up` and `down` ------------------------------------------------------------------
 
     def save(self) -> None:
-        state = {"ports": asdict(self.ports), "ray_token": self.ray_token,
+        state = {"ports": asdict(self.ports), "ray_token": self.ray_token, "replica_ports": self.replica_ports,
                  "pieces": {k: asdict(v) for k, v in self.pieces.items()}}
         (self.root / "state.json").write_text(json.dumps(state, indent=1))
 
@@ -260,12 +283,19 @@ class LocalCluster:
     def load(cls, root: Path) -> LocalCluster:
         state = json.loads((root / "state.json").read_text())
         return cls(root=root, ports=Ports(**state["ports"]), ray_token=state["ray_token"],
+                   replica_ports={int(k): v for k, v in state.get("replica_ports", {}).items()},
                    pieces={k: Piece(**v) for k, v in state["pieces"].items()})
 
 
 def _stop_order(name: str) -> tuple[int, str]:
     """Replicas first (their dispatchers leave Ray cleanly), then workers, the head, S3."""
     return ({"api": 0, "ray-worker": 1, "ray-head": 2}.get(name.rsplit("-", 1)[0], 3), name)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        return sock.getsockname()[1]
 
 
 def _listening(port: int) -> bool:
@@ -283,7 +313,7 @@ def _wait_port(port: int, what: str, piece: Piece, within: float = 60.0) -> None
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if not piece.alive():
-            raise RuntimeError(f"{what} exited; see {piece.log}")
+            raise RuntimeError(f"{what} exited; the end of {piece.log}:\n{piece.tail()}")
         if _listening(port):
             return
         time.sleep(0.2)

@@ -154,7 +154,7 @@ def site(postgres_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFac
     wav = speech.write(folder / "call.wav", [call.samples])
     server = make_url(postgres_url)
     cluster = LocalCluster(root=Path(f"/tmp/cs-test-cluster-{os.getpid()}"),  # short: Ray's socket paths
-                           ports=Ports(gcs=free_port(), client=free_port(), s3=free_port(), api=free_port()),
+                           ports=Ports(gcs=free_port(), client=free_port(), s3=free_port(), api=0),
                            postgres=postgres_url.rsplit("/", 1)[0],
                            redis=redis_url, database=f"{server.database}_cluster", settings=SETTINGS)
     receiver = WebhookReceiver()
