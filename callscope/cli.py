@@ -200,11 +200,13 @@ def members() -> None:
 @ACCOUNT_OPTION
 @click.option("--email", required=True)
 @click.option("--name", required=True)
+@click.option("--role", type=click.Choice(["admin", "member"]), default="member", show_default=True,
+              help="admin: also the Settings pages (API keys, members).")
 @run_async
-async def members_add(account, email, name) -> None:
+async def members_add(account, email, name, role) -> None:
     async with opened(load_settings()) as rt:
-        member = await accounts.add_member(rt.ctx, account, email, name)
-    click.echo(f"added {member.spec.email} to account {account}")
+        member = await accounts.add_member(rt.ctx, account, email, name, role)
+    click.echo(f"added {member.spec.email} to account {account} as {member.spec.role}")
 
 
 def _lock_command(locked: bool):
@@ -238,9 +240,9 @@ async def members_remove(account, email) -> None:
 async def members_list(account) -> None:
     async with opened(load_settings()) as rt:
         found = accounts.list_members(rt.ctx, account)
-    click.echo(f"{'EMAIL':<36} {'NAME':<28} STATE")
+    click.echo(f"{'EMAIL':<36} {'NAME':<28} {'ROLE':<7} STATE")
     for m in found:
-        click.echo(f"{m.spec.email:<36} {m.spec.name:<28} {'locked' if m.spec.locked else 'active'}")
+        click.echo(f"{m.spec.email:<36} {m.spec.name:<28} {m.spec.role:<7} {'locked' if m.spec.locked else 'active'}")
 
 
 # ----- resources as YAML ----------------------------------------------------------------------

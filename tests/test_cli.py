@@ -281,13 +281,21 @@ def test_keys_commands_reject_a_bad_account(cli):
 
 def members_rows(cli, account: str = "default") -> dict[str, list[str]]:
     lines = cli("members", "list", "--account", account).stdout.splitlines()
-    assert lines[0].split() == ["EMAIL", "NAME", "STATE"]
+    assert lines[0].split() == ["EMAIL", "NAME", "ROLE", "STATE"]
     return {line.split()[0]: line.split()[1:] for line in lines[1:]}
 
 
 def test_members_add_and_list(cli):
     cli("members", "add", "--email", "Ann@Example.com", "--name", "Ann Lee")
-    assert members_rows(cli) == {"ann@example.com": ["Ann", "Lee", "active"]}
+    assert members_rows(cli) == {"ann@example.com": ["Ann", "Lee", "member", "active"]}
+
+
+def test_members_add_with_a_role(cli):
+    cli("members", "add", "--email", "ann@example.com", "--name", "Ann", "--role", "admin")
+    assert members_rows(cli) == {"ann@example.com": ["Ann", "admin", "active"]}
+    assert_clean_failure(cli("members", "add", "--email", "bob@example.com", "--name", "Bob", "--role", "owner",
+                             ok=False), "role")
+    assert list(members_rows(cli)) == ["ann@example.com"]
 
 
 def test_members_add_duplicate_email_fails(cli):

@@ -31,6 +31,7 @@ from callscope.validation import (
 
 E164_PATTERN = r"^\+[1-9]\d{1,14}$"
 Permission = Literal["read", "write", "delete"]
+Role = Literal["admin", "member"]
 RoutingStrategy = Literal["priority", "round_robin", "simultaneous"]
 NumberType = Literal["mobile", "local", "toll-free", "national"]
 
@@ -56,6 +57,8 @@ class MemberSpec(CamelModel):
     email: MemberEmail = Field(description="Sign-in email of the person.")
     name: Name = Field(description="Display name.")
     locked: bool = Field(False, description="A locked member loses access to everything shared with them.")
+    role: Role = Field("member", description="admin: also the account's Settings pages (API keys, members); "
+                                             "member: recordings only.")
 
 
 class Member(Resource[MemberSpec, BaseStatus]):

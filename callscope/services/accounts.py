@@ -7,6 +7,7 @@ import re
 
 from callscope.errors import NotFound, ValidationFailed
 from callscope.resources import Account, AccountSpec, Member, MemberSpec, ObjectMeta
+from callscope.resources.kinds import Role
 from callscope.services.context import Context
 from callscope.services.objects import change_spec
 
@@ -49,12 +50,12 @@ def list_members(ctx: Context, account: str) -> list[Member]:
     return sorted(ctx.store.cached_list(Member, account), key=lambda m: m.spec.email)
 
 
-async def add_member(ctx: Context, account: str, email: str, name: str) -> Member:
+async def add_member(ctx: Context, account: str, email: str, name: str, role: Role = "member") -> Member:
     await ensure_account(ctx, account)
     email = email.strip().lower()
     if find_member(ctx, account, email):
         raise ValidationFailed(f"{email} is already a member of {account}")
-    spec = MemberSpec(email=email, name=name.strip())
+    spec = MemberSpec(email=email, name=name.strip(), role=role)
     return await ctx.store.create(Member(metadata=ObjectMeta(name=_member_name(email), namespace=account), spec=spec))
 
 
@@ -70,6 +71,15 @@ async def set_member_locked(ctx: Context, account: str, email: str, locked: bool
 
     def apply(draft: Member) -> None:
         draft.spec.locked = locked
+
+    return await change_spec(ctx, member, apply)
+
+
+async def set_member_role(ctx: Context, account: str, email: str, role: Role) -> Member:
+    member = _existing_member(ctx, account, email)
+
+    def apply(draft: Member) -> None:
+        draft.spec.role = role
 
     return await change_spec(ctx, member, apply)
 
