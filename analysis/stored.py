@@ -19,6 +19,7 @@ from typing import Any
 
 from callscope.analysis.readouts import Subject, sections
 from callscope.analysis.result import AnalysisResult
+from callscope.figures import CallFigures, figures
 from callscope.statuses import RecordingStatus
 
 FORMAT = 2
@@ -35,6 +36,7 @@ class Completion:
     pauses_detected: int
     goals_evaluated: bool
     quality_score: float | None  # the mean goal score, None without goals
+    figures: CallFigures  # what the account's trends add up
     readouts: dict[str, Any]
     redactions: dict[str, int]  # spans redacted per entity type (a usage metric), empty without redaction
 
@@ -65,6 +67,6 @@ def completion(result: AnalysisResult, recording: Any) -> Completion:
     results, transcript = documents(result)
     return Completion(results=results, transcript=transcript, dialogues_count=len(result.segments),
                       pauses_detected=len(result.pauses), goals_evaluated=bool(result.goals),
-                      quality_score=result.quality_score,
+                      quality_score=result.quality_score, figures=figures(results, transcript["segments"]),
                       redactions=dict(result.redaction.counts) if result.redaction else {},
                       readouts=sections(Subject.of(recording, RecordingStatus.COMPLETED), result))

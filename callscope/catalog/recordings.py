@@ -134,7 +134,8 @@ def by_id(session: Session, recording_id: int) -> Recording | None:
 
 # ----- listing -----------------------------------------------------------------------------------
 
-def _filtered(scope: Scope, f: Filters):
+def filtered(scope: Scope, f: Filters):
+    """The scope's recordings that pass the filters (the list's query; the trends add up the same rows)."""
     query = in_scope(select(Recording), scope)
     if f.project_id is not None:
         query = query.where(Recording.project_id == f.project_id)
@@ -160,7 +161,7 @@ def _filtered(scope: Scope, f: Filters):
 
 def page(session: Session, scope: Scope, f: Filters, offset: int, limit: int) -> tuple[list[Found], int]:
     """One page of the filtered list, newest first, and the total count."""
-    query = _filtered(scope, f)
+    query = filtered(scope, f)
     total = session.scalar(query.with_only_columns(func.count(), maintain_column_froms=True))
     rows = list(session.scalars(query.order_by(Recording.created_at.desc(), Recording.id.desc())
                                 .offset(offset).limit(limit)))

@@ -164,6 +164,10 @@ class RoutingCursor(Base):
     operator_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 
+# The figures of a call's analysis the trends add up (callscope/figures.py), kept on its recording.
+TREND_FIGURES = ("pause_compliance", "agent_talk_ms", "customer_talk_ms", "emotion")
+
+
 class Recording(Base):
     """An uploaded call. `id` is the legacy integer id that paths accept; `public_id` is the UUIDv7."""
 
@@ -172,8 +176,12 @@ class Recording(Base):
         UniqueConstraint("account", "project_id", "external_id", name="uq_recordings_account_project_id_external_id"),
         Index("ix_recordings_account_project_created", "account", "project_id", "created_at", "id"),
         Index("ix_recordings_account_created", "account", "created_at", "id"),
-        Index("ix_recordings_account_status_created", "account", "status", "created_at", "id"),
-        Index("ix_recordings_account_operator", "account", "operator_id"),
+        # The trends' indexes (callscope/catalog/trends.py): the account's, a project's or an operator's completed
+        # calls of a period and every figure the trends add up, so both databases answer from the index alone (the
+        # list's filters use them as (account, status, created_at) and (account, operator_id)).
+        Index("ix_recordings_trends_account", "account", "status", "created_at", *TREND_FIGURES, "id"),
+        Index("ix_recordings_trends_project", "account", "project_id", "status", "created_at", *TREND_FIGURES, "id"),
+        Index("ix_recordings_trends_operator", "account", "operator_id", "status", "created_at", *TREND_FIGURES, "id"),
         Index("ix_recordings_account_called_at", "account", "called_at"),
         Index("ix_recordings_conversation", "conversation_id"),
     )
@@ -211,6 +219,13 @@ class Recording(Base):
     processing_restricted: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     # Mean goal score (0..1) the analysis writes once goals are evaluated; the quality baseline reads it.
     quality_score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # TREND_FIGURES, written with each analysis; None before the first. An analysis stored before they were added
+    # got them from its stored results when the catalog was migrated, all but the emotion (only its transcript,
+    # a blob, has it): that one comes with the call's next analysis.
+    pause_compliance: Mapped[float | None] = mapped_column(Float, nullable=True)
+    agent_talk_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    customer_talk_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    emotion: Mapped[str | None] = mapped_column(String(16), nullable=True)
     conversation_id: Mapped[str] = mapped_column(String(36), nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
@@ -223,6 +238,17 @@ class RecordingTag(Base):
     recording_id: Mapped[int] = mapped_column(
         BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), primary_key=True)
     tag_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+
+
+class RecordingGoal(Base):
+    """Whether a recording's current analysis found each goal of its project met (the trends' goal attainment)."""
+
+    __tablename__ = "recording_goals"
+
+    recording_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), primary_key=True)
+    goal_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    met: Mapped[bool] = mapped_column(Boolean, nullable=False)
 
 
 class Job(Base):

@@ -3,6 +3,7 @@ changes, and permanent deletion (audio, results, shares, metadata)."""
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 import structlog
@@ -39,11 +40,24 @@ async def get_recording(ctx: Context, principal: Principal, ref: str) -> Found:
 
 # ----- listing -----------------------------------------------------------------------------------
 
-async def list_recordings(ctx: Context, principal: Principal, f: Filters, offset: int, limit: int):
+def whole_days(first: date | None, last: date | None) -> tuple[datetime | None, datetime | None]:
+    """The instants a range of UTC days runs between, both days included (the pages' date filters)."""
+    return (datetime.combine(first, time.min, UTC) if first else None,
+            datetime.combine(last, time.max, UTC) if last else None)
+
+
+def filters_visible(ctx: Context, principal: Principal, f: Filters) -> bool:
+    """The list's rule on what its filters may name (the trends keep it too): another project than a project-scoped
+    key's is 403; False where nothing could be listed."""
     if f.project_id is not None and principal.scoped and f.project_id != principal.project_id:
         raise Forbidden(scope.PROJECT_MISMATCH)
-    if f.operator_id is not None and scope.visible_operator_id(ctx, principal, f.operator_id) is None:
-        return [], 0  # an operator the key cannot see answered none of its recordings, as far as the key can tell
+    # an operator the key cannot see answered none of its recordings, as far as the key can tell
+    return f.operator_id is None or scope.visible_operator_id(ctx, principal, f.operator_id) is not None
+
+
+async def list_recordings(ctx: Context, principal: Principal, f: Filters, offset: int, limit: int):
+    if not filters_visible(ctx, principal, f):
+        return [], 0
     return await ctx.catalog.read(recording_rows.page, principal.scope, f, offset, limit)
 
 

@@ -16,7 +16,9 @@ from callscope.analysis.runtime.work import WorkerLost
 from callscope.analysis.stages.asr import transcriber_from_settings
 from callscope.analysis.stored import completion
 from callscope.catalog import jobs
+from callscope.catalog.trends import figure_columns
 from callscope.config import Settings
+from callscope.figures import figures
 from callscope.runtime import Runtime
 from callscope.services import analyses
 from callscope.workers import outcomes
@@ -96,6 +98,9 @@ async def test_a_recording_is_analysed_and_stored(ctx, wav_bytes, transcriber) -
     assert stored.row.version == 1 and stored.row.transcript_key.endswith("transcript-v1.json")
     assert speech.wer(SENTENCE, " ".join(s["text"] for s in stored.transcript["segments"])) < SAME_WORDS
     assert "segments" not in stored.results and stored.results["duration_ms"] > 0
+    # the figures the trends add up, stored with the analysis
+    assert (row.pause_compliance, row.agent_talk_ms, row.customer_talk_ms, row.emotion) == tuple(
+        figure_columns(figures(stored.results, stored.transcript["segments"])).values())
     assert (job_of(ctx.catalog, rid).state, job_of(ctx.catalog, rid).attempts) == ("done", 1)
 
 

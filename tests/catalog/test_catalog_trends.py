@@ -1,0 +1,133 @@
+"""The trends' figures in the catalog, on SQLite and PostgreSQL: each call's figures read from its analysis
+documents, added up per UTC day from the list's own query (so another account's calls, and calls not completed,
+never count), goals met replaced with each analysis, and the migration that filled them for analyses stored before.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, date, datetime
+
+from sqlalchemy import select, text
+
+from callscope.catalog import trends
+from callscope.catalog.db import Catalog
+from callscope.catalog.recordings import Filters, Scope, page
+from callscope.catalog.tables import Analysis, Recording, RecordingGoal
+from callscope.figures import CallFigures, figures
+
+RESULTS = {"speakers": [{"label": "speaker-1", "role": "agent", "talk_ms": 6000},
+                        {"label": "speaker-2", "role": "customer", "talk_ms": 4000},
+                        {"label": "speaker-3", "role": "unknown", "talk_ms": 500}],
+           "pauses": [{"compliant": True}, {"compliant": False}, {"compliant": True}, {"compliant": True}],
+           "goals": [{"goal_id": 1, "met": True}, {"goal_id": 7, "met": False}]}
+SEGMENTS = [{"start_ms": 0, "end_ms": 9000, "emotions": {"calm": 0.6, "angry": 0.4}},
+            {"start_ms": 9000, "end_ms": 10000, "emotions": {"angry": 0.9, "calm": 0.1}}]
+
+
+def test_figures_of_a_results_document_and_its_segments() -> None:
+    assert figures(RESULTS, SEGMENTS) == CallFigures(pause_compliance=0.75, agent_talk_ms=6000, customer_talk_ms=4000,
+                                                     emotion="calm", goals={1: True, 7: False})
+    bare = figures({"speakers": [], "pauses": []}, None)  # no pauses: nothing to break; no segments: no emotion
+    assert (bare.pause_compliance, bare.emotion, bare.goals) == (1.0, None, {})
+
+
+def add(catalog: Catalog, *, account: str = "acme", project_id: int = 1, operator_id: int | None = 5,
+        status: str = "completed", created_at: datetime, found: CallFigures | None = None) -> int:
+    public_id = str(uuid.uuid4())
+    with catalog.session() as session:
+        row = Recording(public_id=public_id, account=account, project_id=project_id, operator_id=operator_id,
+                        name=f"call {public_id[:8]}", language="en", status=status, progress=0, duration_ms=1000,
+                        audio_format="wav", size_bytes=10, dialogues_count=0, goals_evaluated=False,
+                        pauses_detected=0, processing_restricted=False, conversation_id=public_id,
+                        created_at=created_at, updated_at=created_at,
+                        **(trends.figure_columns(found) if found else {}))
+        session.add(row)
+        session.flush()
+        if found:
+            trends.record_goals(session, row.id, found.goals)
+        return row.id
+
+
+def fig(pause: float, agent: int, customer: int, emotion: str | None, goals: dict[int, bool]) -> CallFigures:
+    return CallFigures(pause, agent, customer, emotion, goals)
+
+
+def june(day: int, hour: int = 12) -> datetime:
+    return datetime(2031, 6, day, hour, tzinfo=UTC)
+
+
+def june_filters(**fields) -> Filters:
+    return Filters(status="completed", created_from=june(1, 0), created_to=datetime(2031, 6, 30, 23, 59, tzinfo=UTC),
+                   **fields)
+
+
+def test_days_add_up_the_completed_calls_of_the_account_only(catalog: Catalog) -> None:
+    add(catalog, created_at=june(2, 0), found=fig(1.0, 60, 40, "calm", {1: True}))
+    add(catalog, created_at=june(2, 23), found=fig(0.5, 30, 70, "calm", {1: False, 2: True}))
+    add(catalog, created_at=june(3), found=fig(0.0, 10, 0, "angry", {1: True}))
+    add(catalog, created_at=june(3), project_id=2, operator_id=6, found=fig(1.0, 1, 1, None, {1: True}))
+    # never counted: another account's call, a call analysed before but being analysed again, one out of the period
+    add(catalog, account="other", created_at=june(2), found=fig(0.0, 99, 1, "sad", {1: False}))
+    add(catalog, status="processing", created_at=june(2), found=fig(0.0, 99, 1, "sad", {1: False}))
+    add(catalog, created_at=datetime(2031, 5, 31, 23, 59, tzinfo=UTC), found=fig(0.0, 99, 1, "sad", {1: False}))
+
+    with catalog.session() as session:
+        days = sorted(trends.days(session, Scope("acme"), june_filters(project_id=1)),
+                      key=lambda d: (d.day, d.emotion or ""))
+        goals = sorted(trends.goal_days(session, Scope("acme"), june_filters(project_id=1)),
+                       key=lambda g: (g.day, g.goal_id))
+        by_operator = trends.days(session, Scope("acme"), june_filters(operator_id=6))
+        listed, total = page(session, Scope("acme"), june_filters(project_id=1), 0, 50)
+    assert days == [trends.Day(date(2031, 6, 2), "calm", 2, 1.5, 2, 90, 110),
+                    trends.Day(date(2031, 6, 3), "angry", 1, 0.0, 1, 10, 0)]
+    assert goals == [trends.GoalDay(date(2031, 6, 2), 1, 1, 2, 1), trends.GoalDay(date(2031, 6, 2), 1, 2, 1, 1),
+                     trends.GoalDay(date(2031, 6, 3), 1, 1, 1, 1)]
+    assert [(d.day, d.calls, d.emotion) for d in by_operator] == [(date(2031, 6, 3), 1, None)]
+    assert total == sum(d.calls for d in days) == len(listed)  # the list shows exactly the calls the trend counts
+
+
+def test_a_project_scoped_caller_counts_its_project_only(catalog: Catalog) -> None:
+    add(catalog, created_at=june(4), found=fig(1.0, 1, 1, "calm", {}))
+    add(catalog, project_id=2, created_at=june(4), found=fig(1.0, 1, 1, "calm", {}))
+    with catalog.session() as session:
+        assert sum(d.calls for d in trends.days(session, Scope("acme", 2), june_filters())) == 1
+
+
+def test_a_new_analysis_replaces_the_goals_met(catalog: Catalog) -> None:
+    rid = add(catalog, created_at=june(5), found=fig(1.0, 1, 1, "calm", {1: True, 2: True}))
+    with catalog.session() as session:
+        trends.record_goals(session, rid, {2: False})
+    with catalog.session() as session:
+        rows = session.execute(select(RecordingGoal.goal_id, RecordingGoal.met)
+                               .where(RecordingGoal.recording_id == rid)).all()
+    assert [tuple(r) for r in rows] == [(2, False)]
+
+
+def test_the_migration_fills_the_figures_of_analyses_stored_before(catalog_url: str) -> None:
+    catalog = Catalog(catalog_url)
+    try:
+        catalog.migrate("0007_audio_redaction")
+        with catalog.engine.begin() as conn:
+            for n in range(3):
+                conn.execute(text(
+                    "INSERT INTO recordings (id, public_id, account, project_id, name, language, status, progress,"
+                    " duration_ms, audio_format, size_bytes, dialogues_count, goals_evaluated, pauses_detected,"
+                    " processing_restricted, conversation_id, created_at, updated_at) VALUES (:id, :pid, 'acme', 1,"
+                    " 'old', 'en', 'completed', 100, 1000, 'wav', 1, 0, true, 0, false, :pid, :t, :t)"),
+                    {"id": n + 1, "pid": str(uuid.uuid4()), "t": "2031-06-01 12:00:00"})
+            conn.execute(text("INSERT INTO analyses (recording_id, version, transcript_key, results, completed_at)"
+                              " VALUES (1, 1, 'k', :results, :t)"), {"results": json.dumps(RESULTS),
+                                                                     "t": "2031-06-01 12:00:00"})
+        catalog.migrate()
+        with catalog.session() as session:
+            old = session.get(Recording, 1)
+            never = session.get(Recording, 2)
+            goals = session.execute(select(RecordingGoal.goal_id, RecordingGoal.met).order_by(RecordingGoal.goal_id))
+            assert [tuple(g) for g in goals] == [(1, True), (7, False)]
+            assert session.get(Analysis, 1) is not None
+        assert (old.pause_compliance, old.agent_talk_ms, old.customer_talk_ms, old.emotion) == (0.75, 6000, 4000, None)
+        assert (never.pause_compliance, never.agent_talk_ms) == (None, None)  # no analysis: nothing to fill
+    finally:
+        catalog.dispose()
