@@ -147,8 +147,7 @@ async def keys_list(account, output) -> None:
             rows.append({
                 "name": key.name, "hint": key.status.key_hint, "permissions": key.spec.permissions,
                 "project_id": project_id_of(rt.ctx, account, key.spec.project),
-                "state": "revoked" if key.spec.revoked else (
-                    "expired" if key.spec.expires_at and key.spec.expires_at <= rt.ctx.clock() else "active"),
+                "state": key_service.key_state(key, rt.ctx.clock()),
                 "expires_at": key.spec.expires_at.isoformat() if key.spec.expires_at else None,
                 "last_used_at": used.last_used_at.isoformat() if used and used.last_used_at else None,
                 "total_requests": used.total_requests if used else 0,

@@ -1,16 +1,21 @@
-"""The members' web pages: sign-in by emailed link, the recording page every share links to, and the list.
+"""The members' web pages: sign-in by emailed link, the recording page every share links to, the list, and the
+account's Settings (API keys, members) for its admins.
 
 They are not API operations: routed straight on the Falcon app (outside the operation table, so neither the
 OpenAPI document nor API-key authentication sees them) and authenticated by a session cookie
-(callscope/services/member_auth.py). Server-rendered HTML, one stylesheet and one script, shipped as package data.
+(callscope/services/member_auth.py). Server-rendered HTML, one stylesheet and a script for each page that needs
+one, shipped as package data.
 """
 
 from __future__ import annotations
 
 import falcon
 
+from callscope.api.pages import settings_keys, settings_members, web
 from callscope.api.pages.listing import RecordingList
 from callscope.api.pages.recording import RecordingPage, RecordingState
+from callscope.api.pages.settings_keys import KeyAction, KeyDetail, KeyList
+from callscope.api.pages.settings_members import MemberAction, MemberList
 from callscope.api.pages.sign_in import Accounts, SignIn, SignInLink, SignOut
 from callscope.api.pages.web import Static
 from callscope.ratelimit import RateLimiter
@@ -23,6 +28,16 @@ class Home:
         raise falcon.HTTPSeeOther(HOME_PATH)
 
 
+class SettingsHome:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    @web.page
+    async def on_get(self, req, resp):
+        await web.require_admin(self.ctx, req)
+        raise falcon.HTTPSeeOther(settings_keys.PATH)
+
+
 def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter) -> None:
     """Route the pages; `limiter` counts sign-in requests (always on, whatever the API's rate-limit settings)."""
     app.add_route("/", Home())
@@ -33,4 +48,12 @@ def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter) -> None:
     app.add_route(HOME_PATH, RecordingList(ctx))
     app.add_route(HOME_PATH + "/{id}", RecordingPage(ctx))
     app.add_route(HOME_PATH + "/{id}/state", RecordingState(ctx))
+    app.add_route("/settings", SettingsHome(ctx))
+    app.add_route(settings_keys.PATH, KeyList(ctx))
+    app.add_route(settings_keys.PATH + "/{name}", KeyDetail(ctx))
+    for action in ("revoke", "regenerate"):
+        app.add_route(f"{settings_keys.PATH}/{{name}}/{action}", KeyAction(ctx, action))
+    app.add_route(settings_members.PATH, MemberList(ctx))
+    for action in settings_members.ACTIONS:
+        app.add_route(f"{settings_members.PATH}/{action}", MemberAction(ctx, action))
     app.add_route("/static/{name}", Static())

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 import falcon
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from callscope.errors import BadRequest, CallscopeError, PayloadTooLarge
+from callscope.errors import BadRequest, CallscopeError, NotFound, PayloadTooLarge
 from callscope.services import member_auth
 from callscope.services.context import Context
 from callscope.services.member_auth import SignedIn
@@ -127,6 +127,17 @@ async def require_person(ctx: Context, req) -> SignedIn:
     if person is None:
         raise falcon.HTTPSeeOther(sign_in_url(req.relative_uri))
     return person
+
+
+async def require_admin(ctx: Context, req) -> tuple[SignedIn, str]:
+    """The signed-in admin and the account they administer. To anyone else signed in the Settings pages do not
+    exist (404, as for a page that is not there): a member never learns what an admin could do."""
+    person = await require_person(ctx, req)
+    if person.account is None:  # a member of several accounts chooses first
+        raise falcon.HTTPSeeOther("/accounts")
+    if not person.is_admin:
+        raise NotFound("There is no page here.")
+    return person, person.account
 
 
 def set_session_cookie(ctx: Context, resp, token: str) -> None:

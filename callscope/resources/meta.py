@@ -22,6 +22,14 @@ class CamelModel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
 
+class FieldManager(CamelModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    manager: str | None = None
+    operation: str | None = None
+    subresource: str | None = None
+
+
 class ObjectMeta(CamelModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
@@ -37,6 +45,8 @@ class ObjectMeta(CamelModel):
     finalizers: list[str] = Field(default_factory=list)
     # Kept so that a full update does not drop what other controllers set (garbage-collection owners).
     owner_references: list[dict[str, Any]] = Field(default_factory=list)
+    # Who wrote the object, as the Kubernetes API records it (GitOps controllers, kubectl): read, never written back.
+    managed_fields: list[FieldManager] = Field(default_factory=list, exclude=True)
 
 
 class Condition(CamelModel):

@@ -59,7 +59,7 @@ async def add_member(ctx: Context, account: str, email: str, name: str, role: Ro
     return await ctx.store.create(Member(metadata=ObjectMeta(name=_member_name(email), namespace=account), spec=spec))
 
 
-def _existing_member(ctx: Context, account: str, email: str) -> Member:
+def existing_member(ctx: Context, account: str, email: str) -> Member:
     member = find_member(ctx, account, email)
     if member is None:
         raise NotFound(f"No member {email} in account {account}")
@@ -67,7 +67,7 @@ def _existing_member(ctx: Context, account: str, email: str) -> Member:
 
 
 async def set_member_locked(ctx: Context, account: str, email: str, locked: bool) -> Member:
-    member = _existing_member(ctx, account, email)
+    member = existing_member(ctx, account, email)
 
     def apply(draft: Member) -> None:
         draft.spec.locked = locked
@@ -76,7 +76,7 @@ async def set_member_locked(ctx: Context, account: str, email: str, locked: bool
 
 
 async def set_member_role(ctx: Context, account: str, email: str, role: Role) -> Member:
-    member = _existing_member(ctx, account, email)
+    member = existing_member(ctx, account, email)
 
     def apply(draft: Member) -> None:
         draft.spec.role = role
@@ -85,5 +85,5 @@ async def set_member_role(ctx: Context, account: str, email: str, role: Role) ->
 
 
 async def remove_member(ctx: Context, account: str, email: str) -> None:
-    member = _existing_member(ctx, account, email)
+    member = existing_member(ctx, account, email)
     await ctx.store.delete(Member, account, member.name)

@@ -74,6 +74,13 @@ async def create_key(ctx: Context, account: str, name: str, permissions: list[st
     raise StaleResourceVersion(ApiKey.KIND, name)
 
 
+def key_state(key: ApiKey, now: datetime) -> str:
+    """revoked, expired or active: what `authenticate` makes of the key (a revoked key that expired is revoked)."""
+    if key.spec.revoked:
+        return "revoked"
+    return "expired" if key.spec.expires_at is not None and key.spec.expires_at <= now else "active"
+
+
 def get_key(ctx: Context, account: str, name: str) -> ApiKey:
     key = ctx.store.cached_get(ApiKey, account, name)
     if key is None:

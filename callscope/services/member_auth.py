@@ -95,6 +95,11 @@ class SignedIn:
     def name(self) -> str:
         return self.members[0].spec.name
 
+    @property
+    def is_admin(self) -> bool:
+        """Whether the person administers the account the pages show (its Settings pages)."""
+        return any(m.namespace == self.account and m.spec.role == "admin" for m in self.members)
+
     def principal(self, account: str) -> Principal:
         """The person as a caller of the recording services: read-only, the whole of one of their accounts."""
         member = next(m for m in self.members if m.namespace == account)
@@ -115,15 +120,31 @@ async def request_link(ctx: Context, limiter: RateLimiter, email: str, next_path
     settings = ctx.settings
     await _limit(limiter, "client", client, settings.sign_in_per_client_per_hour)
     await _limit(limiter, "email", email, settings.sign_in_per_email_per_hour)
+    token = await _store_link(ctx, email, next_path)
+    if memberships(ctx, email):
+        _send_link(ctx, email, token)
+
+
+async def invite(ctx: Context, email: str) -> None:
+    """Email a sign-in link to a member an admin just added (the mail a member asking for one gets)."""
+    email = normalize_email(email)
+    _send_link(ctx, email, await _store_link(ctx, email, HOME_PATH))
+
+
+async def _store_link(ctx: Context, email: str, next_path: str | None) -> str:
     token = secrets.token_urlsafe(32)
     now = ctx.clock()
-    ttl = settings.sign_in_link_ttl_seconds
-    await ctx.catalog.write(rows.insert_link, SignInLink(token_hash=_hash(token), email=email,
-                                                         next_path=safe_next(next_path), created_at=now,
-                                                         expires_at=now + timedelta(seconds=ttl)))
-    if memberships(ctx, email):
-        ctx.mail.submit(sign_in_email(email, f"{settings.base_url}{SIGN_IN_PATH}/link?token={token}", ttl // 60))
-        log.info("sign_in_link_sent", email=email)
+    await ctx.catalog.write(rows.insert_link, SignInLink(
+        token_hash=_hash(token), email=email, next_path=safe_next(next_path), created_at=now,
+        expires_at=now + timedelta(seconds=ctx.settings.sign_in_link_ttl_seconds)))
+    return token
+
+
+def _send_link(ctx: Context, email: str, token: str) -> None:
+    settings = ctx.settings
+    ctx.mail.submit(sign_in_email(email, f"{settings.base_url}{SIGN_IN_PATH}/link?token={token}",
+                                  settings.sign_in_link_ttl_seconds // 60))
+    log.info("sign_in_link_sent", email=email)
 
 
 async def redeem_link(ctx: Context, token: str) -> tuple[str, str]:
