@@ -104,8 +104,11 @@ class KeyDetail:
     async def on_get(self, req, resp, name: str):
         person, account = await web.require_admin(self.ctx, req)
         row = await key_settings.get_row(self.ctx, account, name)
+        per_hour = charts.hours(await key_settings.usage_by_hour(self.ctx, row), self.ctx.clock(),
+                                key_settings.USAGE_HOURS)
         web.render(req, resp, "settings_key.html", person=person, account=account, row=row,
-                   endpoints=charts.bars(row.usage.requests_by_endpoint))
+                   endpoints=charts.bars(row.usage.requests_by_endpoint), per_hour=per_hour,
+                   busy_hours=[h for h in per_hour if h.requests])
 
 
 class KeyAction:

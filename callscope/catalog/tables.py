@@ -112,6 +112,18 @@ class ApiKeyUsage(Base):
     last_used_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
 
 
+class ApiKeyUsageHourly(Base):
+    """Requests and errors of an API key per hour (UTC, the hour's start): its usage over time."""
+
+    __tablename__ = "api_key_usage_hourly"
+
+    key_uid: Mapped[str] = mapped_column(String(64), primary_key=True)
+    hour: Mapped[datetime] = mapped_column(UTCDateTime, primary_key=True)
+    account: Mapped[str] = mapped_column(String(128), nullable=False)
+    requests: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    errors: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
 class RateLimitWindow(Base):
     """Fixed-window request counter of a rate-limit bucket; window_start is epoch seconds."""
 

@@ -1,8 +1,8 @@
 """API-key usage: counted in memory on the request path, written to the catalog in periodic batches.
 
 ``UsageRecorder.record`` is a dict update (no I/O, no await); ``flush`` adds the buffered increments to
-the stored counters with one upsert per (key, endpoint) row, all in one transaction. Increments are
-relative (``requests = requests + n``) so any number of API processes can flush at the same time
+the stored counters, per (key, endpoint) and per (key, hour), with one upsert per row, all in one transaction.
+Increments are relative (``requests = requests + n``) so any number of API processes can flush at the same time
 without losing counts. A flush that fails (the catalog restarting) keeps its increments for the next one, so an
 outage delays counts but loses none.
 """
@@ -19,7 +19,7 @@ from sqlalchemy import case, delete, select
 from sqlalchemy.orm import Session
 
 from callscope.catalog.db import Catalog, insert
-from callscope.catalog.tables import ApiKeyUsage
+from callscope.catalog.tables import ApiKeyUsage, ApiKeyUsageHourly
 from callscope.errors import ServiceUnavailable
 
 log = structlog.get_logger()
@@ -31,6 +31,16 @@ class KeyUsage(BaseModel):
     total_errors: int = 0
     error_rate: float = Field(0.0, ge=0.0, le=1.0)
     requests_by_endpoint: dict[str, int] = Field(default_factory=dict)
+
+
+class HourlyUsage(BaseModel):
+    hour: datetime  # its start, UTC
+    requests: int
+    errors: int
+
+    @property
+    def error_rate(self) -> float:
+        return self.errors / self.requests if self.requests else 0.0
 
 
 @dataclass(slots=True)
@@ -46,32 +56,37 @@ def _utc(at: datetime) -> datetime:
     return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
 
 
+def _hour(at: datetime) -> datetime:
+    return at.replace(minute=0, second=0, microsecond=0)
+
+
 class UsageRecorder:
-    """Buffers usage per (key_uid, endpoint); one per process, shared by all requests of that process."""
+    """Buffers usage per (key_uid, endpoint, hour); one per process, shared by all requests of that process."""
 
     def __init__(self, catalog: Catalog):
         self._catalog = catalog
-        self._pending: dict[tuple[str, str], _Pending] = {}
+        self._pending: dict[tuple[str, str, datetime], _Pending] = {}
         self._flush_lock = asyncio.Lock()
 
     @property
     def pending(self) -> int:
-        """Number of (key, endpoint) rows waiting for the next flush."""
+        """Number of (key, endpoint, hour) rows waiting for the next flush."""
         return len(self._pending)
 
     def record(self, key_uid: str, account: str, key_name: str, endpoint: str, error: bool, at: datetime) -> None:
         """Count one request. O(1), in memory; never touches the database."""
-        p = self._pending.get((key_uid, endpoint))
+        at = _utc(at)
+        p = self._pending.get((key_uid, endpoint, _hour(at)))
         if p is None:
-            self._pending[(key_uid, endpoint)] = _Pending(account, key_name, 1, int(error), _utc(at))
+            self._pending[(key_uid, endpoint, _hour(at))] = _Pending(account, key_name, 1, int(error), at)
             return
         p.requests += 1
         p.errors += int(error)
         p.account, p.key_name = account, key_name
-        if (at := _utc(at)) > p.last_used_at:
+        if at > p.last_used_at:
             p.last_used_at = at
 
-    def _restore(self, batch: dict[tuple[str, str], _Pending]) -> None:
+    def _restore(self, batch: dict[tuple[str, str, datetime], _Pending]) -> None:
         """Put an unwritten batch back, merged with whatever was recorded since it was taken."""
         for key, old in batch.items():
             new = self._pending.get(key)
@@ -126,7 +141,7 @@ class UsageRecorder:
             raise
 
 
-def _write_increments(session: Session, batch: dict[tuple[str, str], _Pending]) -> None:
+def _write_increments(session: Session, batch: dict[tuple[str, str, datetime], _Pending]) -> None:
     t = ApiKeyUsage.__table__
     ins = insert(session, ApiKeyUsage)
     stmt = ins.on_conflict_do_update(
@@ -142,21 +157,31 @@ def _write_increments(session: Session, batch: dict[tuple[str, str], _Pending]) 
             ),
         },
     )
-    # Sorted, so concurrent flushers lock rows in the same order (no deadlocks on PostgreSQL).
-    rows = [
-        {
-            "key_uid": key_uid,
-            "endpoint": endpoint,
-            "account": p.account,
-            "key_name": p.key_name,
-            "requests": p.requests,
-            "errors": p.errors,
-            "last_used_at": p.last_used_at,
-        }
-        for (key_uid, endpoint), p in sorted(batch.items())
-    ]
-    for row in rows:
+    h = ApiKeyUsageHourly.__table__
+    ins_h = insert(session, ApiKeyUsageHourly)
+    stmt_h = ins_h.on_conflict_do_update(
+        index_elements=[h.c.key_uid, h.c.hour],
+        set_={"requests": h.c.requests + ins_h.excluded.requests, "errors": h.c.errors + ins_h.excluded.errors},
+    )
+    # Sorted, one table after the other, so concurrent flushers lock rows in the same order (no deadlocks on
+    # PostgreSQL).
+    per_endpoint: dict[tuple[str, str], dict] = {}
+    per_hour: dict[tuple[str, datetime], dict] = {}
+    for (key_uid, endpoint, hour), p in sorted(batch.items()):
+        row = per_endpoint.setdefault((key_uid, endpoint), {
+            "key_uid": key_uid, "endpoint": endpoint, "account": p.account, "key_name": p.key_name,
+            "requests": 0, "errors": 0, "last_used_at": p.last_used_at})
+        row["requests"] += p.requests
+        row["errors"] += p.errors
+        row["last_used_at"] = max(row["last_used_at"], p.last_used_at)
+        hourly = per_hour.setdefault((key_uid, hour), {"key_uid": key_uid, "hour": hour, "account": p.account,
+                                                       "requests": 0, "errors": 0})
+        hourly["requests"] += p.requests
+        hourly["errors"] += p.errors
+    for _, row in sorted(per_endpoint.items()):
         session.execute(stmt, row)
+    for _, row in sorted(per_hour.items()):
+        session.execute(stmt_h, row)
 
 
 def read_usage(session: Session, key_uids: list[str]) -> dict[str, KeyUsage]:
@@ -182,6 +207,17 @@ def read_usage(session: Session, key_uids: list[str]) -> dict[str, KeyUsage]:
     return result
 
 
+def read_hourly(session: Session, key_uid: str, since: datetime) -> list[HourlyUsage]:
+    """The key's hours with requests from `since` on, oldest first."""
+    rows = session.execute(
+        select(ApiKeyUsageHourly.hour, ApiKeyUsageHourly.requests, ApiKeyUsageHourly.errors)
+        .where(ApiKeyUsageHourly.key_uid == key_uid, ApiKeyUsageHourly.hour >= since)
+        .order_by(ApiKeyUsageHourly.hour)
+    ).all()
+    return [HourlyUsage(hour=hour, requests=requests, errors=errors) for hour, requests, errors in rows]
+
+
 def delete_usage(session: Session, key_uid: str) -> int:
-    """Forget the usage of a (deleted) key; returns the number of rows removed."""
+    """Forget the usage of a (deleted) key; returns the number of per-endpoint rows removed."""
+    session.execute(delete(ApiKeyUsageHourly).where(ApiKeyUsageHourly.key_uid == key_uid))
     return session.execute(delete(ApiKeyUsage).where(ApiKeyUsage.key_uid == key_uid)).rowcount

@@ -5,8 +5,9 @@ with its project and usage, and leaving alone the keys a GitOps tool owns, so th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
-from callscope.catalog.usage import KeyUsage, read_usage
+from callscope.catalog.usage import HourlyUsage, KeyUsage, read_hourly, read_usage
 from callscope.errors import Conflict
 from callscope.kube import FIELD_MANAGER
 from callscope.resources import ApiKey
@@ -14,6 +15,7 @@ from callscope.services import keys, scope
 from callscope.services.context import Context
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
+USAGE_HOURS = 48  # the span of a key's usage over time
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,12 @@ async def get_row(ctx: Context, account: str, name: str) -> KeyRow:
     key = keys.get_key(ctx, account, name)
     usage = await ctx.catalog.read(read_usage, [key.metadata.uid] if key.metadata.uid else [])
     return _row(ctx, key, usage.get(key.metadata.uid or "", KeyUsage()))
+
+
+async def usage_by_hour(ctx: Context, row: KeyRow) -> list[HourlyUsage]:
+    """The key's hours with requests among the last USAGE_HOURS, oldest first."""
+    since = ctx.clock().replace(minute=0, second=0, microsecond=0) - timedelta(hours=USAGE_HOURS - 1)
+    return await ctx.catalog.read(read_hourly, row.key.metadata.uid or "", since) if row.key.metadata.uid else []
 
 
 def _row(ctx: Context, key: ApiKey, usage: KeyUsage) -> KeyRow:

@@ -9,7 +9,7 @@ from unittest import mock
 import pytest
 
 from callscope.catalog.db import Catalog
-from callscope.catalog.usage import UsageRecorder, delete_usage, read_usage
+from callscope.catalog.usage import UsageRecorder, delete_usage, read_hourly, read_usage
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -121,3 +121,22 @@ async def test_delete_usage(catalog: Catalog) -> None:
     catalog.change(delete_usage, "k1")
     usage = catalog.query(read_usage, ["k1", "k2"])
     assert usage["k1"].total_requests == 0 and usage["k2"].total_requests == 1
+    assert catalog.query(read_hourly, "k1", T0) == [] and len(catalog.query(read_hourly, "k2", T0)) == 1
+
+
+async def test_usage_is_counted_by_the_hour_too(catalog: Catalog) -> None:
+    recorder = UsageRecorder(catalog)
+    for minutes, endpoint, error in [(0, "GET /v1/x", False), (59, "GET /v1/y", True), (61, "GET /v1/x", True),
+                                     (185, "GET /v1/x", False)]:
+        recorder.record("k1", "acme", "ci", endpoint, error, T0 + timedelta(minutes=minutes))
+    recorder.record("k2", "acme", "ops", "GET /v1/x", True, T0)
+    await recorder.flush()
+    recorder.record("k1", "acme", "ci", "GET /v1/x", False, T0 + timedelta(minutes=70))  # a later flush adds up
+    await recorder.flush()
+    hours = catalog.query(read_hourly, "k1", T0 + timedelta(minutes=30))
+    assert [(h.hour, h.requests, h.errors) for h in hours] == [
+        (T0 + timedelta(hours=1), 2, 1), (T0 + timedelta(hours=3), 1, 0)]  # the hour before `since` left out
+    assert hours[0].error_rate == 0.5
+    first = catalog.query(read_hourly, "k1", T0)[0]
+    assert (first.hour, first.requests, first.errors) == (T0, 2, 1)
+    assert catalog.query(read_usage, ["k1"])["k1"].total_requests == 5

@@ -113,6 +113,21 @@ async def test_a_key_made_on_the_page_is_shown_once_and_works_at_once(runtime, a
     assert key not in listing and key not in (await admin.get(f"{KEYS}/new-key")).text  # never shown again
 
 
+async def test_a_keys_usage_shows_by_endpoint_and_by_hour(runtime, admin):
+    key = _shown_key((await create(admin)).text)
+    bearer = {"Authorization": f"Bearer {key}"}
+    for path in ("/projects", "/projects", "/recordings/nope"):
+        await admin.get(f"/api/v1/public{path}", headers=bearer)
+    await runtime.usage.flush()
+    page = (await admin.get(f"{KEYS}/new-key")).text
+    assert '<dd id="total-requests">3</dd>' in page
+    assert "GET /api/v1/public/projects" in page and "33.3%" in page  # one request of three failed
+    hour = runtime.ctx.clock().strftime("%Y-%m-%d %H:00")
+    assert re.search(rf"{hour}</time></td><td class=\"num\">3</td><td class=\"num\">1</td>", page), page
+    listing = (await admin.get(KEYS)).text
+    assert re.search(r'new-key</a>.*?<td class="num">3</td>', listing, re.S)
+
+
 @pytest.mark.parametrize("fields, problem", [
     ({"read": ""}, "at least one permission"),  # nothing ticked
     ({"read": "maybe"}, "read"),
