@@ -1,10 +1,11 @@
 """The signed-in member's list: the chosen account's recordings, newest first, with the API's filters (project,
-status, tag, date range, search), and the recordings shared with them."""
+status, tag, operator, call and added date ranges, search), and the recordings shared with them."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
+from datetime import date
 from typing import Literal
+from urllib.parse import urlencode
 
 import falcon
 from pydantic import BaseModel
@@ -27,16 +28,32 @@ class ListQuery(BaseModel):
     project_id: text_int(1) = None  # the API's ids: up to the catalog's BIGINT, 422 past it
     status: RecordingStatus | None = None
     tag_id: text_int(1) = None
+    operator_id: text_int(1) = None
     called_from: date | None = None
     called_to: date | None = None
+    added_from: date | None = None  # when the recording was added (created_at): the trends' days
+    added_to: date | None = None
     q: v.Line = None  # the API's search type: no control characters (a NUL fails PostgreSQL), bounded
     page: text_int(1, 10_000) = 1
 
     def filters(self) -> Filters:
-        return Filters(project_id=self.project_id, status=self.status, tag_ids=[self.tag_id] if self.tag_id else [],
-                       called_from=datetime.combine(self.called_from, time.min, UTC) if self.called_from else None,
-                       called_to=datetime.combine(self.called_to, time.max, UTC) if self.called_to else None,
-                       q=self.q or None)
+        called_from, called_to = recordings.whole_days(self.called_from, self.called_to)
+        created_from, created_to = recordings.whole_days(self.added_from, self.added_to)
+        return Filters(project_id=self.project_id, status=self.status, operator_id=self.operator_id,
+                       tag_ids=[self.tag_id] if self.tag_id else [], called_from=called_from, called_to=called_to,
+                       created_from=created_from, created_to=created_to, q=self.q or None)
+
+
+def filter_form(req) -> dict[str, str]:
+    """A GET filter form's fields: one left blank is unset (a given None would fail its type); a repeated one is
+    ignored."""
+    return {k: v for k, v in req.params.items() if isinstance(v, str) and v}
+
+
+def list_url(**fields) -> str:
+    """The list page filtered by these ListQuery fields (a trend's point links to the calls behind it)."""
+    given = {name: value for name, value in fields.items() if value is not None}  # as a form leaves a field blank
+    return "/recordings?" + urlencode(ListQuery(**given).model_dump(mode="json", exclude_defaults=True))
 
 
 class RecordingList:
@@ -48,8 +65,7 @@ class RecordingList:
         person = await web.require_person(self.ctx, req)
         if person.account is None:  # a member of several accounts chooses first
             raise falcon.HTTPSeeOther("/accounts")
-        # A field the filter form leaves blank is unset (a given None would fail its type); a repeated one is ignored.
-        query = parse_fields(ListQuery, {k: v for k, v in req.params.items() if isinstance(v, str) and v})
+        query = parse_fields(ListQuery, filter_form(req))
         principal = person.principal(person.account)
         options = await recordings.filter_values(self.ctx, principal)
         if query.view == "shared":

@@ -61,16 +61,27 @@ async def list_recordings(ctx: Context, principal: Principal, f: Filters, offset
     return await ctx.catalog.read(recording_rows.page, principal.scope, f, offset, limit)
 
 
+def visible_projects(ctx: Context, principal: Principal) -> list[Project]:
+    """The projects a caller may filter recordings on, by name."""
+    return sorted((p for p in scope.all_of(ctx, Project, principal.account)
+                   if scope.project_visible(principal, p.name)), key=lambda p: p.spec.name.casefold())
+
+
+def visible_operators(ctx: Context, principal: Principal) -> list[Operator]:
+    """The operators a caller may filter recordings on, by name."""
+    return sorted((o for o in scope.all_of(ctx, Operator, principal.account) if scope.operator_visible(principal, o)),
+                  key=lambda o: o.spec.name.casefold())
+
+
 async def filter_values(ctx: Context, principal: Principal) -> dict[str, Any]:
     """What a client can filter the list on, within the key's scope."""
     facets = await ctx.catalog.read(recording_rows.facets, principal.scope)
-    projects = [p for p in scope.all_of(ctx, Project, principal.account) if scope.project_visible(principal, p.name)]
+    projects = visible_projects(ctx, principal)
     project_names = {p.name for p in projects}
     return {
         **facets,
-        "projects": sorted(projects, key=lambda p: p.spec.name.casefold()),
-        "operators": sorted((o for o in scope.all_of(ctx, Operator, principal.account)
-                             if scope.operator_visible(principal, o)), key=lambda o: o.spec.name.casefold()),
+        "projects": projects,
+        "operators": visible_operators(ctx, principal),
         "tags": sorted((t for t in scope.all_of(ctx, Tag, principal.account) if t.spec.project in project_names),
                        key=lambda t: t.spec.name.casefold()),
     }

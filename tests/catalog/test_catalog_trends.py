@@ -16,6 +16,7 @@ from callscope.catalog.db import Catalog
 from callscope.catalog.recordings import Filters, Scope, page
 from callscope.catalog.tables import Analysis, Recording, RecordingGoal
 from callscope.figures import CallFigures, figures
+from tests.catalog.trend_rows import add, fig
 
 RESULTS = {"speakers": [{"label": "speaker-1", "role": "agent", "talk_ms": 6000},
                         {"label": "speaker-2", "role": "customer", "talk_ms": 4000},
@@ -31,27 +32,6 @@ def test_figures_of_a_results_document_and_its_segments() -> None:
                                                      emotion="calm", goals={1: True, 7: False})
     bare = figures({"speakers": [], "pauses": []}, None)  # no pauses: nothing to break; no segments: no emotion
     assert (bare.pause_compliance, bare.emotion, bare.goals) == (1.0, None, {})
-
-
-def add(catalog: Catalog, *, account: str = "acme", project_id: int = 1, operator_id: int | None = 5,
-        status: str = "completed", created_at: datetime, found: CallFigures | None = None) -> int:
-    public_id = str(uuid.uuid4())
-    with catalog.session() as session:
-        row = Recording(public_id=public_id, account=account, project_id=project_id, operator_id=operator_id,
-                        name=f"call {public_id[:8]}", language="en", status=status, progress=0, duration_ms=1000,
-                        audio_format="wav", size_bytes=10, dialogues_count=0, goals_evaluated=False,
-                        pauses_detected=0, processing_restricted=False, conversation_id=public_id,
-                        created_at=created_at, updated_at=created_at,
-                        **(trends.figure_columns(found) if found else {}))
-        session.add(row)
-        session.flush()
-        if found:
-            trends.record_goals(session, row.id, found.goals)
-        return row.id
-
-
-def fig(pause: float, agent: int, customer: int, emotion: str | None, goals: dict[int, bool]) -> CallFigures:
-    return CallFigures(pause, agent, customer, emotion, goals)
 
 
 def june(day: int, hour: int = 12) -> datetime:
@@ -96,8 +76,9 @@ def test_a_project_scoped_caller_counts_its_project_only(catalog: Catalog) -> No
 
 
 def test_a_new_analysis_replaces_the_goals_met(catalog: Catalog) -> None:
-    rid = add(catalog, created_at=june(5), found=fig(1.0, 1, 1, "calm", {1: True, 2: True}))
+    public_id = add(catalog, created_at=june(5), found=fig(1.0, 1, 1, "calm", {1: True, 2: True}))
     with catalog.session() as session:
+        rid = session.scalar(select(Recording.id).where(Recording.public_id == public_id))
         trends.record_goals(session, rid, {2: False})
     with catalog.session() as session:
         rows = session.execute(select(RecordingGoal.goal_id, RecordingGoal.met)

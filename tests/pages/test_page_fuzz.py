@@ -27,7 +27,9 @@ VALUES = [
     "%2F%C3%A9", "%2Frecordings%00", "all", "shared", "completed", "default",
     "a%00@b.c", "a@b.c%00", "a%1B@b.c", "a%FF@b.c", "a@b@c", "x" * 400 + "@b.c",  # nearly an email address
 ]
-LIST_FIELDS = ["view", "project_id", "status", "tag_id", "called_from", "called_to", "q", "page"]
+LIST_FIELDS = ["view", "project_id", "status", "tag_id", "operator_id", "called_from", "called_to", "added_from",
+               "added_to", "q", "page"]
+TRENDS_FIELDS = ["project_id", "operator_id", "start", "end"]
 # Shapes no form of ours sends: repeated, bare and bracketed fields in the list's query string.
 ODD_QUERIES = ["project_id=1&project_id=x", "project_id", "tag_id[]=1", "page=1&page=99999999999999999999",
                "q=a&q=%00", "&&&", "=", "==x", "%00=1", "view=all&" * 200]
@@ -73,6 +75,7 @@ async def test_no_page_field_answers_5xx(member, runtime):
 
     for value in VALUES:
         cases += [("GET", f"/recordings?{field}={value}", "html", None, {}) for field in LIST_FIELDS]
+        cases += [("GET", f"/trends?{field}={value}", "html", None, {}) for field in TRENDS_FIELDS]
         cases += [("GET", f"/sign-in?next={value}", "html", None, {}),
                   ("GET", f"/sign-in?next={value}", "html", None, SIGNED_OUT),  # the form, `next` in it
                   ("GET", f"/recordings?q={value}", "html", None, SIGNED_OUT),  # sent to sign in, to come back

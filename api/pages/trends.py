@@ -1,0 +1,109 @@
+"""The Trends page: over a chosen period, the account's (or a project's, or an operator's) completed calls per day,
+week or month, their goals met, pause compliance, talk-time share and prevailing emotions, a chart each; every bar
+links to the list of the recordings it counts (the list's own filters, so the list shows exactly those)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import falcon
+from pydantic import BaseModel
+
+from callscope.analysis.result import EMOTIONS
+from callscope.api.body import parse_fields
+from callscope.api.pages import trend_charts, web
+from callscope.api.pages.listing import filter_form, list_url
+from callscope.api.pages.trend_charts import Chart, Slot
+from callscope.api.pages.views import EMOTION_COLOURS
+from callscope.api.schemas import text_int
+from callscope.services import recordings, trends
+from callscope.services.context import Context
+from callscope.services.trends import Bucket, Trends, Unit
+from callscope.statuses import RecordingStatus
+
+PATH = "/trends"
+
+
+class TrendsQuery(BaseModel):
+    project_id: text_int(1) = None
+    operator_id: text_int(1) = None
+    start: date | None = None  # the period's first day; blank: DEFAULT_DAYS before its last
+    end: date | None = None  # its last day (included); blank: today
+
+
+def _slot(bucket: Bucket, unit: Unit, query: TrendsQuery) -> Slot:
+    first = bucket.first
+    tick = first.strftime("%b %Y") if unit is Unit.MONTH else f"{first.day} {first:%b}"
+    name = {Unit.DAY: f"{first:%a} {first.day} {first:%b %Y}", Unit.WEEK: f"Week of {first.day} {first:%b %Y}",
+            Unit.MONTH: f"{first:%B %Y}"}[unit]
+    return Slot(tick, list_url(project_id=query.project_id, operator_id=query.operator_id,
+                               status=RecordingStatus.COMPLETED, added_from=bucket.first, added_to=bucket.last), name)
+
+
+def _count_top(peak: int) -> int:
+    """The smallest 1, 2 or 5 times a power of ten that is at least `peak` (and at least 1)."""
+    step = 1
+    while True:
+        for m in (1, 2, 5):
+            if m * step >= peak:
+                return m * step
+        step *= 10
+
+
+def _calls(n: int) -> str:
+    return f"{n} call{'' if n == 1 else 's'}"
+
+
+def _percent(value: float | None, of: str) -> str:
+    return f"{value:.0%} {of}" if value is not None else "no call to measure"
+
+
+def charts(t: Trends, query: TrendsQuery) -> list[Chart]:
+    slots = [_slot(p.bucket, t.unit, query) for p in t.points]
+    points = t.points
+
+    def emotions(i: int) -> str:
+        mix = ", ".join(f"{name} {points[i].emotions[name]}" for name in EMOTIONS if points[i].emotions.get(name))
+        unknown = points[i].calls - sum(points[i].emotions.values())
+        return (mix or "no emotion known") + (f" ({_calls(unknown)} without one)" if mix and unknown else "")
+
+    out = [trend_charts.bars("calls", "Calls analysed", slots, [p.calls for p in points],
+                             _count_top(max((p.calls for p in points), default=0)), lambda v: f"{v:.0f}",
+                             lambda i: f"{_calls(points[i].calls)} analysed")]
+    for n, series in enumerate(t.goals):
+        goal = series.points
+        out.append(trend_charts.bars(
+            f"goal-{n}", f"Goal met: {series.goal} ({series.project})", slots, [g.attainment for g in goal], 1,
+            lambda v: f"{v:.0%}",
+            lambda i, goal=goal: _percent(goal[i].attainment, f"met, {goal[i].met} of {_calls(goal[i].calls)}")))
+    out.append(trend_charts.bars(
+        "pauses", "Average pause compliance", slots, [p.pause_compliance for p in points], 1, lambda v: f"{v:.0%}",
+        lambda i: _percent(points[i].pause_compliance, f"of pauses compliant, over {_calls(points[i].calls)}")))
+    out.append(trend_charts.bars(
+        "talk", "Agents' share of the talk time", slots, [p.agent_talk_share for p in points], 1,
+        lambda v: f"{v:.0%}", lambda i: _percent(points[i].agent_talk_share, "of the talk time by agents")))
+    out.append(trend_charts.stacks("emotions", "Prevailing emotion of the calls", slots,
+                                   [p.emotions for p in points], EMOTIONS, EMOTION_COLOURS, emotions))
+    return out
+
+
+class TrendsPage:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    @web.page
+    async def on_get(self, req, resp):
+        person = await web.require_person(self.ctx, req)
+        if person.account is None:  # a member of several accounts chooses first
+            raise falcon.HTTPSeeOther("/accounts")
+        query = parse_fields(TrendsQuery, filter_form(req))
+        principal = person.principal(person.account)
+        period = trends.period(query.start, query.end, self.ctx.clock().date())
+        found = await trends.trends(self.ctx, principal, query.project_id, query.operator_id, period)
+        web.render(req, resp, "trends.html", person=person, account=principal.account, query=query, t=found,
+                   charts=charts(found, query), total=sum(p.calls for p in found.points),
+                   projects=recordings.visible_projects(self.ctx, principal),
+                   operators=recordings.visible_operators(self.ctx, principal),
+                   period_url=list_url(project_id=query.project_id, operator_id=query.operator_id,
+                                       status=RecordingStatus.COMPLETED, added_from=period.first,
+                                       added_to=period.last))

@@ -1,0 +1,189 @@
+"""The account's trends: over a period, per bucket of days, the completed calls of the account, a project or an
+operator, their goals met, pause compliance, talk-time share and prevailing emotions (the Trends page).
+
+The rules live here: the period (its default and its longest), the bucket its length calls for, and what the caller
+may see, which is the recording list's rule (callscope.services.recordings.filters_visible and the catalog's scope):
+a trend counts exactly the calls the list shows for the same filters. The catalog adds up days
+(callscope/catalog/trends.py); this module folds them into the buckets.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from enum import StrEnum
+
+from callscope.catalog import trends as trend_rows
+from callscope.catalog.recordings import Filters
+from callscope.errors import ValidationFailed
+from callscope.services import recordings
+from callscope.services.context import Context, Principal
+from callscope.statuses import RecordingStatus
+
+DEFAULT_DAYS = 30
+MAX_DAYS = 3 * 366  # three years: 37 monthly bars at most
+
+
+class Unit(StrEnum):
+    DAY = "day"
+    WEEK = "week"  # Monday to Sunday
+    MONTH = "month"
+
+
+@dataclass(frozen=True)
+class Period:
+    first: date
+    last: date  # included
+
+    @property
+    def days(self) -> int:
+        return (self.last - self.first).days + 1
+
+
+# Far enough from the calendar's ends that a period's default bound and its buckets' weeks and months exist.
+EARLIEST, LATEST = date.min + timedelta(days=MAX_DAYS + 31), date.max - timedelta(days=MAX_DAYS + 31)
+
+
+def period(first: date | None, last: date | None, today: date) -> Period:
+    """The period asked for: up to today and the DEFAULT_DAYS before it where a bound is left out."""
+    if any(d is not None and not EARLIEST <= d <= LATEST for d in (first, last)):
+        raise ValidationFailed(f"Dates go from {EARLIEST} to {LATEST}")
+    last = last or (today if first is None else min(today, first + timedelta(days=DEFAULT_DAYS - 1)))
+    first = first or last - timedelta(days=DEFAULT_DAYS - 1)
+    if first > last:
+        raise ValidationFailed("The period's first day is after its last")
+    if (last - first).days + 1 > MAX_DAYS:
+        raise ValidationFailed(f"A period is at most {MAX_DAYS} days long")
+    return Period(first, last)
+
+
+def unit_for(p: Period) -> Unit:
+    """Days for up to a month, weeks for up to half a year, months beyond: between 1 and 37 bars."""
+    return Unit.DAY if p.days <= 31 else Unit.WEEK if p.days <= 183 else Unit.MONTH
+
+
+def _bucket_start(day: date, unit: Unit) -> date:
+    if unit is Unit.WEEK:
+        return day - timedelta(days=day.weekday())
+    return day.replace(day=1) if unit is Unit.MONTH else day
+
+
+def _next_start(start: date, unit: Unit) -> date:
+    if unit is Unit.MONTH:
+        return (start.replace(day=28) + timedelta(days=4)).replace(day=1)
+    return start + timedelta(days=7 if unit is Unit.WEEK else 1)
+
+
+@dataclass(frozen=True)
+class Bucket:
+    first: date  # the period's first day for the first bucket, which may start inside a week or a month
+    last: date  # included; the period's last day for the last bucket
+
+
+def buckets(p: Period, unit: Unit) -> list[Bucket]:
+    out, start = [], _bucket_start(p.first, unit)
+    while start <= p.last:
+        following = _next_start(start, unit)
+        out.append(Bucket(max(start, p.first), min(following - timedelta(days=1), p.last)))
+        start = following
+    return out
+
+
+@dataclass
+class Point:
+    """The completed calls of one bucket."""
+
+    bucket: Bucket
+    calls: int = 0
+    pause_compliance_sum: float = 0.0
+    pause_compliance_calls: int = 0
+    agent_talk_ms: int = 0
+    customer_talk_ms: int = 0
+    emotions: dict[str, int] = field(default_factory=dict)  # calls per prevailing emotion (the known ones)
+
+    @property
+    def pause_compliance(self) -> float | None:
+        """The calls' mean share of compliant pauses, 0 to 1."""
+        return self.pause_compliance_sum / self.pause_compliance_calls if self.pause_compliance_calls else None
+
+    @property
+    def agent_talk_share(self) -> float | None:
+        """The agents' share of the time agents and customers talked, 0 to 1."""
+        talk = self.agent_talk_ms + self.customer_talk_ms
+        return self.agent_talk_ms / talk if talk else None
+
+
+@dataclass
+class GoalPoint:
+    bucket: Bucket
+    calls: int = 0  # that evaluated the goal
+    met: int = 0
+
+    @property
+    def attainment(self) -> float | None:
+        return self.met / self.calls if self.calls else None
+
+
+@dataclass(frozen=True)
+class GoalSeries:
+    project: str
+    goal: str
+    points: list[GoalPoint]
+
+
+@dataclass(frozen=True)
+class Trends:
+    period: Period
+    unit: Unit
+    points: list[Point]
+    goals: list[GoalSeries]  # the goals of the projects shown, in their project's order
+
+
+def trend_filters(project_id: int | None, operator_id: int | None, bucket: Bucket | Period) -> Filters:
+    """The list's filters of the calls a trend adds up over `bucket`: the page links each point to these."""
+    created_from, created_to = recordings.whole_days(bucket.first, bucket.last)
+    return Filters(project_id=project_id, operator_id=operator_id, status=RecordingStatus.COMPLETED,
+                   created_from=created_from, created_to=created_to)
+
+
+async def trends(ctx: Context, principal: Principal, project_id: int | None, operator_id: int | None,
+                 p: Period) -> Trends:
+    unit = unit_for(p)
+    points = [Point(b) for b in buckets(p, unit)]
+    f = trend_filters(project_id, operator_id, p)
+    if not recordings.filters_visible(ctx, principal, f):
+        return Trends(p, unit, points, [])
+    days = await ctx.catalog.read(trend_rows.days, principal.scope, f)
+    goal_days = await ctx.catalog.read(trend_rows.goal_days, principal.scope, f)
+    index = {b.bucket.first: i for i, b in enumerate(points)}
+
+    def point_of(day: date) -> int:
+        return index[max(_bucket_start(day, unit), p.first)]
+
+    for d in days:
+        point = points[point_of(d.day)]
+        point.calls += d.calls
+        point.pause_compliance_sum += d.pause_compliance_sum
+        point.pause_compliance_calls += d.pause_compliance_calls
+        point.agent_talk_ms += d.agent_talk_ms
+        point.customer_talk_ms += d.customer_talk_ms
+        if d.emotion is not None:
+            point.emotions[d.emotion] = point.emotions.get(d.emotion, 0) + d.calls
+    per_goal: dict[tuple[int, int], list[GoalPoint]] = defaultdict(lambda: [GoalPoint(b.bucket) for b in points])
+    for g in goal_days:
+        goal_point = per_goal[(g.project_id, g.goal_id)][point_of(g.day)]
+        goal_point.calls += g.calls
+        goal_point.met += g.met
+    return Trends(p, unit, points, _goal_series(ctx, principal, per_goal))
+
+
+def _goal_series(ctx: Context, principal: Principal,
+                 per_goal: dict[tuple[int, int], list[GoalPoint]]) -> list[GoalSeries]:
+    """A series per goal that its project (one the caller sees) still has; a goal since removed is left out."""
+    series = []
+    for project in recordings.visible_projects(ctx, principal):
+        for goal in project.spec.goals:
+            if (found := per_goal.get((project.status.id, goal.id))) is not None:
+                series.append(GoalSeries(project.spec.name, goal.name, found))
+    return series
