@@ -25,8 +25,8 @@ SESSION_COOKIE = "callscope_session"
 NONCE_COOKIE = "callscope_signin_nonce"  # CSRF of the forms shown before sign-in (double submit, HMAC-bound)
 MAX_FORM_BYTES = 16_384
 _CSRF_DOMAIN = b"callscope-page-csrf-v1\x00"
-_TITLES = {400: "Bad request", 401: "Sign-in needed", 403: "Not allowed", 404: "Not found", 413: "Too large",
-           422: "Not accepted", 429: "Too many attempts", 503: "Unavailable for a moment"}
+_TITLES = {400: "Bad request", 401: "Sign-in needed", 403: "Not allowed", 404: "Not found", 409: "Not possible",
+           413: "Too large", 422: "Not accepted", 429: "Too many attempts", 503: "Unavailable for a moment"}
 
 
 def _clock(ms: int | float | None) -> str:

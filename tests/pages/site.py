@@ -135,3 +135,33 @@ def browser():
                 "--autoplay-policy=no-user-gesture-required", "--window-size=1280,900"):
         options.add_argument(arg)
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+def wait_for(driver, condition, timeout: float = 20.0, what: str = "condition"):
+    """Poll `condition(driver)`; an element of a page being navigated away from (stale) or not there yet counts as
+    not yet."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException  # dev extra
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.1,
+                         ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
+                         ).until(lambda d: condition(d), message=what)
+
+
+def by_css(driver, selector: str):
+    return driver.find_element("css selector", selector)
+
+
+def browser_sign_in(driver, site: Site, address: str, url: str) -> None:
+    """Through the browser: the page sends the visitor to sign in, the emailed link brings them back to it."""
+    driver.get(f"{site.url}/sign-in")
+    driver.delete_all_cookies()
+    driver.get(url)
+    assert "/sign-in?next=" in driver.current_url
+    by_css(driver, "#email").send_keys(address)
+    by_css(driver, "form.stack button[type=submit]").click()
+    wait_for(driver, lambda d: "Check your email" in d.find_element("css selector", "h1").text, what="link sent")
+    driver.get(site.sign_in_link(address))
+    by_css(driver, "#confirm").click()
+    wait_for(driver, lambda d: d.current_url == url and d.execute_script("return document.readyState") == "complete",
+             what=f"landing on {url}")

@@ -17,7 +17,8 @@ import pytest
 
 from tests.analysis import speech
 from tests.live import LiveServer, start_server
-from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, Site, browser, make_site, upload
+from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, Site, browser, by_css, make_site, upload, wait_for
+from tests.pages.site import browser_sign_in as sign_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400),
               pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON),
@@ -88,38 +89,8 @@ def driver():
         chromium.quit()
 
 
-def wait_for(driver, condition, timeout: float = 20.0, what: str = "condition"):
-    """Poll `condition(driver)`; an element of a page being navigated away from (stale) or not there yet counts as
-    not yet."""
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException  # dev extra
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, timeout, poll_frequency=0.1,
-                         ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
-                         ).until(lambda d: condition(d), message=what)
-
-
-def by_css(driver, selector: str):
-    return driver.find_element("css selector", selector)
-
-
 def page_url(world: World) -> str:
     return f"{world.site.url}/recordings/{world.site.recording}"
-
-
-def sign_in(driver, site: Site, address: str, url: str) -> None:
-    """Through the browser: the page sends the visitor to sign in, the emailed link brings them back to it."""
-    driver.get(f"{site.url}/sign-in")
-    driver.delete_all_cookies()
-    driver.get(url)
-    assert "/sign-in?next=" in driver.current_url
-    by_css(driver, "#email").send_keys(address)
-    by_css(driver, "form.stack button[type=submit]").click()
-    wait_for(driver, lambda d: "Check your email" in d.find_element("css selector", "h1").text, what="link sent")
-    driver.get(site.sign_in_link(address))
-    by_css(driver, "#confirm").click()
-    wait_for(driver, lambda d: d.current_url == url and d.execute_script("return document.readyState") == "complete",
-             what=f"landing on {url}")
 
 
 def audio_ready(driver) -> None:
