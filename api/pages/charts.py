@@ -16,6 +16,11 @@ class Bar:
     percent: float  # of the longest bar
 
 
+def without_prefix(endpoints: dict[str, int], prefix: str) -> dict[str, int]:
+    """`GET /api/v1/public/projects` as `GET /projects`: what tells the endpoints apart, short enough for a phone."""
+    return {label.replace(f" {prefix}/", " /", 1): count for label, count in endpoints.items()}
+
+
 def bars(values: dict[str, int], limit: int = 12) -> list[Bar]:
     """The largest `limit` values, largest first, each as a share of the largest."""
     top = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from callscope.api.body import parse_fields
 from callscope.api.pages import charts, web
+from callscope.api.routing import PREFIX
 from callscope.api.schemas import text_int
 from callscope.errors import Conflict, NotFound, ValidationFailed
 from callscope.resources import ApiKey, Project
@@ -59,6 +60,12 @@ def _blank_to_unset(form: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in form.items() if v != "" or k in ("csrf", "name")}
 
 
+def _shown_once(ctx: Context, req, resp, person: SignedIn, obj: ApiKey, key: str, what: str) -> None:
+    """The one page that ever shows the key (`what` it was: created or regenerated)."""
+    web.render(req, resp, "settings_key_shown.html", status=201 if what == "created" else 200, person=person,
+               account=obj.namespace, obj=obj, key=key, what=what, project_name=key_settings.project_name(ctx, obj))
+
+
 class KeyList:
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -88,12 +95,8 @@ class KeyList:
             errors = exc.errors if isinstance(exc, ValidationFailed) else [exc.message]
             await self._show(req, resp, person, account, status=422, errors=errors, form=form)
             return
-        _shown_once(req, resp, person, account, obj, key, "created")
+        _shown_once(self.ctx, req, resp, person, obj, key, "created")
 
-
-def _shown_once(req, resp, person: SignedIn, account: str, obj: ApiKey, key: str, what: str) -> None:
-    web.render(req, resp, "settings_key_shown.html", status=201 if what == "created" else 200, person=person,
-               account=account, obj=obj, key=key, what=what)
 
 
 class KeyDetail:
@@ -107,7 +110,8 @@ class KeyDetail:
         per_hour = charts.hours(await key_settings.usage_by_hour(self.ctx, row), self.ctx.clock(),
                                 key_settings.USAGE_HOURS)
         web.render(req, resp, "settings_key.html", person=person, account=account, row=row,
-                   endpoints=charts.bars(row.usage.requests_by_endpoint), per_hour=per_hour,
+                   endpoints=charts.bars(charts.without_prefix(row.usage.requests_by_endpoint, PREFIX)),
+                   per_hour=per_hour,
                    busy_hours=[h for h in per_hour if h.requests])
 
 
@@ -134,4 +138,4 @@ class KeyAction:
             await key_settings.revoke(self.ctx, account, name)
             raise falcon.HTTPSeeOther(f"{PATH}/{name}")
         obj, key = await key_settings.regenerate(self.ctx, account, name)
-        _shown_once(req, resp, person, account, obj, key, "regenerated")
+        _shown_once(self.ctx, req, resp, person, obj, key, "regenerated")

@@ -23,6 +23,7 @@ class KeyRow:
     key: ApiKey
     state: str  # active, revoked or expired
     project_id: int | None
+    project_name: str | None  # the project's display name
     usage: KeyUsage
     managed_by: str | None  # why the dashboard leaves the key alone; None when it may change it
 
@@ -59,9 +60,14 @@ async def usage_by_hour(ctx: Context, row: KeyRow) -> list[HourlyUsage]:
     return await ctx.catalog.read(read_hourly, row.key.metadata.uid or "", since) if row.key.metadata.uid else []
 
 
+def project_name(ctx: Context, key: ApiKey) -> str | None:
+    project = scope.project_named(ctx, key.namespace, key.spec.project)
+    return project.spec.name if project else key.spec.project
+
+
 def _row(ctx: Context, key: ApiKey, usage: KeyUsage) -> KeyRow:
     return KeyRow(key, keys.key_state(key, ctx.clock()), scope.project_id_of(ctx, key.namespace, key.spec.project),
-                  usage, managed_elsewhere(key))
+                  project_name(ctx, key), usage, managed_elsewhere(key))
 
 
 def _editable(ctx: Context, account: str, name: str) -> None:

@@ -126,7 +126,7 @@ def test_an_admin_creates_a_key_that_works_sees_its_usage_and_revokes_it(site, d
     wait_for(driver, counted, timeout=20, what="the usage counted")
     figures = by_css(driver, "#hour-figures tbody tr").text.split()
     assert figures[-3:] == ["5", "1", "20.0%"]
-    assert "GET /api/v1/public/projects" in by_css(driver, "table.bars").text
+    assert "GET /projects" in by_css(driver, "table.bars").text
     shoot(driver, "api-key-usage")
 
     by_css(driver, "a[href$='/ci-upload/revoke']").click()
