@@ -7,8 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-WIDTH, HEIGHT = 640.0, 200.0
-LEFT, RIGHT, TOP, BOTTOM = 44.0, 8.0, 10.0, 24.0  # room for the value ticks on the left, the dates below
+# Narrow, so that the ticks' text, which scales with the chart, still reads at a phone's width.
+WIDTH, HEIGHT = 400.0, 170.0
+LEFT, RIGHT, TOP, BOTTOM = 34.0, 4.0, 8.0, 20.0  # room for the value ticks on the left, the dates below
+ZERO = 1.5  # the height of a bar of 0, told apart from no bar (nothing to measure)
 PLOT_WIDTH, PLOT_HEIGHT = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 MAX_DATE_TICKS = 7  # more would collide at a phone's width
 
@@ -88,7 +90,7 @@ def bars(key: str, title: str, slots: Sequence[Slot], values: Sequence[float | N
     for i, value in enumerate(values):
         blocks = []
         if value is not None:
-            y = _y(value, top)
+            y = min(_y(value, top), TOP + PLOT_HEIGHT - ZERO)
             blocks = [Block(round(y, 1), round(TOP + PLOT_HEIGHT - y, 1))]
         drawn.append(_bar(slots, i, width, blocks, describe(i)))
     return Chart(key, title, drawn, [Tick(round(_y(v, top), 1), fmt(v)) for v in (0, top / 2, top)], dates, [])

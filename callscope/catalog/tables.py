@@ -253,14 +253,18 @@ class RecordingTag(Base):
 
 
 class RecordingGoal(Base):
-    """Whether a recording's current analysis found each goal of its project met (the trends' goal attainment)."""
+    """Whether a recording's current analysis found each goal of its project met (the trends' goal attainment).
+
+    One row per goal (callscope.catalog.trends.record_goals replaces them all at once); `met` is in the key so that
+    the trends read a recording's goals from the key alone, which SQLite keeps as the table itself (no rowid)."""
 
     __tablename__ = "recording_goals"
+    __table_args__ = {"sqlite_with_rowid": False}
 
     recording_id: Mapped[int] = mapped_column(
         BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), primary_key=True)
     goal_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    met: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    met: Mapped[bool] = mapped_column(Boolean, primary_key=True)
 
 
 class Job(Base):

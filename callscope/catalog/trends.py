@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from datetime import date
 from typing import Any
 
-from sqlalchemy import Date, case, cast, delete, func, literal_column
+from sqlalchemy import Date, Select, case, cast, delete, func, literal_column
 from sqlalchemy.orm import Session
 
 from callscope.catalog.recordings import Filters, Scope, filtered
@@ -58,16 +58,20 @@ def _as_date(value: Any) -> date:
     return value if isinstance(value, date) else date.fromisoformat(value)
 
 
-def days(session: Session, scope: Scope, f: Filters) -> list[Day]:
-    """The filtered recordings' figures per day and prevailing emotion."""
+def days_query(session: Session, scope: Scope, f: Filters) -> Select:
+    """The statement of :func:`days` (benchmarks/trends.py shows its plan)."""
     day = _day(session)
-    query = filtered(scope, f).with_only_columns(
+    return filtered(scope, f).with_only_columns(
         day, Recording.emotion, func.count(), func.coalesce(func.sum(Recording.pause_compliance), 0.0),
         func.count(Recording.pause_compliance), func.coalesce(func.sum(Recording.agent_talk_ms), 0),
         func.coalesce(func.sum(Recording.customer_talk_ms), 0), maintain_column_froms=True,
     ).group_by(day, Recording.emotion)
+
+
+def days(session: Session, scope: Scope, f: Filters) -> list[Day]:
+    """The filtered recordings' figures per day and prevailing emotion."""
     return [Day(_as_date(row[0]), row[1], row[2], float(row[3]), row[4], int(row[5]), int(row[6]))
-            for row in session.execute(query)]
+            for row in session.execute(days_query(session, scope, f))]
 
 
 def goal_days(session: Session, scope: Scope, f: Filters) -> list[GoalDay]:

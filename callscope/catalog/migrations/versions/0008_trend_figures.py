@@ -36,7 +36,8 @@ def upgrade() -> None:
     sa.Column('met', sa.Boolean(), nullable=False),
     sa.ForeignKeyConstraint(['recording_id'], ['recordings.id'],
                             name=op.f('fk_recording_goals_recording_id_recordings'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('recording_id', 'goal_id', name=op.f('pk_recording_goals'))
+    sa.PrimaryKeyConstraint('recording_id', 'goal_id', 'met', name=op.f('pk_recording_goals')),
+    sqlite_with_rowid=False
     )
     with op.batch_alter_table('recordings', schema=None) as batch_op:
         batch_op.add_column(sa.Column('pause_compliance', sa.Float(), nullable=True))
