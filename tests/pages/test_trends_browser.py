@@ -17,8 +17,8 @@ import pytest
 from callscope.catalog.db import Catalog
 from tests.catalog.trend_rows import add, fig
 from tests.live import start_server
-from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, browser, make_site
-from tests.pages.test_recording_page_browser import by_css, sign_in, wait_for
+from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, browser, by_css, make_site, wait_for
+from tests.pages.site import browser_sign_in as sign_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300), pytest.mark.skipif(NO_BROWSER, reason=NO_BROWSER_REASON)]
 
