@@ -6,12 +6,12 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 
 import falcon
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from callscope.api.body import parse_fields
 from callscope.api.pages import charts, web
 from callscope.api.routing import PREFIX
-from callscope.api.schemas import text_int
+from callscope.api.schemas import INT64_MAX
 from callscope.errors import Conflict, NotFound, ValidationFailed
 from callscope.resources import ApiKey, Project
 from callscope.resources.kinds import Permission
@@ -32,7 +32,7 @@ class NewKey(BaseModel):
     read: bool = False
     write: bool = False
     delete: bool = False
-    project_id: text_int(1) = None
+    project_id: int | None = Field(None, ge=1, le=INT64_MAX)  # the API's project ids
     expires_on: date | None = None
 
     @model_validator(mode="after")

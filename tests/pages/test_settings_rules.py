@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from callscope.resources import ApiKey, ApiKeySpec, ObjectMeta
-from callscope.services import accounts, keys, projects
+from callscope.services import accounts, key_settings, keys, projects
 from callscope.services.context import Principal
 from tests.pages.conftest import MEMBER, csrf_of, email_link
 
@@ -197,6 +197,20 @@ async def test_a_key_managed_by_gitops_is_read_only(runtime, admin, labels, mana
         assert (await admin.get(f"{KEYS}/synced/{action}")).status_code == 409
         assert (await admin.post(f"{KEYS}/synced/{action}", data={"csrf": token})).status_code == 409
     assert keys.get_key(runtime.ctx, "default", "synced").spec.revoked is False
+
+
+def test_only_other_writers_of_the_spec_make_a_key_read_only():
+    def key(labels: dict, managers: list[dict]) -> ApiKey:
+        return ApiKey(metadata=ObjectMeta(name="k", namespace="a", labels=labels, managed_fields=managers),
+                      spec=ApiKeySpec(permissions=["read"]))
+
+    ours = {"manager": "callscope", "operation": "Update"}
+    assert key_settings.managed_elsewhere(key({}, [])) is None
+    assert key_settings.managed_elsewhere(key({"app.kubernetes.io/managed-by": "callscope"}, [ours])) is None
+    assert key_settings.managed_elsewhere(key({}, [ours, {"manager": "kopf", "subresource": "status"}])) is None
+    assert "kubectl" in key_settings.managed_elsewhere(key({}, [ours, {"manager": "kubectl", "operation": "Apply"}]))
+    assert "Helm" in key_settings.managed_elsewhere(key({"app.kubernetes.io/managed-by": "Helm"}, []))
+    assert "managedFields" not in key({}, [ours]).to_dict()["metadata"]  # read, never written back
 
 
 async def test_the_reconcilers_status_writes_leave_a_key_editable(runtime, admin):
