@@ -28,7 +28,7 @@ class ListQuery(BaseModel):
     project_id: text_int(1) = None  # the API's ids: up to the catalog's BIGINT, 422 past it
     status: RecordingStatus | None = None
     tag_id: text_int(1) = None
-    operator_id: text_int(1) = None
+    operator_id: text_int(1) = None  # type: ignore[valid-type]  # an Annotated type text_int builds at run time
     called_from: date | None = None
     called_to: date | None = None
     added_from: date | None = None  # when the recording was added (created_at): the trends' days

@@ -5,6 +5,7 @@ links to the list of the recordings it counts (the list's own filters, so the li
 from __future__ import annotations
 
 from datetime import date
+from functools import partial
 
 import falcon
 from pydantic import BaseModel
@@ -18,15 +19,15 @@ from callscope.api.pages.views import EMOTION_COLOURS
 from callscope.api.schemas import text_int
 from callscope.services import recordings, trends
 from callscope.services.context import Context
-from callscope.services.trends import Bucket, Trends, Unit
+from callscope.services.trends import Bucket, GoalPoint, Trends, Unit
 from callscope.statuses import RecordingStatus
 
 PATH = "/trends"
 
 
 class TrendsQuery(BaseModel):
-    project_id: text_int(1) = None
-    operator_id: text_int(1) = None
+    project_id: text_int(1) = None  # type: ignore[valid-type]  # an Annotated type text_int builds at run time
+    operator_id: text_int(1) = None  # type: ignore[valid-type]
     start: date | None = None  # the period's first day; blank: DEFAULT_DAYS before its last
     end: date | None = None  # its last day (included); blank: today
 
@@ -58,6 +59,10 @@ def _percent(value: float | None, of: str) -> str:
     return f"{value:.0%} {of}" if value is not None else "no call to measure"
 
 
+def _goal_met(goal: list[GoalPoint], i: int) -> str:
+    return _percent(goal[i].attainment, f"met, {goal[i].met} of {_calls(goal[i].calls)}")
+
+
 def charts(t: Trends, query: TrendsQuery) -> list[Chart]:
     slots = [_slot(p.bucket, t.unit, query) for p in t.points]
     points = t.points
@@ -74,8 +79,7 @@ def charts(t: Trends, query: TrendsQuery) -> list[Chart]:
         goal = series.points
         out.append(trend_charts.bars(
             f"goal-{n}", f"Goal met: {series.goal} ({series.project})", slots, [g.attainment for g in goal], 1,
-            lambda v: f"{v:.0%}",
-            lambda i, goal=goal: _percent(goal[i].attainment, f"met, {goal[i].met} of {_calls(goal[i].calls)}")))
+            lambda v: f"{v:.0%}", partial(_goal_met, goal)))
     out.append(trend_charts.bars(
         "pauses", "Average pause compliance", slots, [p.pause_compliance for p in points], 1, lambda v: f"{v:.0%}",
         lambda i: _percent(points[i].pause_compliance, f"of pauses compliant, over {_calls(points[i].calls)}")))

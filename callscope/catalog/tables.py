@@ -259,7 +259,7 @@ class RecordingGoal(Base):
     the trends read a recording's goals from the key alone, which SQLite keeps as the table itself (no rowid)."""
 
     __tablename__ = "recording_goals"
-    __table_args__ = {"sqlite_with_rowid": False}
+    __table_args__ = ({"sqlite_with_rowid": False},)
 
     recording_id: Mapped[int] = mapped_column(
         BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), primary_key=True)

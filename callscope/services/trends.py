@@ -170,7 +170,7 @@ async def trends(ctx: Context, principal: Principal, project_id: int | None, ope
         point.customer_talk_ms += d.customer_talk_ms
         if d.emotion is not None:
             point.emotions[d.emotion] = point.emotions.get(d.emotion, 0) + d.calls
-    per_goal: dict[tuple[int, int], list[GoalPoint]] = defaultdict(lambda: [GoalPoint(b.bucket) for b in points])
+    per_goal: dict[tuple[int | None, int], list[GoalPoint]] = defaultdict(lambda: [GoalPoint(b.bucket) for b in points])
     for g in goal_days:
         goal_point = per_goal[(g.project_id, g.goal_id)][point_of(g.day)]
         goal_point.calls += g.calls
@@ -179,7 +179,7 @@ async def trends(ctx: Context, principal: Principal, project_id: int | None, ope
 
 
 def _goal_series(ctx: Context, principal: Principal,
-                 per_goal: dict[tuple[int, int], list[GoalPoint]]) -> list[GoalSeries]:
+                 per_goal: dict[tuple[int | None, int], list[GoalPoint]]) -> list[GoalSeries]:
     """A series per goal that its project (one the caller sees) still has; a goal since removed is left out."""
     series = []
     for project in recordings.visible_projects(ctx, principal):
