@@ -89,14 +89,13 @@ class KeyList:
         web.check_session_csrf(person, form)
         try:
             new = parse_fields(NewKey, _blank_to_unset(form))
-            obj, key = await keys.create_key(self.ctx, account, new.name.strip(), list(new.permissions),
+            obj, key = await keys.create_key(self.ctx, account, new.name.strip(), list[str](new.permissions),
                                              new.project_id, new.expires_at(self.ctx.clock().date()))
         except (ValidationFailed, NotFound, Conflict) as exc:  # the form again, with what to change
             errors = exc.errors if isinstance(exc, ValidationFailed) else [exc.message]
             await self._show(req, resp, person, account, status=422, errors=errors, form=form)
             return
         _shown_once(self.ctx, req, resp, person, obj, key, "created")
-
 
 
 class KeyDetail:
@@ -111,8 +110,7 @@ class KeyDetail:
                                 key_settings.USAGE_HOURS)
         web.render(req, resp, "settings_key.html", person=person, account=account, row=row,
                    endpoints=charts.bars(charts.without_prefix(row.usage.requests_by_endpoint, PREFIX)),
-                   per_hour=per_hour,
-                   busy_hours=[h for h in per_hour if h.requests])
+                   per_hour=per_hour, busy_hours=[h for h in per_hour if h.requests])
 
 
 class KeyAction:
