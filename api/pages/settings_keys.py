@@ -89,7 +89,7 @@ class KeyList:
         web.check_session_csrf(person, form)
         try:
             new = parse_fields(NewKey, _blank_to_unset(form))
-            obj, key = await keys.create_key(self.ctx, account, new.name.strip(), list[str](new.permissions),
+            obj, key = await keys.create_key(self.ctx, account, new.name.strip(), list(new.permissions),
                                              new.project_id, new.expires_at(self.ctx.clock().date()))
         except (ValidationFailed, NotFound, Conflict) as exc:  # the form again, with what to change
             errors = exc.errors if isinstance(exc, ValidationFailed) else [exc.message]
