@@ -1,21 +1,22 @@
-"""The account's trends at 1,000,000 recordings: the trends query's time on SQLite and PostgreSQL with the trend
-indexes and without them (the baseline: the indexes the catalog had before migration 0008), and the Trends page's
-weight and time.
+"""The account's trends at 1,000,000 recordings: the trends query's time on SQLite and PostgreSQL, read from the
+per-day sums (callscope/catalog/trends.py) beside the baseline of adding up the same figures from the recordings'
+rows at query time (the list's own query grouped per day, as a first version did), and the Trends page's weight and
+time.
 
 The catalog is a scratch one: a SQLite file under /tmp, and a PostgreSQL database this script creates and drops on
 the server of ``--postgres-url``. It is migrated (the real schema), its recordings' indexes are dropped, and
-``--recordings`` completed calls are bulk loaded (SQLite: executemany in one transaction; PostgreSQL: COPY), spread
+``--recordings`` analysed calls are bulk loaded (SQLite: executemany in one transaction; PostgreSQL: COPY), spread
 over a year, ids in time order as uploads give them: half of them in account ``acme`` (5 projects of 3 goals, 20
-operators), the rest in 9 other accounts; 97% completed, each with its trend figures and 3 goals met or not. Then
-the indexes the catalog had before migration 0008 are built, the baseline is timed, those two are swapped for the
-trend indexes (the schema at head) and the same queries are timed again. PostgreSQL gets ``VACUUM ANALYZE`` after
-the load, as autovacuum would; SQLite gets nothing (callscope never runs ANALYZE there).
+operators), the rest in 9 other accounts; each with its figures and 3 goals met or not. The indexes are built again,
+then the sums, by the code that keeps them (callscope.catalog.trend_sums.contribute, 5,000 recordings a
+transaction). PostgreSQL gets ``VACUUM ANALYZE`` after the load, as autovacuum would; SQLite gets nothing (callscope
+never runs ANALYZE there).
 
-A query is what the Trends page runs: callscope.catalog.trends.days and goal_days for one scope and period, with
-the filters the service builds (callscope.services.trends.trend_filters); its time is both together, ``--runs``
-times after two unmeasured runs. The page is GET /trends of a signed-in member of ``acme`` on an embedded runtime
-over the same catalog (in process, through its ASGI app): its HTML's bytes (and gzipped, as served), the stylesheet
-beside it (the page has no script), and its time.
+A query is what the Trends page runs for one scope and period: the days and the goals' days, with the filters the
+service builds (callscope.services.trends.trend_filters); its time is both together, ``--runs`` times after two
+unmeasured runs. The page is GET /trends of a signed-in member of ``acme`` on an embedded runtime over the same
+catalog (in process, through its ASGI app): its HTML's bytes (and gzipped, as served), the stylesheet beside it
+(the page has no script), and its time.
 
     .venv/bin/python -P benchmarks/trends.py [--recordings 1000000] [--runs 20] [--database sqlite,postgres]
 """
@@ -37,7 +38,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import httpx
-from sqlalchemy import Index, create_engine, make_url, text
+from sqlalchemy import Date, case, cast, create_engine, func, literal_column, make_url, text
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
@@ -45,11 +46,11 @@ sys.path[:0] = [str(ROOT)]
 from callscope.analysis.result import EMOTIONS  # noqa: E402
 from callscope.api.app import create_app  # noqa: E402
 from callscope.api.pages.web import ASSETS, SESSION_COOKIE  # noqa: E402
-from callscope.catalog import member_sessions  # noqa: E402
+from callscope.catalog import member_sessions, trend_sums  # noqa: E402
 from callscope.catalog import trends as trend_rows  # noqa: E402
 from callscope.catalog.db import Catalog  # noqa: E402
-from callscope.catalog.recordings import Scope  # noqa: E402
-from callscope.catalog.tables import Recording, SignInLink  # noqa: E402
+from callscope.catalog.recordings import Filters, Scope, filtered  # noqa: E402
+from callscope.catalog.tables import Recording, RecordingGoal, SignInLink  # noqa: E402
 from callscope.config import Settings  # noqa: E402
 from callscope.runtime import Runtime  # noqa: E402
 from callscope.services import accounts, member_auth, operators, projects, trends  # noqa: E402
@@ -64,10 +65,6 @@ COLUMNS = ("id", "public_id", "account", "project_id", "operator_id", "name", "l
            "duration_ms", "audio_format", "size_bytes", "dialogues_count", "goals_evaluated", "pauses_detected",
            "processing_restricted", "conversation_id", "created_at", "updated_at", "pause_compliance",
            "agent_talk_ms", "customer_talk_ms", "emotion")
-# The indexes of `recordings` before migration 0008, which the trend indexes took over.
-BEFORE = {"ix_recordings_account_status_created": "account, status, created_at, id",
-          "ix_recordings_account_operator": "account, operator_id"}
-TREND_INDEXES = ("ix_recordings_trends_account", "ix_recordings_trends_project", "ix_recordings_trends_operator")
 # (name, project_id, operator_id, days): the scopes and periods timed, all of account acme
 CASES = [("account, 30 days (by day)", None, None, 30), ("project, 90 days (by week)", 1, None, 90),
          ("operator, 365 days (by month)", None, 7, 365), ("account, 365 days (by month)", None, None, 365)]
@@ -83,7 +80,7 @@ def rows(count: int, rng: random.Random):
             rid = start + offset + 1
             at = FIRST + timedelta(seconds=(start + fraction * len(stamps)) / count * YEAR_S)
             acme = rng.random() < 0.5
-            status = "completed" if rng.random() < 0.97 else rng.choice(("failed", "processing"))
+            status = "completed" if rng.random() < 0.97 else rng.choice(("failed", "processing"))  # analysed before
             public_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
             agent = rng.randrange(10_000, 400_000)
             batch.append((rid, public_id, "acme" if acme else f"tenant-{rng.randrange(OTHER_ACCOUNTS):02d}",
@@ -140,56 +137,80 @@ def timed(fn: Callable[[], object], runs: int) -> tuple[float, float]:
     return statistics.median(samples), samples[max(0, round(0.95 * runs) - 1)]
 
 
-def query(catalog: Catalog, project_id: int | None, operator_id: int | None, days: int) -> Callable[[], int]:
+def from_rows(session, scope: Scope, f: Filters) -> list:
+    """The baseline: the same figures added up from the recordings' rows at query time."""
+    day = (func.substr(Recording.created_at, 1, 10) if session.get_bind().dialect.name == "sqlite"
+           else cast(func.timezone(literal_column("'UTC'"), Recording.created_at), Date))
+    days = session.execute(filtered(scope, f).with_only_columns(
+        day, Recording.emotion, func.count(), func.sum(Recording.pause_compliance),
+        func.sum(Recording.agent_talk_ms), func.sum(Recording.customer_talk_ms), maintain_column_froms=True,
+    ).group_by(day, Recording.emotion)).all()
+    goals = session.execute(filtered(scope, f).with_only_columns(
+        day, Recording.project_id, RecordingGoal.goal_id, func.count(), func.sum(case((RecordingGoal.met, 1), else_=0)),
+        maintain_column_froms=True).join(RecordingGoal, RecordingGoal.recording_id == Recording.id)
+        .group_by(day, Recording.project_id, RecordingGoal.goal_id)).all()
+    return days + goals
+
+
+def sums(session, scope: Scope, f: Filters) -> list:
+    return [*trend_rows.days(session, scope, f), *trend_rows.goal_days(session, scope, f)]
+
+
+def query(catalog: Catalog, read, project_id: int | None, operator_id: int | None,
+          days: int) -> Callable[[], int]:
     period = trends.Period(LAST_DAY - timedelta(days=days - 1), LAST_DAY)
     f = trends.trend_filters(project_id, operator_id, period)
 
     def run() -> int:
         with catalog.session() as session:
-            found = trend_rows.days(session, Scope("acme"), f)
-            trend_rows.goal_days(session, Scope("acme"), f)
-        return sum(d.calls for d in found)
+            return len(read(session, Scope("acme"), f))
     return run
 
 
-def plan(catalog: Catalog, project_id: int | None, operator_id: int | None, days: int) -> str:
-    """The index the days query reads (the first line of its plan that names one)."""
+def calls(catalog: Catalog, project_id: int | None, operator_id: int | None, days: int) -> int:
     period = trends.Period(LAST_DAY - timedelta(days=days - 1), LAST_DAY)
-    f = trends.trend_filters(project_id, operator_id, period)
     with catalog.session() as session:
-        statement = trend_rows.days_query(session, Scope("acme"), f)
-        compiled = statement.compile(session.get_bind(), compile_kwargs={"literal_binds": True})
-        prefix = "EXPLAIN QUERY PLAN " if catalog.dialect == "sqlite" else "EXPLAIN "
-        lines = [" ".join(str(c) for c in row) for row in session.execute(text(prefix + str(compiled)))]
-    return next((line.strip() for line in lines if "INDEX" in line.upper() or "Scan" in line), lines[0])
+        return sum(d.calls for d in trend_rows.days(session, Scope("acme"),
+                                                     trends.trend_filters(project_id, operator_id, period)))
 
 
-def measure(catalog: Catalog, runs: int) -> dict[str, tuple[float, float, int, str]]:
+def measure(catalog: Catalog, read, runs: int) -> dict[str, tuple[float, float, int]]:
+    """Per case: p50, p95 ms and the rows the query read back."""
     out = {}
     for name, project_id, operator_id, days in CASES:
-        run = query(catalog, project_id, operator_id, days)
+        run = query(catalog, read, project_id, operator_id, days)
         p50, p95 = timed(run, runs)
-        out[name] = (p50, p95, run(), plan(catalog, project_id, operator_id, days))
+        out[name] = (p50, p95, run())
     return out
 
 
-def build(catalog: Catalog, indexes: list[Index], ddl: dict[str, str] | None = None) -> float:
+def build(catalog: Catalog) -> float:
     started = time.perf_counter()
     with catalog.engine.begin() as conn:
-        for index in indexes:
+        for index in Recording.__table__.indexes:
             index.create(conn)
-        for name, columns in (ddl or {}).items():
-            conn.exec_driver_sql(f"CREATE INDEX {name} ON recordings ({columns})")
     if catalog.dialect == "postgresql":  # statistics, and the visibility map index-only scans need
         with catalog.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.exec_driver_sql("VACUUM ANALYZE recordings, recording_goals")
     return time.perf_counter() - started
 
 
-def drop(catalog: Catalog, names) -> None:
+def add_up(catalog: Catalog, count: int) -> float:
+    """The sums, by the code that keeps them, 5,000 recordings a transaction."""
+    started = time.perf_counter()
+    for first in range(1, count + 1, 5000):
+        with catalog.session(write=True) as session:
+            trend_sums.contribute(session, range(first, min(first + 5000, count + 1)))
+    if catalog.dialect == "postgresql":
+        with catalog.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql("VACUUM ANALYZE trend_days, trend_goal_days")
+    return time.perf_counter() - started
+
+
+def drop(catalog: Catalog) -> None:
     with catalog.engine.begin() as conn:
-        for name in names:
-            conn.exec_driver_sql(f"DROP INDEX {name}")
+        for index in Recording.__table__.indexes:
+            conn.exec_driver_sql(f"DROP INDEX {index.name}")
 
 
 async def page(url: str, runs: int) -> dict[str, tuple[float, float, int, int]]:
@@ -260,30 +281,30 @@ def bench(url: str, args: argparse.Namespace) -> None:
     catalog = Catalog(url)
     try:
         catalog.migrate()
-        drop(catalog, [index.name for index in Recording.__table__.indexes])
+        drop(catalog)
         loaded = load(catalog, args.recordings)
-        others = [i for i in Recording.__table__.indexes if i.name not in TREND_INDEXES]
-        built = build(catalog, others, BEFORE)
-        baseline = measure(catalog, max(3, args.runs // 4))
-        drop(catalog, BEFORE)
-        built_trends = build(catalog, [i for i in Recording.__table__.indexes if i.name in TREND_INDEXES])
-        indexed = measure(catalog, args.runs)
+        built = build(catalog)
+        summed = add_up(catalog, args.recordings)
+        baseline = measure(catalog, from_rows, max(3, args.runs // 4))
+        indexed = measure(catalog, sums, args.runs)
+        counted = {name: calls(catalog, p, o, d) for name, p, o, d in CASES}
     finally:
         catalog.dispose()
     pages = asyncio.run(page(url, max(3, args.runs // 2)))
     print(f"\n{catalog.dialect}: {args.recordings:,} recordings ({args.recordings * GOALS:,} goal rows) loaded in "
-          f"{loaded:.0f} s; indexes before 0008 built in {built:.0f} s, the trend indexes in {built_trends:.0f} s")
-    print("| query (account acme) | calls | baseline p50 / p95 ms | trend indexes p50 / p95 ms | plan with them |")
-    print("|---|---:|---:|---:|---|")
-    for name, (p50, p95, calls, how) in indexed.items():
-        b50, b95, _, _ = baseline[name]
-        print(f"| {name} | {calls:,} | {b50:.0f} / {b95:.0f} | {p50:.0f} / {p95:.0f} | `{how}` |")
+          f"{loaded:.0f} s, indexed in {built:.0f} s, summed per day in {summed:.0f} s")
+    print("| query (account acme) | calls | baseline: from the rows, p50 / p95 ms | sums per day: p50 / p95 ms "
+          "| rows read |")
+    print("|---|---:|---:|---:|---:|")
+    for name, (p50, p95, rows_read) in indexed.items():
+        b50, b95, _ = baseline[name]
+        print(f"| {name} | {counted[name]:,} | {b50:.0f} / {b95:.0f} | {p50:.1f} / {p95:.1f} | {rows_read:,} |")
     css = len(ASSETS["pages.css"].body)
-    print(f"| Trends page (GET /trends, in process) | p50 / p95 ms | HTML bytes (gzip sent) | + pages.css {css:,} B, "
-          "no script |")
-    print("|---|---:|---:|---|")
+    print(f"\n| Trends page, GET /trends in process ({css:,} B of pages.css beside it, no script) | p50 / p95 ms "
+          "| HTML bytes (gzip as sent) |")
+    print("|---|---:|---:|")
     for name, (p50, p95, size, sent) in pages.items():
-        print(f"| {name} | {p50:.0f} / {p95:.0f} | {size:,} ({sent:,}) | |")
+        print(f"| {name} | {p50:.0f} / {p95:.0f} | {size:,} ({sent:,}) |")
 
 
 def main() -> None:

@@ -30,9 +30,8 @@ from sqlalchemy.orm import Session
 
 from callscope.analysis.stored import Completion
 from callscope.catalog import analyses as analysis_rows
-from callscope.catalog import jobs
+from callscope.catalog import jobs, trend_sums
 from callscope.catalog import recordings as recording_rows
-from callscope.catalog import trends as trend_rows
 from callscope.catalog.jobs import Claimed
 from callscope.catalog.tables import Recording
 from callscope.resources import Project
@@ -98,9 +97,8 @@ def _commit_completion(session: Session, claimed: Claimed, current: analysis_row
     jobs.move_recording(session, claimed.recording_id, claimed.kind, {
         "status": RecordingStatus.COMPLETED, "status_reason": None, "stage": "done", "progress": 100,
         "dialogues_count": completion.dialogues_count, "pauses_detected": completion.pauses_detected,
-        "goals_evaluated": completion.goals_evaluated, "quality_score": completion.quality_score,
-        **trend_rows.figure_columns(completion.figures), "updated_at": now})
-    trend_rows.record_goals(session, claimed.recording_id, completion.figures.goals)
+        "goals_evaluated": completion.goals_evaluated, "quality_score": completion.quality_score, "updated_at": now})
+    trend_sums.record(session, claimed.recording_id, completion.figures)
     if not jobs.finish(session, claimed, "done", now):
         raise jobs.IllegalTransition("lease lost inside the completion transaction")
     recording = recording_rows.by_id(session, claimed.recording_id)

@@ -1,5 +1,5 @@
 """The signed-in member's list: the chosen account's recordings, newest first, with the API's filters (project,
-status, tag, operator, call and added date ranges, search), and the recordings shared with them."""
+status, tag, operator, call and added date ranges, analysed, search), and the recordings shared with them."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ class ListQuery(BaseModel):
     added_from: date | None = None  # when the recording was added (created_at): the trends' days
     added_to: date | None = None
     q: v.Line = None  # the API's search type: no control characters (a NUL fails PostgreSQL), bounded
+    analysed: bool = False  # only the recordings the trends count: those with an analysis
     page: text_int(1, 10_000) = 1
 
     def filters(self) -> Filters:
@@ -41,7 +42,7 @@ class ListQuery(BaseModel):
         created_from, created_to = recordings.whole_days(self.added_from, self.added_to)
         return Filters(project_id=self.project_id, status=self.status, operator_id=self.operator_id,
                        tag_ids=[self.tag_id] if self.tag_id else [], called_from=called_from, called_to=called_to,
-                       created_from=created_from, created_to=created_to, q=self.q or None)
+                       created_from=created_from, created_to=created_to, q=self.q or None, analysed=self.analysed)
 
 
 def filter_form(req) -> dict[str, str]:

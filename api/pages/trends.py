@@ -1,4 +1,4 @@
-"""The Trends page: over a chosen period, the account's (or a project's, or an operator's) completed calls per day,
+"""The Trends page: over a chosen period, the account's (or a project's, or an operator's) analysed calls per day,
 week or month, their goals met, pause compliance, talk-time share and prevailing emotions, a chart each; every bar
 links to the list of the recordings it counts (the list's own filters, so the list shows exactly those)."""
 
@@ -20,7 +20,6 @@ from callscope.api.schemas import text_int
 from callscope.services import recordings, trends
 from callscope.services.context import Context
 from callscope.services.trends import Bucket, GoalPoint, Trends, Unit
-from callscope.statuses import RecordingStatus
 
 PATH = "/trends"
 
@@ -38,7 +37,7 @@ def _slot(bucket: Bucket, unit: Unit, query: TrendsQuery) -> Slot:
     name = {Unit.DAY: f"{first:%a} {first.day} {first:%b %Y}", Unit.WEEK: f"Week of {first.day} {first:%b %Y}",
             Unit.MONTH: f"{first:%B %Y}"}[unit]
     return Slot(tick, list_url(project_id=query.project_id, operator_id=query.operator_id,
-                               status=RecordingStatus.COMPLETED, added_from=bucket.first, added_to=bucket.last), name)
+                               analysed=True, added_from=bucket.first, added_to=bucket.last), name)
 
 
 def _count_top(peak: int) -> int:
@@ -109,5 +108,4 @@ class TrendsPage:
                    projects=recordings.visible_projects(self.ctx, principal),
                    operators=recordings.visible_operators(self.ctx, principal),
                    period_url=list_url(project_id=query.project_id, operator_id=query.operator_id,
-                                       status=RecordingStatus.COMPLETED, added_from=period.first,
-                                       added_to=period.last))
+                                       analysed=True, added_from=period.first, added_to=period.last))

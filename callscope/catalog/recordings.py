@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from callscope.catalog import jobs
+from callscope.catalog import jobs, trend_sums
 from callscope.catalog.tables import Analysis, Recording, RecordingTag, Share
 from callscope.identifiers import parse_uuid
 from callscope.statuses import AudioRedaction, RecordingStatus
@@ -51,13 +51,15 @@ class Filters:
     max_duration_ms: int | None = None
     q: str | None = None
     external_id: str | None = None
+    analysed: bool = False  # only recordings whose analysis wrote their figures: those the trends count
 
 
-def in_scope(query, scope: Scope):
-    """The one scope rule of recordings: the account, and the project of a project-scoped key."""
-    query = query.where(Recording.account == scope.account)
+def in_scope(query, scope: Scope, account=Recording.account, project_id=Recording.project_id):
+    """The one scope rule of recordings: the account, and the project of a project-scoped key (`account` and
+    `project_id`: the columns of a table of their sums, callscope/catalog/trends.py)."""
+    query = query.where(account == scope.account)
     if scope.project_id is not None:
-        query = query.where(Recording.project_id == scope.project_id)
+        query = query.where(project_id == scope.project_id)
     return query
 
 
@@ -150,6 +152,8 @@ def filtered(scope: Scope, f: Filters):
             query = query.where(column >= low)
         if high is not None:
             query = query.where(column <= high)
+    if f.analysed:
+        query = query.where(Recording.pause_compliance.is_not(None))
     if f.q:
         pattern = "%" + f.q.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         query = query.where(func.lower(Recording.name).like(pattern, escape="\\"))
@@ -259,9 +263,14 @@ def change(session: Session, scope: Scope, ref: str, changes: dict[str, Any], ta
     recording = _by_ref(session, scope, ref, lock=True)
     if recording is None:
         return None
+    regroups = changes.keys() & {"project_id", "operator_id"}  # what the trends sum it under
+    if regroups:
+        trend_sums.withdraw(session, [recording.id])
     for key, value in changes.items():
         setattr(recording, key, value)
     recording.updated_at = now
+    if regroups:
+        trend_sums.contribute(session, [recording.id])
     if moved or tag_ids is not None:
         session.execute(delete(RecordingTag).where(RecordingTag.recording_id == recording.id))
     if tag_ids is not None:
@@ -275,6 +284,7 @@ def delete_rows(session: Session, account: str, recording_ids: list[int]) -> Non
     conversations = set(session.scalars(select(Recording.conversation_id).where(
         Recording.account == account, Recording.id.in_(recording_ids))))
     owned = select(Recording.id).where(Recording.account == account, Recording.id.in_(recording_ids))
+    trend_sums.withdraw(session, session.scalars(owned))
     session.execute(delete(RecordingTag).where(RecordingTag.recording_id.in_(owned)))
     session.execute(delete(Recording).where(Recording.account == account, Recording.id.in_(recording_ids)))
     still_used = set(session.scalars(select(Recording.conversation_id).where(

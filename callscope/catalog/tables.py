@@ -6,12 +6,13 @@ fails on drift). Timestamps are stored in UTC and always read back timezone-awar
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    Date,
     DateTime,
     Float,
     ForeignKey,
@@ -176,10 +177,6 @@ class RoutingCursor(Base):
     operator_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 
-# The figures of a call's analysis the trends add up (callscope/figures.py), kept on its recording.
-TREND_FIGURES = ("pause_compliance", "agent_talk_ms", "customer_talk_ms", "emotion")
-
-
 class Recording(Base):
     """An uploaded call. `id` is the legacy integer id that paths accept; `public_id` is the UUIDv7."""
 
@@ -188,12 +185,8 @@ class Recording(Base):
         UniqueConstraint("account", "project_id", "external_id", name="uq_recordings_account_project_id_external_id"),
         Index("ix_recordings_account_project_created", "account", "project_id", "created_at", "id"),
         Index("ix_recordings_account_created", "account", "created_at", "id"),
-        # The trends' indexes (callscope/catalog/trends.py): the account's, a project's or an operator's completed
-        # calls of a period and every figure the trends add up, so both databases answer from the index alone (the
-        # list's filters use them as (account, status, created_at) and (account, operator_id)).
-        Index("ix_recordings_trends_account", "account", "status", "created_at", *TREND_FIGURES, "id"),
-        Index("ix_recordings_trends_project", "account", "project_id", "status", "created_at", *TREND_FIGURES, "id"),
-        Index("ix_recordings_trends_operator", "account", "operator_id", "status", "created_at", *TREND_FIGURES, "id"),
+        Index("ix_recordings_account_status_created", "account", "status", "created_at", "id"),
+        Index("ix_recordings_account_operator", "account", "operator_id"),
         Index("ix_recordings_account_called_at", "account", "called_at"),
         Index("ix_recordings_conversation", "conversation_id"),
     )
@@ -231,9 +224,10 @@ class Recording(Base):
     processing_restricted: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     # Mean goal score (0..1) the analysis writes once goals are evaluated; the quality baseline reads it.
     quality_score: Mapped[float | None] = mapped_column(Float, nullable=True)
-    # TREND_FIGURES, written with each analysis; None before the first. An analysis stored before they were added
-    # got them from its stored results when the catalog was migrated, all but the emotion (only its transcript,
-    # a blob, has it): that one comes with the call's next analysis.
+    # The figures of its analysis the trends add up (callscope/figures.py), written with each analysis; None before
+    # the first, and a recording counts in the trends once it has them (the list's `analysed` filter). An analysis
+    # stored before they were added got them from its stored results when the catalog was migrated, all but the
+    # emotion (only its transcript, a blob, has it): that one comes with the call's next analysis.
     pause_compliance: Mapped[float | None] = mapped_column(Float, nullable=True)
     agent_talk_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     customer_talk_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
@@ -265,6 +259,40 @@ class RecordingGoal(Base):
         BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), primary_key=True)
     goal_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     met: Mapped[bool] = mapped_column(Boolean, primary_key=True)
+
+
+class TrendDay(Base):
+    """The trends' sums (callscope/catalog/trends.py): of the analysed recordings (those with figures) of an account
+    added on one UTC day, per project (0: every project), operator (0: every operator, those of no operator included)
+    and prevailing emotion ("": none known), so that a trend reads a few rows per day however many calls there were.
+    Kept in the transactions that change what they add up: an analysis stored, a recording moved or deleted."""
+
+    __tablename__ = "trend_days"
+
+    account: Mapped[str] = mapped_column(String(128), primary_key=True)
+    project_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    operator_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    emotion: Mapped[str] = mapped_column(String(16), primary_key=True)
+    calls: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    pause_compliance_sum: Mapped[float] = mapped_column(Float, nullable=False)
+    agent_talk_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    customer_talk_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
+class TrendGoalDay(Base):
+    """Of a project's goal, the analysed recordings added on one UTC day that evaluated it and met it, per operator
+    (0: every operator): the trends' goal attainment, kept with :class:`TrendDay`."""
+
+    __tablename__ = "trend_goal_days"
+
+    account: Mapped[str] = mapped_column(String(128), primary_key=True)
+    operator_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    project_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    goal_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    calls: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    met: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 
 class Job(Base):

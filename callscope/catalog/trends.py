@@ -1,42 +1,35 @@
-"""The account's trends (callscope/services/trends.py): the figures of completed calls added up per day, read from
-the recordings' trend columns and their goals met (tables ``recordings``, ``recording_goals``), and the writes that
-keep those in step with each stored analysis.
-
-A trend reads exactly the recordings the list (callscope/catalog/recordings.py) shows for the same filters: it
-starts from the list's own query, so a chart's point and the list it links to count the same calls. The indexes
-``ix_recordings_trends_*`` hold every column read here: both databases answer from an index alone.
-"""
+"""The account's trends (callscope/services/trends.py), read from the sums of the analysed calls' figures per UTC
+day (tables ``trend_days``, ``trend_goal_days``; callscope/catalog/trend_sums.py keeps them): a few rows per day
+however many calls there were, and exactly the calls the list shows for the same filters."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
-from sqlalchemy import Date, Select, case, cast, delete, func, literal_column
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from callscope.catalog.recordings import Filters, Scope, filtered
-from callscope.catalog.tables import Recording, RecordingGoal
-from callscope.figures import CallFigures
+from callscope.catalog.recordings import Filters, Scope, in_scope
+from callscope.catalog.tables import TrendDay, TrendGoalDay
+from callscope.catalog.trend_sums import EVERY
 
 
 @dataclass(frozen=True)
 class Day:
-    """The completed calls added on one day (UTC) that share a prevailing emotion."""
+    """The analysed calls added on one day (UTC) that share a prevailing emotion (None: not known)."""
 
     day: date
     emotion: str | None
     calls: int
-    pause_compliance_sum: float  # over the calls that have the figure
-    pause_compliance_calls: int
+    pause_compliance_sum: float
     agent_talk_ms: int
     customer_talk_ms: int
 
 
 @dataclass(frozen=True)
 class GoalDay:
-    """Of one project's goal, the calls added on one day (UTC) that evaluated it and how many met it."""
+    """Of one project's goal, the analysed calls added on one day (UTC) that evaluated it and how many met it."""
 
     day: date
     project_id: int
@@ -45,55 +38,31 @@ class GoalDay:
     met: int
 
 
-def _day(session: Session):
-    """The UTC day of a recording's created_at, grouped on as the index holds it."""
-    if session.get_bind().dialect.name == "sqlite":
-        return func.substr(Recording.created_at, 1, 10)  # stored as UTC text, 'YYYY-MM-DD HH:MM:SS...'
-    # a literal, not a parameter: PostgreSQL takes two parameters for two expressions, and the GROUP BY's would not
-    # be the SELECT's
-    return cast(func.timezone(literal_column("'UTC'"), Recording.created_at), Date)
-
-
-def _as_date(value: Any) -> date:
-    return value if isinstance(value, date) else date.fromisoformat(value)
-
-
-def days_query(session: Session, scope: Scope, f: Filters) -> Select:
-    """The statement of :func:`days` (benchmarks/trends.py shows its plan)."""
-    day = _day(session)
-    return filtered(scope, f).with_only_columns(
-        day, Recording.emotion, func.count(), func.coalesce(func.sum(Recording.pause_compliance), 0.0),
-        func.count(Recording.pause_compliance), func.coalesce(func.sum(Recording.agent_talk_ms), 0),
-        func.coalesce(func.sum(Recording.customer_talk_ms), 0), maintain_column_froms=True,
-    ).group_by(day, Recording.emotion)
+def _keys(f: Filters) -> tuple[int, int, date, date]:
+    """The sums' project and operator for the filters, and the days of their created range (whole UTC days, as the
+    service sets it)."""
+    return (f.project_id or EVERY, f.operator_id or EVERY, f.created_from.date() if f.created_from else date.min,
+            f.created_to.date() if f.created_to else date.max)
 
 
 def days(session: Session, scope: Scope, f: Filters) -> list[Day]:
-    """The filtered recordings' figures per day and prevailing emotion."""
-    return [Day(_as_date(row[0]), row[1], row[2], float(row[3]), row[4], int(row[5]), int(row[6]))
-            for row in session.execute(days_query(session, scope, f))]
+    """The figures per day and prevailing emotion of the recordings the filters (project, operator, created range)
+    find in the scope."""
+    project, operator, first, last = _keys(f)
+    t = TrendDay
+    query = in_scope(select(t.day, t.emotion, t.calls, t.pause_compliance_sum, t.agent_talk_ms, t.customer_talk_ms),
+                     scope, t.account, t.project_id).where(
+        t.project_id == project, t.operator_id == operator, t.day.between(first, last), t.calls > 0)
+    # rows, not ORM objects: a year is thousands of them
+    return [Day(day, emotion or None, *sums) for day, emotion, *sums in session.execute(query)]
 
 
 def goal_days(session: Session, scope: Scope, f: Filters) -> list[GoalDay]:
-    """Of the filtered recordings, per day and goal of a project: the calls that evaluated it and those that met
-    it."""
-    day = _day(session)
-    query = filtered(scope, f).with_only_columns(
-        day, Recording.project_id, RecordingGoal.goal_id, func.count(),
-        func.sum(case((RecordingGoal.met, 1), else_=0)),
-    ).join(RecordingGoal, RecordingGoal.recording_id == Recording.id).group_by(
-        day, Recording.project_id, RecordingGoal.goal_id)
-    return [GoalDay(_as_date(row[0]), row[1], row[2], row[3], int(row[4] or 0)) for row in session.execute(query)]
-
-
-def figure_columns(found: CallFigures) -> dict[str, Any]:
-    """The recording's trend columns for an analysis' figures (its goals go to :func:`record_goals`)."""
-    values = asdict(found)
-    values.pop("goals")
-    return values
-
-
-def record_goals(session: Session, recording_id: int, goals: dict[int, bool]) -> None:
-    """Replace the recording's goals met with those of its new analysis, in the caller's transaction."""
-    session.execute(delete(RecordingGoal).where(RecordingGoal.recording_id == recording_id))
-    session.add_all(RecordingGoal(recording_id=recording_id, goal_id=goal, met=met) for goal, met in goals.items())
+    """Per day and goal, the calls of :func:`days` that evaluated it and those that met it."""
+    project, operator, first, last = _keys(f)
+    t = TrendGoalDay
+    query = in_scope(select(t.day, t.project_id, t.goal_id, t.calls, t.met), scope, t.account, t.project_id).where(
+        t.operator_id == operator, t.day.between(first, last), t.calls > 0)
+    if project != EVERY:
+        query = query.where(t.project_id == project)
+    return [GoalDay(*row) for row in session.execute(query)]

@@ -1,4 +1,4 @@
-"""The account's trends: over a period, per bucket of days, the completed calls of the account, a project or an
+"""The account's trends: over a period, per bucket of days, the analysed calls of the account, a project or an
 operator, their goals met, pause compliance, talk-time share and prevailing emotions (the Trends page).
 
 The rules live here: the period (its default and its longest), the bucket its length calls for, and what the caller
@@ -19,7 +19,6 @@ from callscope.catalog.recordings import Filters
 from callscope.errors import ValidationFailed
 from callscope.services import recordings
 from callscope.services.context import Context, Principal
-from callscope.statuses import RecordingStatus
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 3 * 366  # three years: 37 monthly bars at most
@@ -92,12 +91,11 @@ def buckets(p: Period, unit: Unit) -> list[Bucket]:
 
 @dataclass
 class Point:
-    """The completed calls of one bucket."""
+    """The analysed calls of one bucket."""
 
     bucket: Bucket
     calls: int = 0
     pause_compliance_sum: float = 0.0
-    pause_compliance_calls: int = 0
     agent_talk_ms: int = 0
     customer_talk_ms: int = 0
     emotions: dict[str, int] = field(default_factory=dict)  # calls per prevailing emotion (the known ones)
@@ -105,7 +103,7 @@ class Point:
     @property
     def pause_compliance(self) -> float | None:
         """The calls' mean share of compliant pauses, 0 to 1."""
-        return self.pause_compliance_sum / self.pause_compliance_calls if self.pause_compliance_calls else None
+        return self.pause_compliance_sum / self.calls if self.calls else None
 
     @property
     def agent_talk_share(self) -> float | None:
@@ -143,15 +141,15 @@ class Trends:
 def trend_filters(project_id: int | None, operator_id: int | None, bucket: Bucket | Period) -> Filters:
     """The list's filters of the calls a trend adds up over `bucket`: the page links each point to these."""
     created_from, created_to = recordings.whole_days(bucket.first, bucket.last)
-    return Filters(project_id=project_id, operator_id=operator_id, status=RecordingStatus.COMPLETED,
-                   created_from=created_from, created_to=created_to)
+    return Filters(project_id=project_id, operator_id=operator_id, analysed=True, created_from=created_from,
+                   created_to=created_to)
 
 
 async def trends(ctx: Context, principal: Principal, project_id: int | None, operator_id: int | None,
                  p: Period) -> Trends:
     unit = unit_for(p)
     points = [Point(b) for b in buckets(p, unit)]
-    f = trend_filters(project_id, operator_id, p)
+    f = trend_filters(project_id or principal.project_id, operator_id, p)  # a project-scoped key: its project's
     if not recordings.filters_visible(ctx, principal, f):
         return Trends(p, unit, points, [])
     days = await ctx.catalog.read(trend_rows.days, principal.scope, f)
@@ -165,7 +163,6 @@ async def trends(ctx: Context, principal: Principal, project_id: int | None, ope
         point = points[point_of(d.day)]
         point.calls += d.calls
         point.pause_compliance_sum += d.pause_compliance_sum
-        point.pause_compliance_calls += d.pause_compliance_calls
         point.agent_talk_ms += d.agent_talk_ms
         point.customer_talk_ms += d.customer_talk_ms
         if d.emotion is not None:

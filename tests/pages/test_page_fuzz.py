@@ -28,7 +28,7 @@ VALUES = [
     "a%00@b.c", "a@b.c%00", "a%1B@b.c", "a%FF@b.c", "a@b@c", "x" * 400 + "@b.c",  # nearly an email address
 ]
 LIST_FIELDS = ["view", "project_id", "status", "tag_id", "operator_id", "called_from", "called_to", "added_from",
-               "added_to", "q", "page"]
+               "added_to", "analysed", "q", "page"]
 TRENDS_FIELDS = ["project_id", "operator_id", "start", "end"]
 # Shapes no form of ours sends: repeated, bare and bracketed fields in the list's query string.
 ODD_QUERIES = ["project_id=1&project_id=x", "project_id", "tag_id[]=1", "page=1&page=99999999999999999999",

@@ -1,7 +1,7 @@
 """The Trends page in a real headless Chromium against a real `callscope serve`: a chart's bar, clicked or opened
 from the keyboard, opens the list of exactly the calls it counts; another account's calls never count.
 
-The calls are written straight into the server's catalog, completed with their figures (the models are not what
+The calls are written straight into the server's catalog, analysed (their figures recorded) (the models are not what
 this tests). With CALLSCOPE_SCREENSHOTS set to a folder, the page is saved there at a desktop's and a phone's
 width (trends-desktop.png, trends-phone.png).
 """
@@ -47,8 +47,8 @@ def site(tmp_path_factory):
                 found=fig(1.0, 60, 40, "calm", {1: True, 2: True}))
             add(catalog, account="default", project_id=site.project_id, created_at=day(3, 22), name="Evening call",
                 found=fig(0.5, 40, 60, "angry", {1: True, 2: False}))
-            add(catalog, account="default", project_id=site.project_id, status="processing", created_at=day(3),
-                name="Being analysed", found=fig(0.0, 1, 1, "sad", {1: False}))
+            add(catalog, account="default", project_id=site.project_id, status="pending", created_at=day(3),
+                name="Not analysed yet")
             for n in range(28):  # a month of calls, for the charts to show more than one bar
                 add(catalog, account="default", project_id=site.project_id, created_at=day(4 + n % 26, 10 + n % 9),
                     name=f"Call {n}", found=fig((n % 5) / 4, 40 + n % 30, 60 - n % 30, EMOTIONS[n % len(EMOTIONS)],

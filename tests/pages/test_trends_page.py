@@ -1,4 +1,4 @@
-"""The Trends page in process, on SQLite and on PostgreSQL: its charts add up exactly the completed calls the
+"""The Trends page in process, on SQLite and on PostgreSQL: its charts add up exactly the analysed calls the
 member's list shows (another account's never count), each bar links to the list filtered to its calls, the period's
 rules (default, order, length, the bucket its length calls for), and the standards every members' page keeps (CSP,
 no inline script or style, a GET filter form with labels)."""
@@ -45,8 +45,7 @@ async def world(runtime, member):
         found=fig(0.5, 30, 70, "angry", {1: False}), name="Late call")
     add(ctx.catalog, account="default", project_id=pid, operator_id=oid, created_at=june(20),
         found=fig(1.0, 50, 50, None, {}), name="Later call")
-    add(ctx.catalog, account="default", project_id=pid, status="processing", created_at=june(2),
-        found=fig(0.0, 1, 1, "sad", {1: False}), name="Being analysed again")
+    add(ctx.catalog, account="default", project_id=pid, status="pending", created_at=june(2), name="Not analysed yet")
     for n in range(5):  # another account, the same ids: never counted
         add(ctx.catalog, account="other", project_id=pid, operator_id=oid, created_at=june(2),
             found=fig(0.0, 1, 1, "sad", {1: False}), name=f"Other account's {n}")
@@ -68,7 +67,7 @@ async def test_a_bar_links_to_exactly_the_calls_it_counts(member, world):
     resp = await member.get("/trends", params={"project_id": pid, "start": "2031-06-01", "end": "2031-07-05"})
     assert resp.status_code == 200
     html = resp.text
-    assert "3 calls analysed" in html  # not the call being analysed again, none of the other account's
+    assert "3 calls analysed" in html  # not the call not analysed yet, none of the other account's
     bars = links(html)
     assert bars["Week of 2 Jun 2031: 2 calls analysed"].startswith("/recordings?")
     assert "Week of 2 Jun 2031: 50% met, 1 of 2 calls" in bars

@@ -16,7 +16,6 @@ from callscope.analysis.runtime.work import WorkerLost
 from callscope.analysis.stages.asr import transcriber_from_settings
 from callscope.analysis.stored import completion
 from callscope.catalog import jobs
-from callscope.catalog.trends import figure_columns
 from callscope.config import Settings
 from callscope.figures import figures
 from callscope.runtime import Runtime
@@ -99,8 +98,9 @@ async def test_a_recording_is_analysed_and_stored(ctx, wav_bytes, transcriber) -
     assert speech.wer(SENTENCE, " ".join(s["text"] for s in stored.transcript["segments"])) < SAME_WORDS
     assert "segments" not in stored.results and stored.results["duration_ms"] > 0
     # the figures the trends add up, stored with the analysis
-    assert (row.pause_compliance, row.agent_talk_ms, row.customer_talk_ms, row.emotion) == tuple(
-        figure_columns(figures(stored.results, stored.transcript["segments"])).values())
+    found = figures(stored.results, stored.transcript["segments"])
+    assert (row.pause_compliance, row.agent_talk_ms, row.customer_talk_ms, row.emotion) == (
+        found.pause_compliance, found.agent_talk_ms, found.customer_talk_ms, found.emotion)
     assert (job_of(ctx.catalog, rid).state, job_of(ctx.catalog, rid).attempts) == ("done", 1)
 
 

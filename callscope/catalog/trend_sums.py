@@ -1,0 +1,100 @@
+"""The sums the trends read (tables ``trend_days``, ``trend_goal_days``; callscope/catalog/trends.py), kept equal
+to the recordings' own figures.
+
+A recording counts once it has figures (its analysis wrote them: the list's ``analysed`` filter), on the UTC day it
+was added, in its account, its project and its operator. Every write that changes one of those takes the recording's
+part out of the sums first and puts it back after (:func:`withdraw`, :func:`contribute`), in the same transaction:
+an analysis stored (:func:`record`), a recording moved to another project or operator, a recording deleted
+(callscope/catalog/recordings.py).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import UTC
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from callscope.catalog.db import insert
+from callscope.catalog.tables import Recording, RecordingGoal, TrendDay, TrendGoalDay
+from callscope.figures import CallFigures
+
+EVERY = 0  # the project_id / operator_id of the sums over every project / operator (ids start at 1)
+NO_EMOTION = ""
+
+
+def record(session: Session, recording_id: int, found: CallFigures) -> None:
+    """Write a new analysis' figures and goals met onto the recording, and into the sums."""
+    withdraw(session, [recording_id])
+    recording = session.get(Recording, recording_id)
+    recording.pause_compliance = found.pause_compliance
+    recording.agent_talk_ms = found.agent_talk_ms
+    recording.customer_talk_ms = found.customer_talk_ms
+    recording.emotion = found.emotion
+    session.execute(delete(RecordingGoal).where(RecordingGoal.recording_id == recording_id))
+    session.add_all(RecordingGoal(recording_id=recording_id, goal_id=goal, met=met)
+                    for goal, met in found.goals.items())
+    session.flush()
+    contribute(session, [recording_id])
+
+
+def withdraw(session: Session, recording_ids: Iterable[int]) -> None:
+    """Take the recordings' parts out of the sums (before they change or go)."""
+    _add(session, list(recording_ids), -1)
+
+
+def contribute(session: Session, recording_ids: Iterable[int]) -> None:
+    """Put the recordings' parts into the sums (after they changed)."""
+    _add(session, list(recording_ids), 1)
+
+
+def _add(session: Session, recording_ids: list[int], sign: int) -> None:
+    if not recording_ids:
+        return
+    session.flush()  # the rows as the caller left them
+    analysed = (Recording.id.in_(recording_ids), Recording.pause_compliance.is_not(None))
+    sums: dict[tuple, list] = defaultdict(lambda: [0, 0.0, 0, 0])
+    for r in session.execute(select(Recording.account, Recording.project_id, Recording.operator_id,
+                                    Recording.created_at, Recording.emotion, Recording.pause_compliance,
+                                    Recording.agent_talk_ms, Recording.customer_talk_ms).where(*analysed)):
+        day = r.created_at.astimezone(UTC).date()
+        for project, operator in _slices(r.project_id, r.operator_id):
+            s = sums[(r.account, project, operator, day, r.emotion or NO_EMOTION)]
+            s[0] += sign
+            s[1] += sign * r.pause_compliance
+            s[2] += sign * (r.agent_talk_ms or 0)
+            s[3] += sign * (r.customer_talk_ms or 0)
+    goals: dict[tuple, list] = defaultdict(lambda: [0, 0])
+    for r in session.execute(select(Recording.account, Recording.project_id, Recording.operator_id,
+                                    Recording.created_at, RecordingGoal.goal_id, RecordingGoal.met)
+                             .join(RecordingGoal, RecordingGoal.recording_id == Recording.id).where(*analysed)):
+        day = r.created_at.astimezone(UTC).date()
+        for operator in {EVERY, r.operator_id or EVERY}:
+            g = goals[(r.account, operator, r.project_id, day, r.goal_id)]
+            g[0] += sign
+            g[1] += sign * int(r.met)
+    # In key order, so that concurrent writers lock the rows in the same order (no deadlocks on PostgreSQL).
+    _upsert(session, TrendDay, ["account", "project_id", "operator_id", "day", "emotion"],
+            ["calls", "pause_compliance_sum", "agent_talk_ms", "customer_talk_ms"], sums)
+    _upsert(session, TrendGoalDay, ["account", "operator_id", "project_id", "day", "goal_id"], ["calls", "met"], goals)
+
+
+def _slices(project_id: int, operator_id: int | None) -> set[tuple[int, int]]:
+    """The (project, operator) sums a recording counts in."""
+    return {(EVERY, EVERY), (project_id, EVERY), (EVERY, operator_id or EVERY), (project_id, operator_id or EVERY)}
+
+
+def _upsert(session: Session, model: Any, keys: list[str], values: list[str], rows: dict[tuple, list]) -> None:
+    if not rows:
+        return
+    table = model.__table__
+    ins = insert(session, model)
+    statement = ins.on_conflict_do_update(
+        index_elements=[table.c[k] for k in keys],
+        set_={v: table.c[v] + getattr(ins.excluded, v) for v in values})
+    session.execute(statement, [dict(zip(keys + values, (*key, *sums), strict=True))
+                                for key, sums in sorted(rows.items())])
+
