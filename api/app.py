@@ -81,7 +81,7 @@ def create_app(ctx: Context, usage: UsageRecorder, limiter: RateLimiter | None =
     twilio_voice = TwilioVoiceWebhooks(ctx)  # the carrier's signed webhooks: no API key, not in the document
     for webhook in WEBHOOKS:
         router.add(f"/telephony/twilio/{webhook}", twilio_voice, tag="telephony", suffix=webhook, prefix="")
-    router.add("/openapi.json", OpenApiDocument(build_document(router, ctx.settings.base_url)), tag="service")
+    router.add("/openapi.json", OpenApiDocument(lambda: build_document(router, ctx.settings.base_url)), tag="service")
     # The members' pages: cookie sessions, not API operations (api/pages/__init__.py); sign-in is always limited.
     install_pages(app, ctx, limiter or DatabaseRateLimiter(ctx.catalog))
     return app

@@ -11,9 +11,13 @@ External services (skipped cleanly, with the reason, when unreachable):
 Catalog database:
 
 * ``clean_postgres_url``: ``postgres_url``, emptied (alembic_version included) before and after the test.
-* ``catalog_url``: parametrized over ``sqlite`` (a file in tmp_path) and ``postgres`` (the session database,
-  emptied after each test, alembic_version included), so a test using it runs on both.
-* ``catalog``: a migrated :class:`callscope.catalog.db.Catalog` on ``catalog_url``, disposed after the test.
+* ``empty_catalog_url``: parametrized over ``sqlite`` (a file in tmp_path) and ``postgres`` (``clean_postgres_url``):
+  a database without the schema, for the tests of the migrations themselves.
+* ``catalog_url``: the same two, already migrated and without rows: a copy of a SQLite catalog migrated once per
+  session, and a second session database on PostgreSQL (``migrated_postgres_url``) whose rows are deleted before
+  each test. Running the migrations takes a quarter to half a second, and hundreds of tests need a catalog.
+* ``catalog``: a :class:`callscope.catalog.db.Catalog` on ``catalog_url``, disposed after the test.
+* ``runtime`` (below) starts on a copy of the migrated SQLite catalog too, where its settings name no database.
 
 S3: ``s3_endpoint`` (session): moto's S3 server (tests/blobs/moto_server.py, a ThreadedMotoServer in a child
 process) on 127.0.0.1 and a free port, with dummy AWS credentials in the environment.
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -61,10 +66,12 @@ def unique_name() -> str:
 
 
 @pytest.fixture
-async def runtime(settings):
+async def runtime(settings, sqlite_catalog_template):
     """A started Runtime (stores, catalog, blobs, mail; no background loops) on the folder's `settings`."""
     from callscope.runtime import Runtime
 
+    if settings.database_url is None:
+        copy_sqlite_catalog(sqlite_catalog_template, settings.data_dir / "catalog.db")
     rt = Runtime(settings)
     await rt.start(background=False)
     yield rt
@@ -149,17 +156,84 @@ def clean_postgres_url(postgres_url: str) -> Iterator[str]:
         _reset_postgres(postgres_url)
 
 
+@pytest.fixture(scope="session")
+def sqlite_catalog_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite catalog migrated once for the session (per xdist worker): tests start on copies of it."""
+    path = tmp_path_factory.mktemp("catalog-template") / "catalog.db"
+    template = Catalog(f"sqlite:///{path}")
+    template.migrate()
+    template.dispose()
+    return path
+
+
+def copy_sqlite_catalog(template: Path, path: Path) -> None:
+    """The migrated template at `path`, unless a catalog is there already (a test that made its own)."""
+    if not path.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # private, as the runtime makes them
+        shutil.copyfile(template, path)
+        path.chmod(0o600)
+
+
+@pytest.fixture(scope="session")
+def migrated_postgres_url(postgres_url: str) -> Iterator[str]:
+    """A second session database, migrated once; ``clean_postgres_url`` drops the schema of the first."""
+    url = make_url(postgres_url)
+    name = f"{url.database}_migrated"
+    with _pg_connect(url) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    migrated = url.set(database=name).render_as_string(hide_password=False)
+    template = Catalog(migrated)
+    template.migrate()
+    template.dispose()
+    try:
+        yield migrated
+    finally:
+        with _pg_connect(url) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _delete_rows(url: str) -> None:
+    """Every table emptied (children before parents) and every sequence restarted, the schema kept. Connections an
+    earlier test left open are ended first: one idle in a transaction would hold its locks."""
+    from callscope.catalog.tables import Base
+
+    with _pg_connect(make_url(url)) as conn:
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                     "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        with conn.transaction():
+            for table in reversed(Base.metadata.sorted_tables):
+                conn.execute(f'DELETE FROM "{table.name}"')
+            for (sequence,) in conn.execute("SELECT sequencename FROM pg_sequences WHERE schemaname = 'public'"):
+                conn.execute(f'ALTER SEQUENCE "{sequence}" RESTART')
+
+
+@pytest.fixture
+def emptied_postgres_url(migrated_postgres_url: str) -> str:
+    """``migrated_postgres_url`` with no rows: a migrated catalog on PostgreSQL, as a fresh one would be."""
+    _delete_rows(migrated_postgres_url)
+    return migrated_postgres_url
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def catalog_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An empty catalog database URL, once on SQLite and once on PostgreSQL."""
+def empty_catalog_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database without the catalog's schema, once on SQLite and once on PostgreSQL."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'catalog.db'}"
     return request.getfixturevalue("clean_postgres_url")
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def catalog_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A migrated catalog database without rows, once on SQLite and once on PostgreSQL."""
+    if request.param == "sqlite":
+        copy_sqlite_catalog(request.getfixturevalue("sqlite_catalog_template"), tmp_path / "catalog.db")
+        return f"sqlite:///{tmp_path / 'catalog.db'}"
+    return request.getfixturevalue("emptied_postgres_url")
+
+
 @pytest.fixture
 def catalog(catalog_url: str) -> Iterator[Catalog]:
-    """A migrated Catalog on ``catalog_url``."""
+    """A Catalog on ``catalog_url`` (migrated: its migrate() finds the schema at head)."""
     cat = Catalog(catalog_url)
     cat.migrate()
     try:

@@ -30,7 +30,7 @@ CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conform
 def live(request, tmp_path):
     settings = {"virtual_number_purchase_paused": "false"}
     if request.param == "postgres":
-        settings["database_url"] = request.getfixturevalue("clean_postgres_url")
+        settings["database_url"] = request.getfixturevalue("emptied_postgres_url")
     (tmp_path / "data").mkdir()
     server = start_server(tmp_path / "data", **settings)
     try:

@@ -48,7 +48,7 @@ async def make_limiter(
             return made[-1]
     else:
         if request.param == "postgres":
-            url = request.getfixturevalue("clean_postgres_url")
+            url = request.getfixturevalue("emptied_postgres_url")
         else:
             url = f"sqlite:///{tmp_path / 'catalog.db'}"
         setup = Catalog(url)

@@ -51,7 +51,7 @@ def leaks(text: str) -> list[str]:
 
 @pytest.mark.parametrize("catalog", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_no_redacted_value_is_served_anywhere(tmp_path: Path, catalog: str, request) -> None:
-    database = {"database_url": request.getfixturevalue("clean_postgres_url")} if catalog == "postgres" else {}
+    database = {"database_url": request.getfixturevalue("emptied_postgres_url")} if catalog == "postgres" else {}
     call = stereo_call(tmp_path / "call.wav")
     receiver = WebhookReceiver()
     server = start_server(tmp_path / "data", webhook_allow_http="true", webhook_allow_private_addresses="true",

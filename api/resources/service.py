@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import falcon
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
@@ -28,10 +30,16 @@ class Metrics:
 
 
 class OpenApiDocument:
-    def __init__(self, document: dict):
-        self.document = document
+    """Built on the first request, not with the app: most processes never serve it, and building it takes as long
+    as the rest of the app's start."""
+
+    def __init__(self, build: Callable[[], dict]):
+        self._build = build
+        self._document: dict | None = None
 
     @operation("This document", None)
     async def on_get(self, req, resp):
-        resp.media = self.document
+        if self._document is None:
+            self._document = self._build()
+        resp.media = self._document
         resp.content_type = falcon.MEDIA_JSON

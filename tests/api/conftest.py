@@ -97,7 +97,7 @@ def create_operator(client, admin):
 def catalog_on_both(request) -> dict:
     """Body of a `catalog_settings` override parametrized over SQLite and PostgreSQL."""
     if request.param == "postgres":
-        return {"database_url": request.getfixturevalue("clean_postgres_url")}
+        return {"database_url": request.getfixturevalue("emptied_postgres_url")}
     return {}
 
 

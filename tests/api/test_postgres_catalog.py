@@ -11,8 +11,8 @@ pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture
-def settings_overrides(clean_postgres_url):
-    return {"database_url": clean_postgres_url, "rate_limit_enabled": True, "virtual_number_purchase_paused": False}
+def settings_overrides(emptied_postgres_url):
+    return {"database_url": emptied_postgres_url, "rate_limit_enabled": True, "virtual_number_purchase_paused": False}
 
 
 async def test_objects_get_ids_from_the_postgres_allocator(client, admin, create_project, create_operator, runtime):

@@ -147,8 +147,8 @@ class TestS3BlobStore:
 @pytest.mark.postgres
 class TestPostgresCatalog:
     @pytest.fixture
-    def settings_overrides(self, clean_postgres_url) -> dict:
-        return {"database_url": clean_postgres_url}
+    def settings_overrides(self, emptied_postgres_url) -> dict:
+        return {"database_url": emptied_postgres_url}
 
     async def test_racing_uploads_of_one_external_id_make_one_recording(self, upload, wav, project, runtime,
                                                                         settings):

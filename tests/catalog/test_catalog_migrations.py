@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect
 
 from callscope.catalog.db import Catalog
 from callscope.catalog.tables import Base
+
+
+@pytest.fixture
+def catalog(empty_catalog_url: str) -> Iterator[Catalog]:
+    """Migrated here from an empty database (the suite's shared `catalog` starts from a copy of one migrated once)."""
+    cat = Catalog(empty_catalog_url)
+    cat.migrate()
+    try:
+        yield cat
+    finally:
+        cat.dispose()
 
 
 def test_migrate_creates_the_model_tables(catalog: Catalog) -> None:
@@ -60,10 +74,10 @@ async def test_run_executes_in_a_worker_thread(catalog: Catalog) -> None:
     assert await catalog.run(threading.get_ident) != main
 
 
-def test_concurrent_migrations_from_several_catalogs(catalog_url: str) -> None:
+def test_concurrent_migrations_from_several_catalogs(empty_catalog_url: str) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    catalogs = [Catalog(catalog_url) for _ in range(4)]  # as in four processes starting together
+    catalogs = [Catalog(empty_catalog_url) for _ in range(4)]  # as in four processes starting together
     try:
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(Catalog.migrate, catalogs))
