@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from datetime import UTC
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from callscope.catalog.db import insert
@@ -29,11 +29,9 @@ NO_EMOTION = ""
 def record(session: Session, recording_id: int, found: CallFigures) -> None:
     """Write a new analysis' figures and goals met onto the recording, and into the sums."""
     withdraw(session, [recording_id])
-    recording = session.get(Recording, recording_id)
-    recording.pause_compliance = found.pause_compliance
-    recording.agent_talk_ms = found.agent_talk_ms
-    recording.customer_talk_ms = found.customer_talk_ms
-    recording.emotion = found.emotion
+    session.execute(update(Recording).where(Recording.id == recording_id).values(
+        pause_compliance=found.pause_compliance, agent_talk_ms=found.agent_talk_ms,
+        customer_talk_ms=found.customer_talk_ms, emotion=found.emotion))
     session.execute(delete(RecordingGoal).where(RecordingGoal.recording_id == recording_id))
     session.add_all(RecordingGoal(recording_id=recording_id, goal_id=goal, met=met)
                     for goal, met in found.goals.items())
@@ -68,14 +66,14 @@ def _add(session: Session, recording_ids: list[int], sign: int) -> None:
             s[2] += sign * (r.agent_talk_ms or 0)
             s[3] += sign * (r.customer_talk_ms or 0)
     goals: dict[tuple, list] = defaultdict(lambda: [0, 0])
-    for r in session.execute(select(Recording.account, Recording.project_id, Recording.operator_id,
+    for goal in session.execute(select(Recording.account, Recording.project_id, Recording.operator_id,
                                     Recording.created_at, RecordingGoal.goal_id, RecordingGoal.met)
                              .join(RecordingGoal, RecordingGoal.recording_id == Recording.id).where(*analysed)):
-        day = r.created_at.astimezone(UTC).date()
-        for operator in {EVERY, r.operator_id or EVERY}:
-            g = goals[(r.account, operator, r.project_id, day, r.goal_id)]
+        day = goal.created_at.astimezone(UTC).date()
+        for operator in {EVERY, goal.operator_id or EVERY}:
+            g = goals[(goal.account, operator, goal.project_id, day, goal.goal_id)]
             g[0] += sign
-            g[1] += sign * int(r.met)
+            g[1] += sign * int(goal.met)
     # In key order, so that concurrent writers lock the rows in the same order (no deadlocks on PostgreSQL).
     _upsert(session, TrendDay, ["account", "project_id", "operator_id", "day", "emotion"],
             ["calls", "pause_compliance_sum", "agent_talk_ms", "customer_talk_ms"], sums)

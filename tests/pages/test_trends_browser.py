@@ -3,7 +3,7 @@ from the keyboard, opens the list of exactly the calls it counts; another accoun
 
 The calls are written straight into the server's catalog, analysed (their figures recorded) (the models are not what
 this tests). With CALLSCOPE_SCREENSHOTS set to a folder, the page is saved there at a desktop's and a phone's
-width (trends-desktop.png, trends-phone.png).
+width (trends-desktop.png, trends-phone.png), and the list a bar opens (trends-list-*.png).
 """
 
 from __future__ import annotations
@@ -116,10 +116,15 @@ def test_screenshots(site, driver):
     folder.mkdir(parents=True, exist_ok=True)
     sign_in(driver, site, "ana@example.com", f"{site.url}/trends?project_id={site.project_id}")
     wait_for(driver, lambda d: by_css(d, "h1").text.startswith("Trends"), what="the Trends page")
-    for name, width in (("desktop", 1280), ("phone", 390)):
-        driver.set_window_size(width, 900)
-        height = driver.execute_script("return document.documentElement.scrollHeight")
-        driver.set_window_size(width, height + 100)
-        assert driver.execute_script("return document.documentElement.scrollWidth") <= width  # no sideways scroll
-        driver.save_screenshot(str(folder / f"trends-{name}.png"))
+    bar(driver, "calls", "2 calls analysed").click()  # and the list it opens
+    wait_for(driver, lambda d: "/recordings?" in d.current_url, what="the list")
+    pages = (("trends", f"{site.url}/trends?project_id={site.project_id}"), ("trends-list", driver.current_url))
+    for page, url in pages:
+        driver.get(url)
+        for name, width in (("desktop", 1280), ("phone", 390)):
+            driver.set_window_size(width, 900)
+            height = driver.execute_script("return document.documentElement.scrollHeight")
+            driver.set_window_size(width, height + 100)
+            assert driver.execute_script("return document.documentElement.scrollWidth") <= width  # no sideways scroll
+            driver.save_screenshot(str(folder / f"{page}-{name}.png"))
     driver.set_window_size(1280, 900)
