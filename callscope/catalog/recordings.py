@@ -8,6 +8,7 @@ the account (or a recording's own row id, which is unique across accounts).
 from __future__ import annotations
 
 import re
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -264,13 +265,10 @@ def change(session: Session, scope: Scope, ref: str, changes: dict[str, Any], ta
     if recording is None:
         return None
     regroups = changes.keys() & {"project_id", "operator_id"}  # what the trends sum it under
-    if regroups:
-        trend_sums.withdraw(session, [recording.id])
-    for key, value in changes.items():
-        setattr(recording, key, value)
-    recording.updated_at = now
-    if regroups:
-        trend_sums.contribute(session, [recording.id])
+    with trend_sums.regrouping(session, [recording.id]) if regroups else nullcontext():
+        for key, value in changes.items():
+            setattr(recording, key, value)
+        recording.updated_at = now
     if moved or tag_ids is not None:
         session.execute(delete(RecordingTag).where(RecordingTag.recording_id == recording.id))
     if tag_ids is not None:

@@ -3,15 +3,16 @@ to the recordings' own figures.
 
 A recording counts once it has figures (its analysis wrote them: the list's ``analysed`` filter), on the UTC day it
 was added, in its account, its project and its operator. Every write that changes one of those takes the recording's
-part out of the sums first and puts it back after (:func:`withdraw`, :func:`contribute`), in the same transaction:
-an analysis stored (:func:`record`), a recording moved to another project or operator, a recording deleted
-(callscope/catalog/recordings.py).
+part out of the sums first and puts it back after (:func:`regrouping`), in the same transaction: an analysis stored
+(:func:`record`), a recording moved to another project or operator (callscope/catalog/recordings.py); a deleted
+recording's part goes (:func:`withdraw`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC
 from typing import Any
 
@@ -26,58 +27,82 @@ EVERY = 0  # the project_id / operator_id of the sums over every project / opera
 NO_EMOTION = ""
 
 
+class _Changes:
+    """Parts of recordings to add to (or take from) the sums, written together in key order: concurrent writers then
+    lock the sums' rows in the same order (no deadlocks on PostgreSQL)."""
+
+    def __init__(self) -> None:
+        self.days: dict[tuple, list] = defaultdict(lambda: [0, 0.0, 0, 0])
+        self.goals: dict[tuple, list] = defaultdict(lambda: [0, 0])
+
+    def add(self, session: Session, recording_ids: list[int], sign: int) -> None:
+        """The recordings' parts as they are now, times `sign`."""
+        session.flush()  # the rows as the caller left them
+        analysed = (Recording.id.in_(recording_ids), Recording.pause_compliance.is_not(None))
+        for r in session.execute(select(Recording.account, Recording.project_id, Recording.operator_id,
+                                        Recording.created_at, Recording.emotion, Recording.pause_compliance,
+                                        Recording.agent_talk_ms, Recording.customer_talk_ms).where(*analysed)):
+            day = r.created_at.astimezone(UTC).date()
+            for project, operator in _slices(r.project_id, r.operator_id):
+                s = self.days[(r.account, project, operator, day, r.emotion or NO_EMOTION)]
+                s[0] += sign
+                s[1] += sign * r.pause_compliance
+                s[2] += sign * (r.agent_talk_ms or 0)
+                s[3] += sign * (r.customer_talk_ms or 0)
+        for goal in session.execute(select(Recording.account, Recording.project_id, Recording.operator_id,
+                                           Recording.created_at, RecordingGoal.goal_id, RecordingGoal.met)
+                                    .join(RecordingGoal, RecordingGoal.recording_id == Recording.id)
+                                    .where(*analysed)):
+            day = goal.created_at.astimezone(UTC).date()
+            for operator in {EVERY, goal.operator_id or EVERY}:
+                g = self.goals[(goal.account, operator, goal.project_id, day, goal.goal_id)]
+                g[0] += sign
+                g[1] += sign * int(goal.met)
+
+    def write(self, session: Session) -> None:
+        _upsert(session, TrendDay, ["account", "project_id", "operator_id", "day", "emotion"],
+                ["calls", "pause_compliance_sum", "agent_talk_ms", "customer_talk_ms"], self.days)
+        _upsert(session, TrendGoalDay, ["account", "operator_id", "project_id", "day", "goal_id"], ["calls", "met"],
+                self.goals)
+
+
+@contextmanager
+def regrouping(session: Session, recording_ids: list[int]) -> Iterator[None]:
+    """Around a change of the recordings' figures, project or operator: their parts as they were leave the sums, and
+    as they are after come in, in one write."""
+    changes = _Changes()
+    changes.add(session, recording_ids, -1)
+    yield
+    changes.add(session, recording_ids, 1)
+    changes.write(session)
+
+
 def record(session: Session, recording_id: int, found: CallFigures) -> None:
     """Write a new analysis' figures and goals met onto the recording, and into the sums."""
-    withdraw(session, [recording_id])
-    session.execute(update(Recording).where(Recording.id == recording_id).values(
-        pause_compliance=found.pause_compliance, agent_talk_ms=found.agent_talk_ms,
-        customer_talk_ms=found.customer_talk_ms, emotion=found.emotion))
-    session.execute(delete(RecordingGoal).where(RecordingGoal.recording_id == recording_id))
-    session.add_all(RecordingGoal(recording_id=recording_id, goal_id=goal, met=met)
-                    for goal, met in found.goals.items())
-    session.flush()
-    contribute(session, [recording_id])
+    with regrouping(session, [recording_id]):
+        session.execute(update(Recording).where(Recording.id == recording_id).values(
+            pause_compliance=found.pause_compliance, agent_talk_ms=found.agent_talk_ms,
+            customer_talk_ms=found.customer_talk_ms, emotion=found.emotion))
+        session.execute(delete(RecordingGoal).where(RecordingGoal.recording_id == recording_id))
+        session.add_all(RecordingGoal(recording_id=recording_id, goal_id=goal, met=met)
+                        for goal, met in found.goals.items())
 
 
 def withdraw(session: Session, recording_ids: Iterable[int]) -> None:
-    """Take the recordings' parts out of the sums (before they change or go)."""
-    _add(session, list(recording_ids), -1)
+    """Take the recordings' parts out of the sums (before they go)."""
+    _apply(session, list(recording_ids), -1)
 
 
 def contribute(session: Session, recording_ids: Iterable[int]) -> None:
-    """Put the recordings' parts into the sums (after they changed)."""
-    _add(session, list(recording_ids), 1)
+    """Put the recordings' parts into the sums (benchmarks/trends.py builds its sums so)."""
+    _apply(session, list(recording_ids), 1)
 
 
-def _add(session: Session, recording_ids: list[int], sign: int) -> None:
-    if not recording_ids:
-        return
-    session.flush()  # the rows as the caller left them
-    analysed = (Recording.id.in_(recording_ids), Recording.pause_compliance.is_not(None))
-    sums: dict[tuple, list] = defaultdict(lambda: [0, 0.0, 0, 0])
-    for r in session.execute(select(Recording.account, Recording.project_id, Recording.operator_id,
-                                    Recording.created_at, Recording.emotion, Recording.pause_compliance,
-                                    Recording.agent_talk_ms, Recording.customer_talk_ms).where(*analysed)):
-        day = r.created_at.astimezone(UTC).date()
-        for project, operator in _slices(r.project_id, r.operator_id):
-            s = sums[(r.account, project, operator, day, r.emotion or NO_EMOTION)]
-            s[0] += sign
-            s[1] += sign * r.pause_compliance
-            s[2] += sign * (r.agent_talk_ms or 0)
-            s[3] += sign * (r.customer_talk_ms or 0)
-    goals: dict[tuple, list] = defaultdict(lambda: [0, 0])
-    for goal in session.execute(select(Recording.account, Recording.project_id, Recording.operator_id,
-                                    Recording.created_at, RecordingGoal.goal_id, RecordingGoal.met)
-                             .join(RecordingGoal, RecordingGoal.recording_id == Recording.id).where(*analysed)):
-        day = goal.created_at.astimezone(UTC).date()
-        for operator in {EVERY, goal.operator_id or EVERY}:
-            g = goals[(goal.account, operator, goal.project_id, day, goal.goal_id)]
-            g[0] += sign
-            g[1] += sign * int(goal.met)
-    # In key order, so that concurrent writers lock the rows in the same order (no deadlocks on PostgreSQL).
-    _upsert(session, TrendDay, ["account", "project_id", "operator_id", "day", "emotion"],
-            ["calls", "pause_compliance_sum", "agent_talk_ms", "customer_talk_ms"], sums)
-    _upsert(session, TrendGoalDay, ["account", "operator_id", "project_id", "day", "goal_id"], ["calls", "met"], goals)
+def _apply(session: Session, recording_ids: list[int], sign: int) -> None:
+    if recording_ids:
+        changes = _Changes()
+        changes.add(session, recording_ids, sign)
+        changes.write(session)
 
 
 def _slices(project_id: int, operator_id: int | None) -> set[tuple[int, int]]:
