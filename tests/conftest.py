@@ -78,6 +78,20 @@ async def runtime(settings, sqlite_catalog_template):
     await rt.stop()
 
 
+# --- the embedded analysis models ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def embedded_models() -> dict:
+    """The embedded transcriber, speaker analyser and text embedder, loaded once for the session (per xdist worker):
+    `Pipeline(settings, **embedded_models)` for a test whose settings keep the default models. Loading them takes
+    longer than analysing a short call."""
+    from callscope.analysis.runtime.pipeline import load_model
+    from callscope.config import Settings
+
+    return {name: load_model(name, Settings()) for name in ("transcriber", "speakers", "embedder")}
+
+
 # --- PostgreSQL -------------------------------------------------------------------------------------
 
 

@@ -14,7 +14,6 @@ import pytest
 
 from callscope.analysis.runtime.pipeline import Pipeline
 from callscope.analysis.runtime.work import Work, analyze
-from callscope.analysis.stages.asr import transcriber_from_settings
 from callscope.analysis.stages.audio_redaction import fill_samples
 from callscope.analysis.stored import completion
 from callscope.blobs.signing import sign
@@ -45,11 +44,6 @@ SAID = "Thanks. My card number is 4 5 2 6, 0 1 8 1, 5 9 0 8, 3 0 1 2. Please tak
 def call_wav(tmp_path_factory) -> bytes:
     call = speech.make_call([0.4, SAID, 0.4])
     return speech.write(tmp_path_factory.mktemp("audio") / "call.wav", [call.samples]).read_bytes()
-
-
-@pytest.fixture(scope="module")
-def transcriber():
-    return transcriber_from_settings(Settings())
 
 
 @pytest.fixture
@@ -100,11 +94,11 @@ def redacted_ms(transcript: dict) -> list[tuple[int, int]]:
     return [(w["start_ms"], w["end_ms"]) for s in transcript["segments"] for w in s["words"] if w["redacted"]]
 
 
-def pipeline(ctx, transcriber) -> Pipeline:
-    return Pipeline(ctx.settings, transcriber=transcriber)
+def pipeline(ctx, embedded_models) -> Pipeline:
+    return Pipeline(ctx.settings, **embedded_models)
 
 
-async def test_the_audio_is_served_only_as_its_redacted_copy(ctx, call_wav, transcriber) -> None:
+async def test_the_audio_is_served_only_as_its_redacted_copy(ctx, call_wav, embedded_models) -> None:
     project = await redacting_project(ctx)
     rid = await upload(ctx, project, call_wav)
     original = recording(ctx.catalog, rid)
@@ -114,7 +108,7 @@ async def test_the_audio_is_served_only_as_its_redacted_copy(ctx, call_wav, tran
     with pytest.raises(NotFound):
         await resolve_signed(ctx, token)
 
-    await drain(Dispatcher(ctx, InlineExecutor(ctx.settings, pipeline(ctx, transcriber))), rid, timeout=120)
+    await drain(Dispatcher(ctx, InlineExecutor(ctx.settings, pipeline(ctx, embedded_models))), rid, timeout=120)
 
     row = recording(ctx.catalog, rid)
     assert (row.status, row.audio_redaction, row.audio_format) == ("completed", "done", "flac")
@@ -140,12 +134,12 @@ async def test_the_audio_is_served_only_as_its_redacted_copy(ctx, call_wav, tran
     assert np.corrcoef(samples[: len(kept)], kept)[0, 1] > 0.999
 
 
-async def test_the_kept_original_is_never_served_and_reanalysis_reads_it(ctx, call_wav, transcriber) -> None:
+async def test_the_kept_original_is_never_served_and_reanalysis_reads_it(ctx, call_wav, embedded_models) -> None:
     ctx.settings.redaction_keep_original_audio = True
     project = await redacting_project(ctx)
     rid = await upload(ctx, project, call_wav)
     original_key = recording(ctx.catalog, rid).blob_key
-    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, pipeline(ctx, transcriber)))
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, pipeline(ctx, embedded_models)))
     await drain(dispatcher, rid, timeout=120)
     first = recording(ctx.catalog, rid)
     assert (first.audio_redaction, first.original_blob_key) == ("done", original_key)
@@ -165,7 +159,7 @@ async def test_the_kept_original_is_never_served_and_reanalysis_reads_it(ctx, ca
     assert original_key in ctx.catalog.query(recording_rows.blob_keys)  # the orphan sweep keeps it
 
 
-async def test_a_crash_after_the_swap_leaves_the_original_unserved_until_the_sweep(ctx, call_wav, transcriber,
+async def test_a_crash_after_the_swap_leaves_the_original_unserved_until_the_sweep(ctx, call_wav, embedded_models,
                                                                                   monkeypatch) -> None:
     project = await redacting_project(ctx)
     rid = await upload(ctx, project, call_wav)
@@ -178,7 +172,7 @@ async def test_a_crash_after_the_swap_leaves_the_original_unserved_until_the_swe
         return await delete(key)
 
     monkeypatch.setattr(ctx.blobs, "delete", crash_on_the_original)
-    await drain(Dispatcher(ctx, InlineExecutor(ctx.settings, pipeline(ctx, transcriber))), rid, timeout=120)
+    await drain(Dispatcher(ctx, InlineExecutor(ctx.settings, pipeline(ctx, embedded_models))), rid, timeout=120)
     monkeypatch.setattr(ctx.blobs, "delete", delete)
 
     row = recording(ctx.catalog, rid)
@@ -193,7 +187,7 @@ async def test_a_crash_after_the_swap_leaves_the_original_unserved_until_the_swe
     assert await ctx.blobs.size(original_key) is None and await ctx.blobs.size(row.blob_key) > 0
 
 
-async def test_a_crash_before_the_swap_leaves_the_audio_unserved_and_the_job_to_retry(ctx, call_wav, transcriber,
+async def test_a_crash_before_the_swap_leaves_the_audio_unserved_and_the_job_to_retry(ctx, call_wav, embedded_models,
                                                                                      monkeypatch) -> None:
     project = await redacting_project(ctx)
     rid = await upload(ctx, project, call_wav)
@@ -201,7 +195,7 @@ async def test_a_crash_before_the_swap_leaves_the_audio_unserved_and_the_job_to_
     [claimed] = ctx.catalog.change(jobs.claim, 1, "a", 30, ctx.clock(), 3)
     key = outcomes.redacted_audio_key("acme", row.public_id, claimed.id)
     work = Work(claimed.id, row.blob_key, project.spec, redacted_audio_key=key)
-    result = await asyncio.to_thread(analyze, pipeline(ctx, transcriber), ctx.settings, work)
+    result = await asyncio.to_thread(analyze, pipeline(ctx, embedded_models), ctx.settings, work)
     assert await ctx.blobs.size(key) > 0  # the work stored the copy
     write = ctx.catalog.write
 
@@ -224,7 +218,7 @@ async def test_a_crash_before_the_swap_leaves_the_audio_unserved_and_the_job_to_
     # the job is taken again (its lease expired) and completes
     [again] = ctx.catalog.change(jobs.claim, 1, "b", 30, ctx.clock() + timedelta(seconds=31), 3)
     key = outcomes.redacted_audio_key("acme", row.public_id, again.id)
-    result = await asyncio.to_thread(analyze, pipeline(ctx, transcriber), ctx.settings,
+    result = await asyncio.to_thread(analyze, pipeline(ctx, embedded_models), ctx.settings,
                                      Work(again.id, row.blob_key, project.spec, redacted_audio_key=key))
     assert await outcomes.complete(ctx, again, completion(result, row), key)
     done = recording(ctx.catalog, rid)
@@ -232,7 +226,7 @@ async def test_a_crash_before_the_swap_leaves_the_audio_unserved_and_the_job_to_
     assert await ctx.blobs.size(row.blob_key) is None
 
 
-async def test_a_failed_redaction_fails_the_recording_and_never_serves_its_audio(ctx, call_wav, transcriber,
+async def test_a_failed_redaction_fails_the_recording_and_never_serves_its_audio(ctx, call_wav, embedded_models,
                                                                                 monkeypatch) -> None:
     project = await redacting_project(ctx)
     rid = await upload(ctx, project, call_wav)
@@ -242,7 +236,7 @@ async def test_a_failed_redaction_fails_the_recording_and_never_serves_its_audio
         raise OSError("No space left on device")
 
     monkeypatch.setattr("callscope.analysis.runtime.work.redact_audio_file", broken)
-    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, pipeline(ctx, transcriber)))
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, pipeline(ctx, embedded_models)))
     await drain(dispatcher, rid, timeout=120)
 
     row = recording(ctx.catalog, rid)
@@ -260,7 +254,7 @@ async def test_a_failed_redaction_fails_the_recording_and_never_serves_its_audio
 
 
 async def test_a_recording_analysed_before_its_project_redacted_is_redacted_by_its_reanalysis(ctx, call_wav,
-                                                                                           transcriber) -> None:
+                                                                                           embedded_models) -> None:
     project = await redacting_project(ctx)
     rid = add_recording(ctx.catalog, project_id=project.status.id, now=ctx.clock() - timedelta(seconds=1))
     row = recording(ctx.catalog, rid)  # uploaded before the project redacted: its audio is served
@@ -268,7 +262,7 @@ async def test_a_recording_analysed_before_its_project_redacted_is_redacted_by_i
         await writer.write(call_wav)
         await writer.commit()
     assert row.audio_redaction is None and (await audio_url(ctx, row))[0]
-    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, pipeline(ctx, transcriber)))
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, pipeline(ctx, embedded_models)))
 
     assert await dispatcher.tick()  # claimed (a re-analysis is claimed the same way)
     for _ in range(100):  # its job marks it before the analysis starts

@@ -39,11 +39,6 @@ def wav_bytes(tmp_path_factory) -> bytes:
     return speech.write(tmp_path_factory.mktemp("audio") / "call.wav", [call.samples]).read_bytes()
 
 
-@pytest.fixture(scope="module")
-def transcriber():
-    return transcriber_from_settings(Settings())  # loaded once for the module
-
-
 @pytest.fixture
 async def ctx(tmp_path: Path, catalog_url: str):
     settings = Settings(data_dir=tmp_path / "data", database_url=catalog_url, log_level="WARNING", llm_enabled=False,
@@ -84,9 +79,9 @@ async def drain(dispatcher: Dispatcher, rid: int, statuses=("completed", "failed
     await asyncio.wait_for(until_done(), timeout)
 
 
-async def test_a_recording_is_analysed_and_stored(ctx, wav_bytes, transcriber) -> None:
+async def test_a_recording_is_analysed_and_stored(ctx, wav_bytes, embedded_models) -> None:
     rid = await put_recording(ctx, wav_bytes)
-    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, **embedded_models)))
 
     await drain(dispatcher, rid)
 
@@ -104,9 +99,9 @@ async def test_a_recording_is_analysed_and_stored(ctx, wav_bytes, transcriber) -
     assert (job_of(ctx.catalog, rid).state, job_of(ctx.catalog, rid).attempts) == ("done", 1)
 
 
-async def test_a_corrupt_upload_fails_at_once_with_a_readable_reason(ctx, transcriber) -> None:
+async def test_a_corrupt_upload_fails_at_once_with_a_readable_reason(ctx, embedded_models) -> None:
     rid = await put_recording(ctx, b"RIFF....WAVEfmt garbage, not audio at all" * 10)
-    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, **embedded_models)))
 
     await drain(dispatcher, rid)
 
@@ -133,11 +128,11 @@ async def test_a_language_the_model_cannot_transcribe_fails_with_the_reason(ctx,
     assert await analyses.load_analysis(ctx, row) is None
 
 
-async def test_a_recording_in_auto_language_keeps_the_language_the_model_found(ctx, transcriber, tmp_path) -> None:
+async def test_a_recording_in_auto_language_keeps_the_language_the_model_found(ctx, embedded_models, tmp_path) -> None:
     spanish = speech.speak("Buenos días, quiero cambiar la dirección de mi cuenta, por favor.", voice="es")
     audio = speech.write(tmp_path / "es.wav", [spanish]).read_bytes()
     rid = await put_recording(ctx, audio, language="auto")
-    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, **embedded_models)))
 
     await drain(dispatcher, rid, timeout=240)  # language identification and models loading
 
@@ -147,9 +142,9 @@ async def test_a_recording_in_auto_language_keeps_the_language_the_model_found(c
     assert "cuenta" in " ".join(s["text"] for s in transcript["segments"]).lower()
 
 
-async def test_a_dead_worker_is_retried(ctx, wav_bytes, transcriber) -> None:
+async def test_a_dead_worker_is_retried(ctx, wav_bytes, embedded_models) -> None:
     rid = await put_recording(ctx, wav_bytes)
-    dispatcher = Dispatcher(ctx, FlakyExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+    dispatcher = Dispatcher(ctx, FlakyExecutor(ctx.settings, Pipeline(ctx.settings, **embedded_models)))
 
     await drain(dispatcher, rid)
 
@@ -158,10 +153,10 @@ async def test_a_dead_worker_is_retried(ctx, wav_bytes, transcriber) -> None:
     assert (job.state, job.attempts, job.last_error) == ("done", 2, None)
 
 
-async def test_the_last_failed_attempt_fails_the_recording(ctx, wav_bytes, transcriber) -> None:
+async def test_the_last_failed_attempt_fails_the_recording(ctx, wav_bytes, embedded_models) -> None:
     rid = await put_recording(ctx, wav_bytes)
     ctx.settings.job_max_attempts = 1
-    dispatcher = Dispatcher(ctx, FlakyExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+    dispatcher = Dispatcher(ctx, FlakyExecutor(ctx.settings, Pipeline(ctx.settings, **embedded_models)))
 
     await drain(dispatcher, rid)
 
@@ -182,11 +177,11 @@ class RestartingModelExecutor(InlineExecutor):
         return await super().analyze(work, progress)
 
 
-async def test_a_model_restarting_after_a_lost_node_uses_up_no_attempt(ctx, wav_bytes, transcriber) -> None:
+async def test_a_model_restarting_after_a_lost_node_uses_up_no_attempt(ctx, wav_bytes, embedded_models) -> None:
     rid = await put_recording(ctx, wav_bytes)
     ctx.settings.job_max_attempts = 1  # counted, the first of these would fail the recording
     ctx.settings.job_retry_base_seconds = 0
-    dispatcher = Dispatcher(ctx, RestartingModelExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+    dispatcher = Dispatcher(ctx, RestartingModelExecutor(ctx.settings, Pipeline(ctx.settings, **embedded_models)))
 
     await drain(dispatcher, rid)
 
@@ -194,9 +189,9 @@ async def test_a_model_restarting_after_a_lost_node_uses_up_no_attempt(ctx, wav_
     assert job_of(ctx.catalog, rid).attempts == 1
 
 
-async def test_a_lost_lease_cannot_complete_and_leaves_no_blob(ctx, wav_bytes, transcriber) -> None:
+async def test_a_lost_lease_cannot_complete_and_leaves_no_blob(ctx, wav_bytes, embedded_models) -> None:
     rid = await put_recording(ctx, wav_bytes)
-    pipeline = Pipeline(ctx.settings, transcriber=transcriber)
+    pipeline = Pipeline(ctx.settings, **embedded_models)
     now = ctx.clock()
     [first] = ctx.catalog.change(jobs.claim, 1, "a", 30, now, 3)
     [second] = ctx.catalog.change(jobs.claim, 1, "b", 30, now + timedelta(seconds=31), 3)  # a's lease expired
@@ -215,9 +210,9 @@ async def test_a_lost_lease_cannot_complete_and_leaves_no_blob(ctx, wav_bytes, t
     assert outcomes.REDACTIONS.labels(entity="email")._value.get() == redacted + 2  # counted once, by the owner
 
 
-async def test_reanalysis_replaces_the_results_atomically(ctx, wav_bytes, transcriber) -> None:
+async def test_reanalysis_replaces_the_results_atomically(ctx, wav_bytes, embedded_models) -> None:
     rid = await put_recording(ctx, wav_bytes)
-    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, transcriber=transcriber)))
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, **embedded_models)))
     await drain(dispatcher, rid)
     first = (await analyses.load_analysis(ctx, recording(ctx.catalog, rid))).row
 
