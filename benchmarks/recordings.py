@@ -35,7 +35,7 @@ and 3 operators.
    keep-alive connection, checks every status, ``meta.total_count`` (against the counts of the
    generated data) and the number of items, and reports p50/p90/p99/max latency (sending the request
    to having read the whole body). For a query whose p50 exceeds ``--explain-ms`` it prints the
-   plan of the SQL the API issues (built with the service's own ``_filtered``; the count and the
+   plan of the SQL the API issues (built with the catalog's own ``filtered``; the count and the
    page query): ``EXPLAIN QUERY PLAN`` on SQLite, ``EXPLAIN (ANALYZE, BUFFERS)`` on PostgreSQL.
 
 3. The machine and the exact command.
@@ -99,9 +99,8 @@ api_load = _load("callscope_bench_api_load", Path(__file__).resolve().parent / "
 audio_samples = _load("callscope_bench_audio_samples", ROOT / "tests" / "audio_samples.py")
 
 from callscope.catalog.db import Catalog  # noqa: E402
+from callscope.catalog.recordings import Filters, Scope, filtered  # noqa: E402
 from callscope.catalog.tables import Recording, RecordingTag  # noqa: E402
-from callscope.services.context import Principal  # noqa: E402
-from callscope.services.recordings import Filters, _filtered  # noqa: E402
 
 API = api_load.API
 BenchmarkError = api_load.BenchmarkError
@@ -501,11 +500,10 @@ def _explain_postgresql(element, compiler, **kw):
 
 
 def api_statements(query: Query):
-    """The count and page statements of services.recordings._list for an account-wide key."""
-    principal = Principal(account=ACCOUNT, key_name="bench", key_uid="bench", permissions=frozenset({"read"}))
-    filtered = _filtered(principal, query.filters)
-    count = select(func.count()).select_from(filtered.subquery())
-    page = filtered.order_by(Recording.created_at.desc(), Recording.id.desc()).offset(query.offset).limit(20)
+    """The count and page statements of the list (catalog.recordings.page) for an account-wide key."""
+    rows = filtered(Scope(ACCOUNT), query.filters)
+    count = select(func.count()).select_from(rows.subquery())
+    page = rows.order_by(Recording.created_at.desc(), Recording.id.desc()).offset(query.offset).limit(20)
     return (("count", count), ("page", page))
 
 
