@@ -3,7 +3,8 @@ what a receiver checks.
 
 Headers: ``webhook-id`` (the event's id, the same on every retry so receivers can deduplicate),
 ``webhook-timestamp`` (seconds since the epoch of this attempt) and ``webhook-signature``:
-``v1,<base64 of HMAC-SHA256(key, "<id>.<timestamp>.<body>")>``. The signing secret is written ``whsec_<base64 key>``
+``v1,<base64 of HMAC-SHA256(key, "<id>.<timestamp>.<body>")>``, one space-separated entry per secret while a
+rotated-out secret still signs (callscope/signing_secrets.py). The signing secret is written ``whsec_<base64 key>``
 (the form the Standard Webhooks libraries take); a secret without that prefix is used as raw UTF-8 bytes.
 """
 
@@ -46,11 +47,12 @@ def signature(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
     return "v1," + base64.b64encode(mac).decode()
 
 
-def headers(secret: str | None, message_id: str, timestamp: int, body: bytes) -> dict[str, str]:
-    """The Standard Webhooks headers of one attempt; no signature header when no secret is configured."""
+def headers(secrets: list[str], message_id: str, timestamp: int, body: bytes) -> dict[str, str]:
+    """The Standard Webhooks headers of one attempt, signed with each of `secrets` (the current one first, then one
+    rotated out whose overlap has not ended); no signature header when no secret is configured."""
     out = {"webhook-id": message_id, "webhook-timestamp": str(timestamp), "content-type": "application/json"}
-    if secret:
-        out["webhook-signature"] = signature(secret, message_id, timestamp, body)
+    if secrets:
+        out["webhook-signature"] = " ".join(signature(s, message_id, timestamp, body) for s in secrets)
     return out
 
 

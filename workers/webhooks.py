@@ -1,7 +1,8 @@
 """Delivering the webhook outbox (callscope/catalog/outbox.py): a loop in `callscope serve` and in the Kopf operator.
 
 Per tick it leases as many due events as it has free slots and POSTs each, signed per Standard Webhooks with the
-project's signing secret (read at delivery time). 2xx is delivered; 408, 429, 5xx, timeouts and connection errors
+project's signing secrets (read at delivery time: the current one, and one rotated out while its overlap
+lasts). 2xx is delivered; 408, 429, 5xx, timeouts and connection errors
 are retried with backoff (a longer ``Retry-After`` wins); 410 disables the endpoint; anything else fails at once.
 Only ``https://`` and public addresses unless the development settings allow, and the checked address is the one
 connected to. Details: docs/operations.md.
@@ -22,7 +23,7 @@ import httpx
 import structlog
 from prometheus_client import Counter
 
-from callscope import webhook_signing
+from callscope import signing_secrets, webhook_signing
 from callscope.catalog import outbox
 from callscope.catalog.outbox import ClaimedEvent, Outcome
 from callscope.resources import Project
@@ -157,16 +158,16 @@ class WebhookDeliverer:
             delay = asked
         return Outcome("pending", started, elapsed_ms, status_code, error, excerpt, self.ctx.clock() + delay)
 
-    async def _secret(self, event: ClaimedEvent) -> str | None:
+    async def _secrets(self, event: ClaimedEvent) -> list[str]:
         project = scope.by_id(self.ctx, Project, event.account, event.project_id)
         webhook = project.spec.webhook if project is not None else None
         ref = webhook.signing_secret_ref if webhook is not None else None
         if ref is None:
-            return None
-        value = await self.secrets.read(event.account, ref.name, ref.key)
-        if value is None:
-            raise Refused(f"signing secret {ref.name}/{ref.key} not found in {event.account}", retry=True)
-        return value
+            return []
+        try:
+            return await signing_secrets.signing(self.secrets, event.account, ref, self.ctx.clock())
+        except signing_secrets.SecretMissing as exc:
+            raise Refused(str(exc), retry=True) from None
 
     async def attempt(self, event: ClaimedEvent) -> Outcome:
         started, clock = self.ctx.clock(), time.monotonic()
@@ -179,9 +180,9 @@ class WebhookDeliverer:
             return Outcome("disabled", started, 0, error=f"endpoint disabled: {reason}")
         body = event.payload.encode()
         try:
-            secret = await self._secret(event)
+            secrets = await self._secrets(event)
             target, host = await resolve_checked(event.url, self.settings)
-            headers = webhook_signing.headers(secret, event.message_id, int(time.time()), body)
+            headers = webhook_signing.headers(secrets, event.message_id, int(time.time()), body)
             headers["host"] = urlsplit(event.url).netloc
             headers["user-agent"] = "Callscope-Webhooks/1"
             response = await self.client.post(target, content=body, headers=headers,

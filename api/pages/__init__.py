@@ -1,5 +1,5 @@
 """The members' web pages: sign-in by emailed link, the recording page every share links to, the list, and the
-account's Settings (API keys, members) for its admins.
+account's Settings (API keys, members, webhooks) for its admins.
 
 They are not API operations: routed straight on the Falcon app (outside the operation table, so neither the
 OpenAPI document nor API-key authentication sees them) and authenticated by a session cookie
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import falcon
 
-from callscope.api.pages import settings_keys, settings_members, web
+from callscope.api.pages import settings_keys, settings_members, settings_webhooks, web
 from callscope.api.pages.listing import RecordingList
 from callscope.api.pages.recording import RecordingPage, RecordingState
 from callscope.api.pages.settings_keys import KeyAction, KeyDetail, KeyList
@@ -59,4 +59,5 @@ def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter) -> None:
     app.add_route(settings_members.PATH, MemberList(ctx))
     for action in settings_members.ACTIONS:
         app.add_route(f"{settings_members.PATH}/{action}", MemberAction(ctx, action))
+    settings_webhooks.install(app, ctx)
     app.add_route("/static/{name}", Static())

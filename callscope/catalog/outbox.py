@@ -115,8 +115,10 @@ def add(session: Session, account: str, project_id: int, recording_id: int, even
 # ----- the outbox as users see it (callscope webhooks ...) --------------------------------------
 
 def list_events(session: Session, account: str, states: tuple[str, ...] = (), recording_id: int | None = None,
-                limit: int = 50) -> list[WebhookEvent]:
+                limit: int = 50, project_id: int | None = None) -> list[WebhookEvent]:
     query = select(WebhookEvent).where(WebhookEvent.account == account).order_by(WebhookEvent.id.desc()).limit(limit)
+    if project_id is not None:
+        query = query.where(WebhookEvent.project_id == project_id)
     if states:
         query = query.where(WebhookEvent.state.in_(states))
     if recording_id is not None:
@@ -129,8 +131,9 @@ def attempts_of(session: Session, account: str, event_id: int) -> tuple[WebhookE
                                                       WebhookEvent.account == account))
     if event is None:
         return None, []
+    # In the order made: a redelivery numbers its attempts from 1 again.
     return event, list(session.scalars(select(WebhookAttempt).where(WebhookAttempt.event_id == event_id)
-                                       .order_by(WebhookAttempt.attempt)))
+                                       .order_by(WebhookAttempt.id)))
 
 
 def redeliver(session: Session, account: str, event_ids: list[int], now: datetime) -> list[int]:

@@ -10,7 +10,7 @@ from datetime import timedelta
 from callscope.catalog.usage import HourlyUsage, KeyUsage, read_hourly, read_usage
 from callscope.errors import Conflict
 from callscope.kube import FIELD_MANAGER
-from callscope.resources import ApiKey
+from callscope.resources import ApiKey, Resource
 from callscope.services import keys, scope
 from callscope.services.context import Context
 
@@ -28,8 +28,8 @@ class KeyRow:
     managed_by: str | None  # why the dashboard leaves the key alone; None when it may change it
 
 
-def managed_elsewhere(key: ApiKey) -> str | None:
-    """Who else owns the key's object, said for people; None when only this service writes it."""
+def managed_elsewhere(key: Resource) -> str | None:
+    """Who else owns the object (a key, a project), said for people; None when only this service writes it."""
     label = key.metadata.labels.get(MANAGED_BY)
     if label is not None and label != FIELD_MANAGER:
         return f"Managed by {label} (label {MANAGED_BY}): change it where it is defined."

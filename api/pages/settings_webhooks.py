@@ -1,0 +1,175 @@
+"""Settings → Webhooks: each project's endpoint and sections, its signing secret's rotation (the new secret shown
+once; the old one signs too for an overlap window) and its delivery log with the attempts of each delivery and
+*Redeliver* (admins only; callscope/services/webhook_settings.py)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import get_args
+
+import falcon
+from pydantic import BaseModel, ConfigDict, Field
+
+from callscope import validation as v
+from callscope.api.body import parse_fields
+from callscope.api.pages import web
+from callscope.api.schemas import INT64_MAX
+from callscope.errors import Conflict, ValidationFailed
+from callscope.resources.kinds import WebhookSection
+from callscope.services import webhook_settings
+from callscope.services.context import Context
+from callscope.services.member_auth import SignedIn
+
+PATH = "/settings/webhooks"
+SECTIONS: tuple[WebhookSection, ...] = get_args(WebhookSection)
+_ID = f"int(min=1, max={INT64_MAX})"  # the catalog's BIGINT: beyond it nothing exists (404)
+PROJECT = f"{PATH}/{{project_id:{_ID}}}"
+DELIVERY = f"{PROJECT}/deliveries/{{event_id:{_ID}}}"
+
+
+class Endpoint(BaseModel):
+    """The endpoint form: a URL (none: no webhook) and a checkbox per section (a browser sends `on` when ticked)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    csrf: str
+    url: v.WebhookUrl | None = None
+    metadata: bool = False
+    summary: bool = False
+    transcription: bool = False
+    goals: bool = False
+    categories: bool = False
+    extracted_data: bool = False
+
+    @property
+    def sections(self) -> list[WebhookSection]:
+        return [s for s in SECTIONS if getattr(self, s)]
+
+
+class Rotation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    csrf: str
+    overlap_hours: int = Field(int(webhook_settings.OVERLAP_DEFAULT.total_seconds()) // 3600, ge=0,
+                               le=int(webhook_settings.OVERLAP_MAX.total_seconds()) // 3600)
+
+
+def _blank_to_unset(form: dict[str, str]) -> dict[str, str]:
+    # A field left empty sends "", which means unset (no URL: no webhook), not a value to validate.
+    return {k: val for k, val in form.items() if val != "" or k == "csrf"}
+
+
+class WebhookList:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    @web.page
+    async def on_get(self, req, resp):
+        person, account = await web.require_admin(self.ctx, req)
+        web.render(req, resp, "settings_webhooks.html", person=person, account=account,
+                   rows=webhook_settings.rows(self.ctx, account))
+
+
+class WebhookProject:
+    """One project's webhook: the endpoint form, the secret, the delivery log."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    async def _show(self, req, resp, person: SignedIn, account: str, project_id: int, *, status: int = 200,
+                    errors=(), form: dict[str, str] | None = None) -> None:
+        row = webhook_settings.row(self.ctx, account, project_id)
+        web.render(req, resp, "settings_webhook.html", status=status, person=person, account=account, row=row,
+                   sections=SECTIONS, errors=list(errors), form=form,
+                   events=await webhook_settings.deliveries(self.ctx, account, project_id),
+                   previous_until=await webhook_settings.previous_until(self.ctx, row.project),
+                   can_rotate=webhook_settings.secret_store(self.ctx) is not None)
+
+    @web.page
+    async def on_get(self, req, resp, project_id: int):
+        person, account = await web.require_admin(self.ctx, req)
+        await self._show(req, resp, person, account, project_id)
+
+    @web.page
+    async def on_post(self, req, resp, project_id: int):
+        person, account = await web.require_admin(self.ctx, req)
+        form = await web.read_form(req)
+        web.check_session_csrf(person, form)
+        try:
+            endpoint = parse_fields(Endpoint, _blank_to_unset(form))
+            await webhook_settings.set_endpoint(self.ctx, account, project_id, endpoint.url, endpoint.sections)
+        except ValidationFailed as exc:  # the form again, with what to change
+            await self._show(req, resp, person, account, project_id, status=422, errors=exc.errors, form=form)
+            return
+        raise falcon.HTTPSeeOther(f"{PATH}/{project_id}")
+
+
+class WebhookRotate:
+    """Rotating the signing secret: a page asking for the overlap window, then the new secret, shown once."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    def _ask(self, req, resp, person: SignedIn, account: str, project_id: int, *, status: int = 200, errors=(),
+             form: dict[str, str] | None = None) -> None:
+        row = webhook_settings.row(self.ctx, account, project_id)
+        if row.managed_by is not None:
+            raise Conflict(row.managed_by)
+        web.render(req, resp, "settings_webhook_rotate.html", status=status, person=person, account=account,
+                   row=row, errors=list(errors), form=form or {}, default_hours=Rotation.model_fields[
+                       "overlap_hours"].default, max_hours=webhook_settings.OVERLAP_MAX.days * 24)
+
+    @web.page
+    async def on_get(self, req, resp, project_id: int):
+        person, account = await web.require_admin(self.ctx, req)
+        self._ask(req, resp, person, account, project_id)
+
+    @web.page
+    async def on_post(self, req, resp, project_id: int):
+        person, account = await web.require_admin(self.ctx, req)
+        form = await web.read_form(req)
+        web.check_session_csrf(person, form)
+        try:
+            rotation = parse_fields(Rotation, form)
+        except ValidationFailed as exc:
+            self._ask(req, resp, person, account, project_id, status=422, errors=exc.errors, form=form)
+            return
+        overlap = timedelta(hours=rotation.overlap_hours)
+        project, secret = await webhook_settings.rotate_secret(self.ctx, account, project_id, overlap)
+        web.render(req, resp, "settings_webhook_secret.html", person=person, account=account, project=project,
+                   secret=secret, until=self.ctx.clock() + overlap if rotation.overlap_hours else None)
+
+
+class WebhookDelivery:
+    """One delivery's attempts (when, how long, what the endpoint answered) and *Redeliver* for a failed one."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    @web.page
+    async def on_get(self, req, resp, project_id: int, event_id: int):
+        person, account = await web.require_admin(self.ctx, req)
+        row = webhook_settings.row(self.ctx, account, project_id)
+        event, attempts = await webhook_settings.delivery(self.ctx, account, project_id, event_id)
+        web.render(req, resp, "settings_webhook_delivery.html", person=person, account=account, row=row,
+                   event=event, attempts=attempts)
+
+
+class WebhookRedeliver:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    @web.page
+    async def on_post(self, req, resp, project_id: int, event_id: int):
+        person, account = await web.require_admin(self.ctx, req)
+        web.check_session_csrf(person, await web.read_form(req))
+        await webhook_settings.redeliver(self.ctx, account, project_id, event_id)
+        raise falcon.HTTPSeeOther(f"{PATH}/{project_id}/deliveries/{event_id}")
+
+
+def install(app: falcon.asgi.App, ctx: Context) -> None:
+    app.add_route(PATH, WebhookList(ctx))
+    app.add_route(PROJECT, WebhookProject(ctx))
+    app.add_route(f"{PROJECT}/rotate", WebhookRotate(ctx))
+    app.add_route(DELIVERY, WebhookDelivery(ctx))
+    app.add_route(f"{DELIVERY}/redeliver", WebhookRedeliver(ctx))

@@ -1,0 +1,122 @@
+"""The account's webhooks as its Settings pages show and change them: each project's endpoint and sections (the
+Project's `spec.webhook`, written through callscope/services/projects.py as the REST API writes projects), its
+signing secret's rotation (callscope/signing_secrets.py) and its delivery log (callscope/catalog/outbox.py, as
+`callscope webhooks` reads it). Projects a GitOps tool owns are left alone, as keys are (key_settings)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from callscope import signing_secrets
+from callscope.catalog import outbox
+from callscope.catalog.tables import WebhookAttempt, WebhookEvent
+from callscope.errors import Conflict, NotFound
+from callscope.resources import Project
+from callscope.resources.kinds import SecretKeyRef, Webhook, WebhookSection
+from callscope.secret_store import FileSecretStore
+from callscope.services import projects
+from callscope.services.context import Context, Principal
+from callscope.services.key_settings import managed_elsewhere
+
+DELIVERIES_SHOWN = 50
+OVERLAP_DEFAULT = timedelta(hours=24)
+OVERLAP_MAX = timedelta(days=7)  # a replaced secret that signs for longer is hardly replaced
+SECRET_KEY = "signing-secret"
+NO_SECRETS_HERE = ("In a cluster the API has no access to Secrets (manifests/rbac.yaml): rotate the secret with "
+                   "kubectl as docs/operations.md shows.")
+
+
+@dataclass(frozen=True)
+class HookRow:
+    project: Project
+    managed_by: str | None  # why the page leaves the project alone; None when it may change it
+
+    @property
+    def webhook(self) -> Webhook | None:
+        return self.project.spec.webhook
+
+
+def _admin(account: str) -> Principal:
+    # An admin acts on the whole account, as an account-wide key does.
+    return Principal(account=account, key_name="settings", key_uid="settings",
+                     permissions=frozenset({"read", "write"}))
+
+
+def rows(ctx: Context, account: str) -> list[HookRow]:
+    return [HookRow(p, managed_elsewhere(p)) for p in projects.list_projects(ctx, _admin(account))]
+
+
+def row(ctx: Context, account: str, project_id: int) -> HookRow:
+    """One project of the account; NotFound for another account's, as for one that does not exist."""
+    project = projects.get_project(ctx, _admin(account), project_id)
+    return HookRow(project, managed_elsewhere(project))
+
+
+def _editable(ctx: Context, account: str, project_id: int) -> Project:
+    found = row(ctx, account, project_id)
+    if found.managed_by is not None:
+        raise Conflict(found.managed_by)
+    return found.project
+
+
+async def deliveries(ctx: Context, account: str, project_id: int) -> list[WebhookEvent]:
+    """The project's newest events, newest first."""
+    return await ctx.catalog.read(outbox.list_events, account, (), None, DELIVERIES_SHOWN, project_id)
+
+
+async def delivery(ctx: Context, account: str, project_id: int,
+                   event_id: int) -> tuple[WebhookEvent, list[WebhookAttempt]]:
+    """One event of the project with its attempts; NotFound for any other project's or account's."""
+    event, attempts = await ctx.catalog.read(outbox.attempts_of, account, event_id)
+    if event is None or event.project_id != project_id:
+        raise NotFound("No such delivery.")
+    return event, attempts
+
+
+async def redeliver(ctx: Context, account: str, project_id: int, event_id: int) -> None:
+    """Queue a failed or disabled event again (`callscope webhooks redeliver`'s rule)."""
+    await delivery(ctx, account, project_id, event_id)
+    if not await ctx.catalog.write(outbox.redeliver, account, [event_id], ctx.clock()):
+        raise Conflict("Only a failed or disabled delivery can be sent again; this one is not.")
+
+
+async def set_endpoint(ctx: Context, account: str, project_id: int, url: str | None,
+                       sections: list[WebhookSection]) -> Project:
+    """The project's endpoint and sections (no URL: no webhook); the signing secret stays as it is."""
+    project = _editable(ctx, account, project_id)
+    old = project.spec.webhook
+    webhook = None if url is None else Webhook(url=url, sections=sections,
+                                               signing_secret_ref=old.signing_secret_ref if old else None)
+    return await projects.update_project(ctx, _admin(account), project_id, {"webhook": webhook})
+
+
+def secret_store(ctx: Context) -> FileSecretStore | None:
+    """Where this process may write Secrets: embedded, their files; in a cluster nowhere."""
+    return FileSecretStore(ctx.settings.secrets_dir) if ctx.settings.store == "sqlite" else None
+
+
+async def previous_until(ctx: Context, project: Project) -> datetime | None:
+    """When the project's rotated-out secret stops signing, if it still does."""
+    store, webhook = secret_store(ctx), project.spec.webhook
+    if store is None or webhook is None or webhook.signing_secret_ref is None:
+        return None
+    until = await signing_secrets.previous_until(store, project.namespace, webhook.signing_secret_ref)
+    return until if until is not None and until > ctx.clock() else None
+
+
+async def rotate_secret(ctx: Context, account: str, project_id: int, overlap: timedelta) -> tuple[Project, str]:
+    """A new signing secret for the project's webhook, returned to be shown once; the old one signs too for
+    `overlap`. A webhook without a secret gets its first, in the Secret `<project>-webhook`."""
+    project = _editable(ctx, account, project_id)
+    store = secret_store(ctx)
+    if store is None:
+        raise Conflict(NO_SECRETS_HERE)
+    if project.spec.webhook is None:
+        raise Conflict("Set an endpoint first.")
+    ref = project.spec.webhook.signing_secret_ref or SecretKeyRef(name=f"{project.name}-webhook", key=SECRET_KEY)
+    secret = await signing_secrets.rotate(store, account, ref, min(overlap, OVERLAP_MAX), ctx.clock())
+    if project.spec.webhook.signing_secret_ref is None:
+        webhook = project.spec.webhook.model_copy(update={"signing_secret_ref": ref})
+        project = await projects.update_project(ctx, _admin(account), project_id, {"webhook": webhook})
+    return project, secret

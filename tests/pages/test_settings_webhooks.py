@@ -1,0 +1,294 @@
+"""Settings → Webhooks over plain HTTP, in process, on SQLite and PostgreSQL: only admins reach it (404 to members on
+every page and form); every form refuses a missing or wrong CSRF token; the endpoint form writes the Project as the
+REST API does and refuses a bad URL or an unknown section; the tenant boundary (another account's project or
+delivery is not found); a GitOps-owned project is read-only; redelivery queues a failed delivery again; rotating the
+secret shows the new one once and keeps the old one signing for the overlap window, which is bounded."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import timedelta
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from callscope import signing_secrets, webhook_signing
+from callscope.catalog import outbox
+from callscope.catalog.outbox import Outcome
+from callscope.catalog.tables import WebhookEvent
+from callscope.resources import Project, ProjectSpec
+from callscope.resources.kinds import SecretKeyRef, Webhook
+from callscope.secret_store import FileSecretStore
+from callscope.services import accounts, projects
+from callscope.services.context import Principal
+from callscope.services.objects import create_with_id
+from tests.pages.conftest import csrf_of, email_link
+
+ADMIN = "ada@example.com"
+HOOKS = "/settings/webhooks"
+OLD_SECRET = webhook_signing.new_secret()
+ADMIN_KEY = Principal(account="default", key_name="test", key_uid="test", permissions=frozenset({"read", "write"}))
+
+
+async def signed_in(runtime, client: httpx.AsyncClient, address: str) -> httpx.AsyncClient:
+    token = await email_link(runtime, address)
+    confirm = await client.get("/sign-in/link", params={"token": token})
+    resp = await client.post("/sign-in/link", data={"token": token, "csrf": csrf_of(confirm.text)})
+    assert resp.status_code == 303, resp.text
+    return client
+
+
+async def hooked_project(runtime, account: str, name: str, labels: dict | None = None) -> Project:
+    webhook = Webhook(url=f"https://hooks.example.com/{name}", sections=["metadata"],
+                      signing_secret_ref=SecretKeyRef(name="hooks"))
+    return await create_with_id(runtime.ctx, Project, account, name,
+                                ProjectSpec(name=name, language="en", webhook=webhook), labels=labels)
+
+
+async def add_event(runtime, project: Project, state: str = "failed") -> int:
+    """An event of `project` after one attempt that ended in `state`."""
+    ctx = runtime.ctx
+
+    def add(session) -> int:
+        event = outbox.add(session, project.namespace, project.status.id, 7, "recording.analyzed",
+                           project.spec.webhook.url, {"type": "recording.analyzed"}, ctx.clock())
+        session.flush()
+        return event.id
+    event_id = await ctx.catalog.write(add)
+    [claimed] = await ctx.catalog.write(outbox.claim, 1, "test", 60, ctx.clock(), 12)
+    code = 200 if state == "delivered" else 400
+    await ctx.catalog.write(outbox.record, claimed, Outcome(state, ctx.clock(), 42, code, None, "answer"), ctx.clock())
+    return event_id
+
+
+@pytest.fixture
+async def site(runtime, pages):
+    """The admin of `default` signed in; `default` has Support (with a failed and a delivered delivery), `other` has
+    Theirs with one of its own."""
+    await accounts.add_member(runtime.ctx, "default", ADMIN, "Ada", "admin")
+    FileSecretStore(runtime.ctx.settings.secrets_dir).write("default", "hooks", "signing-secret", OLD_SECRET)
+    ours = await hooked_project(runtime, "default", "Support")
+    theirs = await hooked_project(runtime, "other", "Theirs")
+    failed, delivered = await add_event(runtime, ours), await add_event(runtime, ours, "delivered")
+    their_event = await add_event(runtime, theirs)
+    await signed_in(runtime, pages, ADMIN)
+    return {"client": pages, "ours": ours.status.id, "theirs": theirs.status.id, "failed": failed,
+            "delivered": delivered, "their_event": their_event}
+
+
+def paths(project_id: int, event_id: int) -> tuple[list[str], list[str]]:
+    """Every page and every form of one project's webhook."""
+    project = f"{HOOKS}/{project_id}"
+    delivery = f"{project}/deliveries/{event_id}"
+    return [HOOKS, project, f"{project}/rotate", delivery], [project, f"{project}/rotate", f"{delivery}/redeliver"]
+
+
+def project_of(runtime, account: str, project_id: int) -> Project:
+    return runtime.ctx.store.get_by_id(Project, account, project_id)
+
+
+async def event_state(runtime, event_id: int) -> tuple[str, int]:
+    def read(session):
+        row = session.scalar(select(WebhookEvent).where(WebhookEvent.id == event_id))
+        return row.state, row.attempts
+    return await runtime.ctx.catalog.read(read)
+
+
+# ----- who reaches it -------------------------------------------------------------------------------------------
+
+
+async def test_a_member_gets_not_found_on_every_webhooks_page_and_form(runtime, site, member):
+    # `member` signs the same client in as a plain member of `default`
+    gets, posts = paths(site["ours"], site["failed"])
+    token = csrf_of((await member.get("/recordings")).text)
+    for path in gets:
+        assert (await member.get(path)).status_code == 404, path
+    for path in posts:
+        resp = await member.post(path, data={"csrf": token, "url": "https://evil.example.com", "overlap_hours": "1"})
+        assert resp.status_code == 404, path
+    assert project_of(runtime, "default", site["ours"]).spec.webhook.url == "https://hooks.example.com/Support"
+    assert await event_state(runtime, site["failed"]) == ("failed", 1)
+
+
+async def test_a_signed_out_visitor_is_sent_to_sign_in(runtime, pages):
+    for path in paths(1, 1)[0]:
+        resp = await pages.get(path)
+        assert resp.status_code == 303 and resp.headers["location"].startswith("/sign-in?next="), path
+
+
+async def test_the_admin_sees_each_projects_endpoint_sections_and_delivery_log(site):
+    admin = site["client"]
+    listing = await admin.get(HOOKS)
+    assert listing.status_code == 200 and 'aria-current="page">Webhooks' in listing.text
+    assert "https://hooks.example.com/Support" in listing.text and "Theirs" not in listing.text
+    page = await admin.get(f"{HOOKS}/{site['ours']}")
+    assert page.status_code == 200
+    assert 'name="metadata" id="w-metadata" checked' in page.text and "hooks/signing-secret" in page.text
+    assert f"/deliveries/{site['failed']}\">#{site['failed']}" in page.text and ">400<" in page.text
+    delivery = await admin.get(f"{HOOKS}/{site['ours']}/deliveries/{site['failed']}")
+    assert "42 ms" in delivery.text and ">400<" in delivery.text and 'id="redeliver"' in delivery.text
+    delivered = await admin.get(f"{HOOKS}/{site['ours']}/deliveries/{site['delivered']}")
+    assert ">200<" in delivered.text and 'id="redeliver"' not in delivered.text
+
+
+# ----- CSRF and the tenant boundary -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("token", [None, "", "wrong", "é" * 10])
+async def test_every_form_refuses_a_missing_or_wrong_csrf_token(runtime, site, token):
+    admin = site["client"]
+    for path in paths(site["ours"], site["failed"])[1]:
+        data = {"url": "https://new.example.com/x", "metadata": "on", "overlap_hours": "1"}
+        resp = await admin.post(path, data=data if token is None else {**data, "csrf": token})
+        assert resp.status_code == 400 and "form has expired" in resp.text, path
+    assert project_of(runtime, "default", site["ours"]).spec.webhook.url == "https://hooks.example.com/Support"
+    assert await event_state(runtime, site["failed"]) == ("failed", 1)
+    assert await FileSecretStore(runtime.ctx.settings.secrets_dir).read("default", "hooks",
+                                                                        "signing-secret") == OLD_SECRET
+
+
+async def test_another_accounts_project_or_delivery_is_not_found(runtime, site):
+    admin = site["client"]
+    token = csrf_of((await admin.get(HOOKS)).text)
+    cases = [(site["theirs"], site["their_event"]),  # their project and delivery
+             (site["ours"], site["their_event"]),  # their delivery under our project
+             (site["theirs"], site["failed"]),  # our delivery under their project
+             (9_223_372_036_854_775_807, site["failed"]), (site["ours"], 9_223_372_036_854_775_808)]
+    for project_id, event_id in cases:
+        gets, posts = paths(project_id, event_id)
+        for path in gets[1:] if project_id == site["theirs"] or project_id > 10**9 else gets[3:]:
+            assert (await admin.get(path)).status_code == 404, path
+        for path in posts if project_id == site["theirs"] or project_id > 10**9 else posts[2:]:
+            resp = await admin.post(path, data={"csrf": token, "url": "https://evil.example.com/x",
+                                                "overlap_hours": "1"})
+            assert resp.status_code == 404, path
+    theirs = project_of(runtime, "other", site["theirs"])
+    assert theirs.spec.webhook.url == "https://hooks.example.com/Theirs"
+    assert await event_state(runtime, site["their_event"]) == ("failed", 1)
+
+
+# ----- the endpoint form -----------------------------------------------------------------------------------------
+
+
+async def test_the_endpoint_form_writes_the_project_as_the_api_does(runtime, site):
+    admin = site["client"]
+    path = f"{HOOKS}/{site['ours']}"
+    token = csrf_of((await admin.get(path)).text)
+    resp = await admin.post(path, data={"csrf": token, "url": "https://crm.example.com/hooks", "summary": "on",
+                                        "goals": "on"})
+    assert resp.status_code == 303 and resp.headers["location"] == path
+    webhook = project_of(runtime, "default", site["ours"]).spec.webhook
+    assert (webhook.url, webhook.sections) == ("https://crm.example.com/hooks", ["summary", "goals"])
+    assert webhook.signing_secret_ref == SecretKeyRef(name="hooks")  # the secret stays
+    resp = await admin.post(path, data={"csrf": token, "url": "", "metadata": "on"})  # no URL: no webhook
+    assert resp.status_code == 303 and project_of(runtime, "default", site["ours"]).spec.webhook is None
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"url": "ftp://files.example.com/x"}, "url must be an http or https URL"),
+    ({"url": "https://a.example.com/ x"}, "url must be an http or https URL"),
+    ({"url": "https://a.example.com/" + "x" * 3000}, "url is too long"),
+    ({"url": "https://a.example.com/x", "sentiment": "on"}, "sentiment"),
+    ({"url": "https://a.example.com/x", "metadata": "maybe"}, "metadata"),
+])
+async def test_the_endpoint_form_refuses_a_bad_url_or_an_unknown_section(runtime, site, fields, message):
+    admin = site["client"]
+    path = f"{HOOKS}/{site['ours']}"
+    token = csrf_of((await admin.get(path)).text)
+    resp = await admin.post(path, data={"csrf": token, **fields})
+    assert resp.status_code == 422 and message in resp.text, resp.text
+    assert 'role="alert"' in resp.text
+    assert project_of(runtime, "default", site["ours"]).spec.webhook.url == "https://hooks.example.com/Support"
+
+
+async def test_a_project_managed_by_gitops_is_read_only(runtime, site):
+    admin = site["client"]
+    synced = await hooked_project(runtime, "default", "Synced", labels={"app.kubernetes.io/managed-by": "argocd"})
+    path = f"{HOOKS}/{synced.status.id}"
+    page = await admin.get(path)
+    assert "Read-only here" in page.text and "argocd" in page.text
+    assert 'name="url"' not in page.text and "/rotate" not in page.text
+    token = csrf_of(page.text)
+    assert (await admin.post(path, data={"csrf": token, "url": "https://x.example.com/"})).status_code == 409
+    assert (await admin.get(f"{path}/rotate")).status_code == 409
+    assert (await admin.post(f"{path}/rotate", data={"csrf": token, "overlap_hours": "1"})).status_code == 409
+    assert project_of(runtime, "default", synced.status.id).spec.webhook.url == "https://hooks.example.com/Synced"
+
+
+# ----- redelivery ------------------------------------------------------------------------------------------------
+
+
+async def test_redeliver_queues_a_failed_delivery_again_and_refuses_a_delivered_one(runtime, site):
+    admin = site["client"]
+    base = f"{HOOKS}/{site['ours']}/deliveries"
+    token = csrf_of((await admin.get(f"{base}/{site['failed']}")).text)
+    resp = await admin.post(f"{base}/{site['failed']}/redeliver", data={"csrf": token})
+    assert resp.status_code == 303 and resp.headers["location"] == f"{base}/{site['failed']}"
+    assert await event_state(runtime, site["failed"]) == ("pending", 0)
+    resp = await admin.post(f"{base}/{site['delivered']}/redeliver", data={"csrf": token})
+    assert resp.status_code == 409 and await event_state(runtime, site["delivered"]) == ("delivered", 1)
+
+
+# ----- the signing secret ----------------------------------------------------------------------------------------
+
+
+def _shown_secret(html: str) -> str:
+    return re.search(r'id="new-secret" class="secret" readonly value="([^"]+)"', html).group(1)
+
+
+async def test_rotation_shows_the_new_secret_once_and_both_sign_during_the_overlap(runtime, site):
+    admin, ctx = site["client"], runtime.ctx
+    path = f"{HOOKS}/{site['ours']}/rotate"
+    ask = await admin.get(path)
+    assert 'name="overlap_hours"' in ask.text and 'value="24"' in ask.text
+    resp = await admin.post(path, data={"csrf": csrf_of(ask.text), "overlap_hours": "24"})
+    assert resp.status_code == 200
+    new = _shown_secret(resp.text)
+    assert new.startswith("whsec_") and new != OLD_SECRET
+    page = await admin.get(f"{HOOKS}/{site['ours']}")
+    assert new not in page.text and 'id="overlap"' in page.text  # shown once; the window is said
+
+    store, ref = FileSecretStore(ctx.settings.secrets_dir), SecretKeyRef(name="hooks")
+    now, body = ctx.clock(), b'{"type":"recording.analyzed"}'
+
+    async def headers_at(when) -> dict[str, str]:  # a delivery's headers at `when`
+        signing = await signing_secrets.signing(store, "default", ref, when)
+        return webhook_signing.headers(signing, "msg_1", int(time.time()), body)
+    during = await headers_at(now + timedelta(hours=23))
+    assert len(during["webhook-signature"].split()) == 2
+    for secret in (new, OLD_SECRET):  # a receiver verifying with either accepts
+        webhook_signing.verify(secret, during, body, time.time())
+    after = await headers_at(now + timedelta(hours=24, seconds=1))
+    webhook_signing.verify(new, after, body, time.time())
+    with pytest.raises(webhook_signing.InvalidSignature):
+        webhook_signing.verify(OLD_SECRET, after, body, time.time())
+
+
+@pytest.mark.parametrize("hours, message", [("-1", "greater than or equal to 0"), ("169", "less than or equal to 168"),
+                                            ("a day", "overlap_hours must be"), ("1.5", "overlap_hours must be")])
+async def test_a_bad_overlap_window_is_refused(runtime, site, hours, message):
+    admin = site["client"]
+    path = f"{HOOKS}/{site['ours']}/rotate"
+    resp = await admin.post(path, data={"csrf": csrf_of((await admin.get(path)).text), "overlap_hours": hours})
+    assert resp.status_code == 422 and message in resp.text, resp.text
+    assert await FileSecretStore(runtime.ctx.settings.secrets_dir).read("default", "hooks",
+                                                                        "signing-secret") == OLD_SECRET
+
+
+async def test_a_webhook_without_a_secret_gets_its_first(runtime, site):
+    admin = site["client"]
+    path = f"{HOOKS}/{site['ours']}"
+    unsigned = project_of(runtime, "default", site["ours"]).spec.webhook.model_copy(update={"signing_secret_ref": None})
+    await projects.update_project(runtime.ctx, ADMIN_KEY, site["ours"], {"webhook": unsigned})
+    assert "Create a secret" in (await admin.get(path)).text
+    resp = await admin.post(f"{path}/rotate", data={"csrf": csrf_of((await admin.get(path)).text),
+                                                    "overlap_hours": "0"})
+    secret = _shown_secret(resp.text)
+    ref = project_of(runtime, "default", site["ours"]).spec.webhook.signing_secret_ref
+    name = project_of(runtime, "default", site["ours"]).name
+    assert ref == SecretKeyRef(name=f"{name}-webhook", key="signing-secret")
+    store = FileSecretStore(runtime.ctx.settings.secrets_dir)
+    assert await signing_secrets.signing(store, "default", ref, runtime.ctx.clock()) == [secret]
+
