@@ -19,6 +19,8 @@ from callscope.api.pages.settings_members import MemberAction, MemberList
 from callscope.api.pages.sign_in import Accounts, SignIn, SignInLink, SignOut
 from callscope.api.pages.trends import PATH as TRENDS_PATH
 from callscope.api.pages.trends import TrendsPage
+from callscope.api.pages.upload import PATH as UPLOAD_PATH
+from callscope.api.pages.upload import UploadPage
 from callscope.api.pages.web import Static
 from callscope.ratelimit import RateLimiter
 from callscope.services.context import Context
@@ -51,6 +53,7 @@ def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter) -> None:
     app.add_route(HOME_PATH + "/{id}", RecordingPage(ctx))
     app.add_route(HOME_PATH + "/{id}/state", RecordingState(ctx))
     app.add_route(TRENDS_PATH, TrendsPage(ctx))
+    app.add_route(UPLOAD_PATH, UploadPage(ctx))
     app.add_route("/settings", SettingsHome(ctx))
     app.add_route(settings_keys.PATH, KeyList(ctx))
     app.add_route(settings_keys.PATH + "/{name}", KeyDetail(ctx))

@@ -99,6 +99,10 @@ def page(responder):
         except CallscopeError as exc:
             if exc.retry_after is not None:
                 resp.set_header("Retry-After", str(exc.retry_after))
+            if req.client_prefers(["text/html", "application/json"]) == "application/json":  # a page's script
+                resp.status, resp.media = exc.status, {"error": exc.message}
+                resp.set_header("Cache-Control", "no-store")
+                return
             render(req, resp, "error.html", status=exc.status, title=_TITLES.get(exc.status, "Error"),
                    message=exc.message,
                    person=getattr(req.context, "person", None))

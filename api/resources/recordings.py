@@ -3,40 +3,15 @@ audio URL, and the analysis read-outs (transcription, results, summary)."""
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter, ValidationError
-
 from callscope.api import presenters
 from callscope.api import schemas as s
-from callscope.api.body import parse_fields, parse_json, parse_query
+from callscope.api.body import parse_json, parse_query
 from callscope.api.pagination import paging
 from callscope.api.resources.base import Resource, data, principal_of
 from callscope.api.routing import operation
-from callscope.errors import BadRequest, ValidationFailed
-from callscope.services import recordings, uploads
+from callscope.api.uploading import receive
+from callscope.services import recordings
 from callscope.services.audio_urls import audio_url
-from callscope.validation import FILENAME_MAX
-
-CHUNK = 1 << 20  # read the upload 1 MiB at a time: memory stays flat whatever the file size
-_LISTS = {"tag_ids[]", "tag_ids"}
-_FILENAME = TypeAdapter(s.Filename)
-
-
-def _fields(form: dict[str, list[str]]) -> uploads.UploadFields:
-    """The form fields sent so far, checked (the last value of a repeated field counts)."""
-    values: dict[str, str | list[str]] = {name: sent[-1] for name, sent in form.items() if name not in _LISTS}
-    if tag_ids := form.get("tag_ids[]", []) + form.get("tag_ids", []):
-        values["tag_ids[]"] = tag_ids
-    parsed = parse_fields(s.UploadForm, values)
-    return uploads.UploadFields(**{**parsed.model_dump(), "recording_source": parsed.recording_source or None})
-
-
-def _filename(name: str | None) -> str | None:
-    """The file part's name, kept as the recording's original file name (and its default name)."""
-    try:
-        return None if name is None else _FILENAME.validate_python(name)
-    except ValidationError:
-        raise ValidationFailed(f"file name must be at most {FILENAME_MAX} characters without control "
-                               "characters") from None
 
 
 class RecordingCollection(Resource):
@@ -57,30 +32,7 @@ class RecordingCollection(Resource):
                             422: "A field is invalid or missing (project_id for an account-wide key), or the file is "
                                  "empty, truncated or not audio of an accepted format."})
     async def on_post(self, req, resp):
-        if not (req.content_type or "").lower().startswith("multipart/form-data"):
-            raise BadRequest("Upload the audio as multipart/form-data in the field `file`")
-        principal = principal_of(req)
-        form: dict[str, list[str]] = {}
-        upload = None
-        try:
-            async for part in await req.get_media():
-                if part.name == "file" and upload is None:
-                    # Refuse early, before the audio streams in: the fields sent so far, and their project.
-                    fields = _fields(form)
-                    if "project_id" in form:
-                        uploads.check_project(self.ctx, principal, fields.project_id)
-                    upload = uploads.Upload(self.ctx, principal, _filename(part.filename))
-                    while chunk := await part.stream.read(CHUNK):
-                        await upload.write(chunk)
-                elif part.name != "file":
-                    form.setdefault(part.name, []).append(await part.get_text() or "")
-            if upload is None:
-                raise ValidationFailed("file is required")
-            found, created = await uploads.finish(upload, _fields(form))
-        except BaseException:
-            if upload is not None:
-                await upload.abort()
-            raise
+        found, created = await receive(self.ctx, principal_of(req), req)
         resp.status = 201 if created else 200
         resp.media = data(presenters.recording_out(self.ctx, principal_of(req), found))
 

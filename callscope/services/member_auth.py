@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from urllib.parse import quote
 
@@ -25,7 +25,7 @@ import structlog
 from callscope.catalog import member_sessions as rows
 from callscope.catalog.recordings import Found
 from callscope.catalog.tables import MemberSession, SignInLink
-from callscope.errors import NotFound, RateLimited, ServiceUnavailable, Unauthorized
+from callscope.errors import Forbidden, NotFound, RateLimited, ServiceUnavailable, Unauthorized
 from callscope.mail import sign_in_email
 from callscope.ratelimit import RateLimiter
 from callscope.resources import Member
@@ -105,6 +105,13 @@ class SignedIn:
         member = next(m for m in self.members if m.namespace == account)
         return Principal(account=account, key_name=f"member:{self.email}", key_uid=f"member:{member.metadata.uid}",
                          permissions=frozenset({"read"}))
+
+    def admin_principal(self, account: str) -> Principal:
+        """An admin as the caller of the services their Settings and upload pages use: reading and writing the
+        whole account, as an account-wide write key (which an admin may make for themselves anyway) would."""
+        if not any(m.namespace == account and m.spec.role == "admin" for m in self.members):
+            raise Forbidden("Only the account's admins may do this")
+        return replace(self.principal(account), permissions=frozenset({"read", "write"}))
 
 
 async def _limit(limiter: RateLimiter, kind: str, value: str, limit: int) -> None:

@@ -1,0 +1,117 @@
+"""The upload page in a real headless Chromium against a real `callscope serve` that analyses (inline executor, no
+language model): an admin picks a project and chooses two files at once; the call's row shows its upload's
+progress, then its processing stage until `completed`, and links to its recording page; the other file, not audio,
+is refused with the API's message. A member finds no upload page.
+
+With CALLSCOPE_TEST_SHOTS set to a folder, the page is saved there at a desktop's and a phone's width while the call
+is processing and once it is completed (`upload-*.png`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from callscope.audio.probe import UNSUPPORTED
+from tests.analysis import speech
+from tests.live import start_server
+from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, Site, browser, browser_sign_in, by_css, sign_in, wait_for
+from tests.pages.test_settings_browser import shoot
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(400),
+              pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON),
+              pytest.mark.skipif(NO_BROWSER, reason=NO_BROWSER_REASON)]
+
+ADMIN, MEMBER = "ada@example.com", "bob@example.com"
+# Counts the upload progress events each XMLHttpRequest sends, as the page's script receives them.
+COUNT_PROGRESS = """
+window.progressEvents = [];
+const open = XMLHttpRequest.prototype.open;
+XMLHttpRequest.prototype.open = function () {
+  this.upload.addEventListener("progress", (e) => window.progressEvents.push([e.loaded, e.total]));
+  return open.apply(this, arguments);
+};"""
+
+
+def short_call(path):
+    """Agent on channel 1, customer on channel 2: a few seconds of espeak-ng speech."""
+    agent, customer = speech.speak("Thank you for calling Acme support."), speech.speak("My line keeps dropping.")
+    lead = speech.silence(0.3)
+    left = np.concatenate([lead, agent, np.zeros_like(customer), lead])
+    right = np.concatenate([lead, np.zeros_like(agent), customer])
+    return speech.write(path, [left, speech.pad_to(right, len(left))])
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    data_dir = tmp_path_factory.mktemp("upload") / "data"
+    server = start_server(data_dir, analysis_executor="inline", llm_enabled="false", dispatcher_poll_seconds="0.3",
+                          store_poll_interval="0.05")
+    try:
+        server.cli("members", "add", "--email", ADMIN, "--name", "Ada Admin", "--role", "admin")
+        server.cli("members", "add", "--email", MEMBER, "--name", "Bob Member")
+        key = server.new_key("pages")
+        site = Site(server, data_dir, key, 0)
+        resp = site.api("POST", "/projects", json={"name": "Support", "language": "en",
+                                                   "long_pause_threshold_seconds": 2})
+        assert resp.status_code == 201, resp.text
+        site.project_id = resp.json()["data"]["id"]
+        yield site
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def driver():
+    chromium = browser()
+    try:
+        yield chromium
+    finally:
+        chromium.quit()
+
+
+def test_an_admin_uploads_two_files_sees_progress_then_the_call_completed(site, driver, tmp_path):
+    call = short_call(tmp_path / "call.wav")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not audio at all\n" * 100)
+    browser_sign_in(driver, site, ADMIN, f"{site.url}/upload")
+    assert by_css(driver, "nav[aria-label=Main] a[href='/upload']").text == "Upload"
+    assert by_css(driver, "#u-project option:checked").text == "Support"
+    assert by_css(driver, "#u-file").get_attribute("multiple") is not None  # the script is there (CSP allows it)
+    driver.execute_script(COUNT_PROGRESS)
+
+    by_css(driver, "#u-file").send_keys(f"{call}\n{notes}")  # two files chosen at once: each uploads on its own
+
+    rows = lambda d: d.find_elements("css selector", "#uploads tbody tr")  # noqa: E731 - read again each time
+    wait_for(driver, lambda d: len(rows(d)) == 2, what="a row per file")
+    wait_for(driver, lambda d: rows(d)[1].get_attribute("data-status") == "failed", timeout=30,
+             what="the text file refused")
+    assert by_css(rows(driver)[1], ".status").text == f"refused: {UNSUPPORTED}"  # the API's message
+    first = rows(driver)[0]
+    assert by_css(first, ".pct").text == "100%"
+    assert by_css(first, "progress").get_attribute("value") == "100"
+    events = driver.execute_script("return window.progressEvents")
+    assert events and events[-1][0] == events[-1][1] and events[0][1] >= call.stat().st_size  # the upload's own
+
+    wait_for(driver, lambda d: rows(d)[0].get_attribute("data-status") in ("pending", "processing", "completed"),
+             what="the call stored")
+    link = by_css(rows(driver)[0], "a")
+    public_id = link.get_attribute("href").rsplit("/", 1)[1]
+    if rows(driver)[0].get_attribute("data-status") != "completed":
+        shoot(driver, "upload-processing")
+    wait_for(driver, lambda d: rows(d)[0].get_attribute("data-status") == "completed", timeout=300,
+             what="the call completed without a reload")
+    assert "completed" in by_css(rows(driver)[0], ".status").text
+    shoot(driver, "upload-completed")
+
+    got = site.api("GET", f"/recordings/{public_id}").json()["data"]
+    assert got["status"] == "completed" and got["project_id"] == site.project_id and got["name"] == "call.wav"
+    by_css(rows(driver)[0], "a").click()
+    wait_for(driver, lambda d: d.current_url.endswith(f"/recordings/{public_id}"), what="the recording page")
+
+
+def test_a_member_finds_no_upload_page(site):
+    client, _ = sign_in(site, MEMBER)
+    home = client.get("/recordings")
+    assert 'href="/upload"' not in home.text
+    assert client.get("/upload").status_code == 404
