@@ -72,17 +72,18 @@ def start_server(data_dir: Path, **settings: str) -> LiveServer:
 
 class WebhookReceiver:
     """The customer's endpoint on loopback: keeps every delivery's headers (lower-case names) and raw body,
-    answers 200."""
+    answers `status` (200 unless a test changes it)."""
 
     def __init__(self) -> None:
         self.deliveries: list[tuple[dict[str, str], bytes]] = []
+        self.status = 200
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # http.server's name
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 outer.deliveries.append(({k.lower(): v for k, v in self.headers.items()}, body))
-                self.send_response(200)
+                self.send_response(outer.status)
                 self.end_headers()
 
             def log_message(self, *args) -> None:

@@ -1,0 +1,151 @@
+"""Settings → Webhooks in a real headless Chromium against a real `callscope serve` delivering to a receiver on
+loopback: an admin sets a project's endpoint and sections on the page, a delivery the receiver refused shows in the
+log with its status code and latency, *Redeliver* sends it again (a second attempt in the log, the receiver got the
+same webhook-id twice); the signing secret made and then rotated on the page is shown once, and while the overlap
+lasts each delivery verifies with the old secret and with the new one.
+
+With CALLSCOPE_TEST_SHOTS set to a folder, each page is saved there at a desktop's and a phone's width
+(`webhooks*-desktop.png`, `webhooks*-phone.png`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from callscope import webhook_signing
+from callscope.catalog import outbox
+from callscope.catalog.db import Catalog
+from tests.live import WebhookReceiver, start_server
+from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, Site, browser, browser_sign_in, by_css, make_site, wait_for
+from tests.pages.test_settings_browser import shoot
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300), pytest.mark.skipif(NO_BROWSER, reason=NO_BROWSER_REASON)]
+
+ADMIN = "ada@example.com"
+HOOKS = "/settings/webhooks"
+
+
+@pytest.fixture(scope="module")
+def receiver():
+    endpoint = WebhookReceiver()
+    yield endpoint
+    endpoint.stop()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    data_dir = tmp_path_factory.mktemp("webhooks") / "data"
+    server = start_server(data_dir, dispatcher_enabled="false", store_poll_interval="0.05", webhook_allow_http="true",
+                          webhook_allow_private_addresses="true", webhook_poll_seconds="0.1")
+    try:
+        server.cli("members", "add", "--email", ADMIN, "--name", "Ada Admin", "--role", "admin")
+        yield make_site(server, data_dir, [])
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def driver():
+    chromium = browser()
+    try:
+        yield chromium
+    finally:
+        chromium.quit()
+
+
+def send_event(site: Site, url: str, recording_id: int) -> None:
+    """A recording.analyzed event in the server's outbox, as an analysis' completion writes one."""
+    catalog = Catalog(f"sqlite:///{(site.data_dir / 'catalog.db').resolve()}")
+    try:
+        with catalog.session(write=True) as session:
+            outbox.add(session, "default", site.project_id, recording_id, "recording.analyzed", url,
+                       {"type": "recording.analyzed", "data": {"recording_id": recording_id}}, datetime.now(UTC))
+    finally:
+        catalog.dispose()
+
+
+def attempt_rows(driver) -> list[str]:
+    driver.refresh()
+    return [r.text for r in driver.find_elements("css selector", "#attempt-log tbody tr")]
+
+
+def test_an_admin_sets_the_endpoint_and_redelivers_a_refused_delivery(site, driver, receiver):
+    browser_sign_in(driver, site, ADMIN, f"{site.url}{HOOKS}")
+    assert by_css(driver, "nav.tabs a[aria-current]").text == "Webhooks"
+    by_css(driver, f"a[href='{HOOKS}/{site.project_id}']").click()
+    wait_for(driver, lambda d: by_css(d, "h1").text.startswith("Webhook of Support"), what="the project's webhook")
+    by_css(driver, "#w-url").send_keys(receiver.url)
+    by_css(driver, "#w-summary").click()
+    by_css(driver, "#w-url").submit()
+    wait_for(driver, lambda d: by_css(d, "#w-url").get_attribute("value") == receiver.url, what="the endpoint saved")
+    assert by_css(driver, "#w-summary").is_selected() and not by_css(driver, "#w-goals").is_selected()
+    shoot(driver, "webhooks-project-empty")
+
+    receiver.status = 400  # the receiver refuses the first delivery: failed at once
+    send_event(site, receiver.url, 11)
+
+    def logged(d) -> bool:
+        d.refresh()
+        return "failed" in by_css(d, "table.deliveries tbody").text
+    wait_for(driver, logged, what="the refused delivery in the log")
+    row = by_css(driver, "table.deliveries tbody tr").text
+    assert "400" in row and "11" in row
+    driver.get(f"{site.url}{HOOKS}")
+    assert receiver.url in by_css(driver, "table.webhooks").text and "summary" in by_css(driver, "table.webhooks").text
+    shoot(driver, "webhooks")
+    driver.back()
+    by_css(driver, "table.deliveries tbody tr a").click()
+    wait_for(driver, lambda d: by_css(d, "h1").text.startswith("Delivery #"), what="the delivery")
+    [first] = attempt_rows(driver)
+    assert "400" in first and " ms" in first
+
+    receiver.status = 200
+    by_css(driver, "#redeliver").click()
+    wait_for(driver, lambda d: len(attempt_rows(d)) == 2 and by_css(d, "#delivery-state").text == "delivered",
+             what="the redelivery recorded")
+    assert "200" in attempt_rows(driver)[1] and not driver.find_elements("css selector", "#redeliver")
+    assert len(receiver.deliveries) == 2
+    assert receiver.deliveries[0][0]["webhook-id"] == receiver.deliveries[1][0]["webhook-id"]  # the same event
+    assert "webhook-signature" not in receiver.deliveries[1][0]  # no secret yet
+    shoot(driver, "webhooks-delivery")
+
+
+def test_a_secret_made_and_rotated_on_the_page_signs_with_both_during_the_overlap(site, driver, receiver):
+    browser_sign_in(driver, site, ADMIN, f"{site.url}{HOOKS}/{site.project_id}")
+
+    def new_secret(hours: str) -> str:
+        by_css(driver, f"a[href='{HOOKS}/{site.project_id}/rotate']").click()
+        wait_for(driver, lambda d: by_css(d, "h1").text.startswith("New signing secret for"), what="the question")
+        field = by_css(driver, "#overlap")
+        assert field.get_attribute("value") == "24"
+        field.clear()
+        field.send_keys(hours)
+        shoot(driver, "webhooks-rotate")
+        by_css(driver, "#confirm-action").click()
+        wait_for(driver, lambda d: "shown only this once" in d.page_source, what="the new secret")
+        return by_css(driver, "#new-secret").get_attribute("value")
+
+    first = new_secret("0")
+    by_css(driver, f"a[href='{HOOKS}/{site.project_id}']").click()
+    second = new_secret("24")
+    assert first != second and "signs too until" in by_css(driver, "section.once").text
+    shoot(driver, "webhooks-secret")
+    driver.get(f"{site.url}{HOOKS}/{site.project_id}")
+    assert second not in driver.page_source and "signs too until" in by_css(driver, "#overlap").text
+
+    receiver.status, before = 200, len(receiver.deliveries)
+    send_event(site, receiver.url, 12)
+    deadline = time.monotonic() + 20
+    while len(receiver.deliveries) == before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    headers, body = receiver.deliveries[-1]
+    assert json.loads(body)["data"]["recording_id"] == 12
+    assert len(headers["webhook-signature"].split()) == 2
+    for secret in (second, first):  # a receiver still on the old secret and one already on the new both accept
+        webhook_signing.verify(secret, headers, body, time.time())
+    driver.refresh()  # the log with both deliveries
+    shoot(driver, "webhooks-project")
