@@ -1,9 +1,10 @@
 """`callscope webhooks ...`: the recording.analyzed outbox from the command line: what was sent, what each
-endpoint answered, sending again, re-enabling an endpoint that answered 410, and making a signing secret."""
+endpoint answered, sending again, re-enabling an endpoint that answered 410, and making or rotating a signing secret."""
 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import click
 
@@ -12,9 +13,9 @@ from callscope.catalog import outbox
 from callscope.cli_support import ACCOUNT_OPTION, CATALOG_ID, COUNT, load_settings, run_async
 from callscope.runtime import opened
 from callscope.secret_store import FileSecretStore
+from callscope.services import webhook_settings
 
 STATES = ["pending", "delivering", "delivered", "failed", "disabled"]
-
 
 
 def _iso(value) -> str | None:
@@ -133,6 +134,28 @@ def webhooks_new_secret(account: str, name: str, key: str) -> None:
         raise click.BadParameter(str(exc)) from None
     click.echo(f"written to {path}", err=True)
     click.echo(secret)
+
+
+@webhooks_group.command("rotate-secret")
+@ACCOUNT_OPTION
+@click.option("--project", "project_id", type=CATALOG_ID, required=True, help="The project's id.")
+@click.option("--overlap-hours", type=click.IntRange(0, webhook_settings.OVERLAP_MAX_HOURS),
+              default=webhook_settings.OVERLAP_DEFAULT_HOURS,
+              show_default=True, help="Hours the replaced secret keeps signing beside the new one.")
+def webhooks_rotate_secret(account: str, project_id: int, overlap_hours: int) -> None:
+    """A new signing secret for the project's webhook (as Settings → Webhooks makes one), printed once, alone on the
+    last line; during the overlap deliveries carry both signatures. A webhook without a secret gets its first."""
+
+    @run_async
+    async def run() -> None:
+        async with opened(load_settings()) as rt:
+            project, secret = await webhook_settings.rotate_secret(rt.ctx, account, project_id,
+                                                                   timedelta(hours=overlap_hours))
+        ref = project.spec.webhook.signing_secret_ref if project.spec.webhook else None
+        click.echo(f"written to Secret {ref.name if ref else '?'}; the old secret signs too for {overlap_hours} h",
+                   err=True)
+        click.echo(secret)
+    run()
 
 
 def register(group: click.Group) -> None:

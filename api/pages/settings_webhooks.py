@@ -50,8 +50,7 @@ class Rotation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     csrf: str
-    overlap_hours: int = Field(int(webhook_settings.OVERLAP_DEFAULT.total_seconds()) // 3600, ge=0,
-                               le=int(webhook_settings.OVERLAP_MAX.total_seconds()) // 3600)
+    overlap_hours: int = Field(webhook_settings.OVERLAP_DEFAULT_HOURS, ge=0, le=webhook_settings.OVERLAP_MAX_HOURS)
 
 
 def _blank_to_unset(form: dict[str, str]) -> dict[str, str]:
@@ -116,8 +115,8 @@ class WebhookRotate:
         if row.managed_by is not None:
             raise Conflict(row.managed_by)
         web.render(req, resp, "settings_webhook_rotate.html", status=status, person=person, account=account,
-                   row=row, errors=list(errors), form=form or {}, default_hours=Rotation.model_fields[
-                       "overlap_hours"].default, max_hours=webhook_settings.OVERLAP_MAX.days * 24)
+                   row=row, errors=list(errors), form=form or {}, default_hours=webhook_settings.OVERLAP_DEFAULT_HOURS,
+                   max_hours=webhook_settings.OVERLAP_MAX_HOURS)
 
     @web.page
     async def on_get(self, req, resp, project_id: int):

@@ -20,8 +20,8 @@ from callscope.services.context import Context, Principal
 from callscope.services.key_settings import managed_elsewhere
 
 DELIVERIES_SHOWN = 50
-OVERLAP_DEFAULT = timedelta(hours=24)
-OVERLAP_MAX = timedelta(days=7)  # a replaced secret that signs for longer is hardly replaced
+OVERLAP_DEFAULT_HOURS = 24  # a day for the receiver to switch to the new secret
+OVERLAP_MAX_HOURS = 7 * 24  # a replaced secret that signs for longer is hardly replaced
 SECRET_KEY = "signing-secret"
 NO_SECRETS_HERE = ("In a cluster the API has no access to Secrets (manifests/rbac.yaml): rotate the secret with "
                    "kubectl as docs/operations.md shows.")
@@ -115,7 +115,8 @@ async def rotate_secret(ctx: Context, account: str, project_id: int, overlap: ti
     if project.spec.webhook is None:
         raise Conflict("Set an endpoint first.")
     ref = project.spec.webhook.signing_secret_ref or SecretKeyRef(name=f"{project.name}-webhook", key=SECRET_KEY)
-    secret = await signing_secrets.rotate(store, account, ref, min(overlap, OVERLAP_MAX), ctx.clock())
+    overlap = min(overlap, timedelta(hours=OVERLAP_MAX_HOURS))
+    secret = await signing_secrets.rotate(store, account, ref, overlap, ctx.clock())
     if project.spec.webhook.signing_secret_ref is None:
         webhook = project.spec.webhook.model_copy(update={"signing_secret_ref": ref})
         project = await projects.update_project(ctx, _admin(account), project_id, {"webhook": webhook})
