@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import falcon
 
-from callscope.api.pages import settings_keys, settings_members, settings_webhooks, web
+from callscope.api.pages import settings_keys, settings_members, settings_processing, settings_webhooks, web
 from callscope.api.pages.listing import RecordingList
 from callscope.api.pages.recording import RecordingPage, RecordingState
 from callscope.api.pages.settings_keys import KeyAction, KeyDetail, KeyList
 from callscope.api.pages.settings_members import MemberAction, MemberList
+from callscope.api.pages.settings_processing import ProcessingHome, ProcessingProject
 from callscope.api.pages.sign_in import Accounts, SignIn, SignInLink, SignOut
 from callscope.api.pages.trends import PATH as TRENDS_PATH
 from callscope.api.pages.trends import TrendsPage
@@ -63,4 +64,6 @@ def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter) -> None:
     for action in settings_members.ACTIONS:
         app.add_route(f"{settings_members.PATH}/{action}", MemberAction(ctx, action))
     settings_webhooks.install(app, ctx)
+    app.add_route(settings_processing.PATH, ProcessingHome(ctx))
+    app.add_route(settings_processing.PROJECT, ProcessingProject(ctx))
     app.add_route("/static/{name}", Static())
