@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select
 from werkzeug import Response
 
-from callscope import webhook_signing
+from callscope import signing_secrets, webhook_signing
 from callscope.catalog import outbox
 from callscope.catalog.tables import Recording, WebhookAttempt, WebhookEvent
 from callscope.config import Settings
@@ -111,6 +111,32 @@ async def test_delivery_is_signed_and_the_receiver_verifies_it(ctx, deliverer, h
     assert (row.state, row.attempts, row.last_status_code) == ("delivered", 1, 200)
     assert headers["Webhook-Id"] == row.message_id
     assert [a.status_code for a in attempts(ctx, event_id)] == [200]
+
+
+async def test_a_rotated_secret_signs_beside_the_new_one_until_its_overlap_ends(ctx, deliverer, httpserver) -> None:
+    received = []
+
+    def handler(request):
+        received.append((dict(request.headers), request.get_data()))
+        return Response("ok", 200)
+    httpserver.expect_request("/hook", method="POST").respond_with_handler(handler)
+    project = await make_project(ctx, httpserver.url_for("/hook"))
+    store = FileSecretStore(ctx.settings.data_dir / "secrets")
+    new = await signing_secrets.rotate(store, ACCOUNT, SecretKeyRef(name="hooks"), timedelta(hours=1), ctx.clock())
+
+    add_event(ctx, project)
+    await deliver_due(deliverer)
+    ctx.clock = lambda: datetime.now(UTC) + timedelta(hours=1, seconds=1)  # the overlap is over
+    add_event(ctx, project)
+    await deliver_due(deliverer)
+
+    (during, body), (after, later_body) = received
+    assert len(during["Webhook-Signature"].split()) == 2
+    for secret in (SECRET, new):  # a receiver on either secret accepts
+        webhook_signing.verify(secret, during, body, now=time.time())
+    webhook_signing.verify(new, after, later_body, now=time.time())
+    with pytest.raises(webhook_signing.InvalidSignature):
+        webhook_signing.verify(SECRET, after, later_body, now=time.time())
 
 
 async def test_no_signing_secret_configured_sends_unsigned(ctx, deliverer, httpserver) -> None:
