@@ -53,7 +53,7 @@ class Rotation(BaseModel):
     overlap_hours: int = Field(webhook_settings.OVERLAP_DEFAULT_HOURS, ge=0, le=webhook_settings.OVERLAP_MAX_HOURS)
 
 
-def _blank_to_unset(form: dict[str, str]) -> dict[str, str]:
+def _blank_to_unset(form: dict[str, str]) -> dict[str, str | list[str]]:
     # A field left empty sends "", which means unset (no URL: no webhook), not a value to validate.
     return {k: val for k, val in form.items() if val != "" or k == "csrf"}
 
@@ -129,7 +129,8 @@ class WebhookRotate:
         form = await web.read_form(req)
         web.check_session_csrf(person, form)
         try:
-            rotation = parse_fields(Rotation, form)
+            values: dict[str, str | list[str]] = dict(form)
+            rotation = parse_fields(Rotation, values)
         except ValidationFailed as exc:
             self._ask(req, resp, person, account, project_id, status=422, errors=exc.errors, form=form)
             return
