@@ -5,8 +5,10 @@ signing secret's rotation (callscope/signing_secrets.py) and its delivery log (c
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from callscope import signing_secrets
 from callscope.catalog import outbox
@@ -91,9 +93,14 @@ async def set_endpoint(ctx: Context, account: str, project_id: int, url: str | N
     return await projects.update_project(ctx, _admin(account), project_id, {"webhook": webhook})
 
 
+@functools.cache
+def _files(root: Path) -> FileSecretStore:
+    return FileSecretStore(root)  # once per folder: opening one narrows the whole tree's modes
+
+
 def secret_store(ctx: Context) -> FileSecretStore | None:
     """Where this process may write Secrets: embedded, their files; in a cluster nowhere."""
-    return FileSecretStore(ctx.settings.secrets_dir) if ctx.settings.store == "sqlite" else None
+    return _files(ctx.settings.secrets_dir) if ctx.settings.store == "sqlite" else None
 
 
 async def previous_until(ctx: Context, project: Project) -> datetime | None:
