@@ -4,10 +4,13 @@ progress, then its processing stage until `completed`, and links to its recordin
 is refused with the API's message. A member finds no upload page.
 
 With CALLSCOPE_TEST_SHOTS set to a folder, the page is saved there at a desktop's and a phone's width while the call
-is processing and once it is completed (`upload-*.png`).
+uploads (Chromium's network throttling slows it to a few seconds), while it is processing and once it is completed
+(`upload-*.png`).
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -23,6 +26,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(400),
               pytest.mark.skipif(NO_BROWSER, reason=NO_BROWSER_REASON)]
 
 ADMIN, MEMBER = "ada@example.com", "bob@example.com"
+UPLOAD_BYTES_PER_S = 100_000
 # Counts the upload progress events each XMLHttpRequest sends, as the page's script receives them.
 COUNT_PROGRESS = """
 window.progressEvents = [];
@@ -31,6 +35,17 @@ XMLHttpRequest.prototype.open = function () {
   this.upload.addEventListener("progress", (e) => window.progressEvents.push([e.loaded, e.total]));
   return open.apply(this, arguments);
 };"""
+
+
+def throttle(driver, upload_bytes_per_s: int) -> None:
+    """Chromium's network throttling of uploads (DevTools protocol); -1 lifts it."""
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
+        "offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": upload_bytes_per_s})
+
+
+def percent(text: str) -> int:
+    return int(text[:-1]) if re.fullmatch(r"\d+%", text) else -1
 
 
 def short_call(path):
@@ -79,11 +94,16 @@ def test_an_admin_uploads_two_files_sees_progress_then_the_call_completed(site, 
     assert by_css(driver, "#u-project option:checked").text == "Support"
     assert by_css(driver, "#u-file").get_attribute("multiple") is not None  # the script is there (CSP allows it)
     driver.execute_script(COUNT_PROGRESS)
+    throttle(driver, UPLOAD_BYTES_PER_S)  # a few seconds' upload: its progress is seen passing, not only its end
 
     by_css(driver, "#u-file").send_keys(f"{call}\n{notes}")  # two files chosen at once: each uploads on its own
 
     rows = lambda d: d.find_elements("css selector", "#uploads tbody tr")  # noqa: E731 - read again each time
     wait_for(driver, lambda d: len(rows(d)) == 2, what="a row per file")
+    wait_for(driver, lambda d: 0 < percent(by_css(rows(d)[0], ".pct").text) < 100, what="the upload part-way")
+    shoot(driver, "upload-progress")
+    wait_for(driver, lambda d: by_css(rows(d)[0], ".pct").text == "100%", what="the upload's end")
+    throttle(driver, -1)
     wait_for(driver, lambda d: rows(d)[1].get_attribute("data-status") == "failed", timeout=30,
              what="the text file refused")
     assert by_css(rows(driver)[1], ".status").text == f"refused: {UNSUPPORTED}"  # the API's message
@@ -97,7 +117,10 @@ def test_an_admin_uploads_two_files_sees_progress_then_the_call_completed(site, 
              what="the call stored")
     link = by_css(rows(driver)[0], "a")
     public_id = link.get_attribute("href").rsplit("/", 1)[1]
-    if rows(driver)[0].get_attribute("data-status") != "completed":
+    wait_for(driver, lambda d: rows(d)[0].get_attribute("data-status") in ("processing", "completed"), timeout=300,
+             what="the analysis started")
+    if rows(driver)[0].get_attribute("data-status") == "processing":  # its stage, unless it was quicker than a poll
+        assert by_css(rows(driver)[0], ".status").text.startswith("processing")
         shoot(driver, "upload-processing")
     wait_for(driver, lambda d: rows(d)[0].get_attribute("data-status") == "completed", timeout=300,
              what="the call completed without a reload")

@@ -40,6 +40,8 @@
   function send(file, project, row) {
     return new Promise(function (done) {
       var bar = row.querySelector("progress"), said = row.querySelector(".pct");
+      stage(row, "uploading");
+      said.textContent = "0%";
       var body = new FormData();
       body.append("csrf", form.elements.csrf.value);  // before the file: refused before any audio is kept
       body.append("project_id", project);
@@ -86,7 +88,7 @@
     var progress = cell(row, "Upload");
     progress.innerHTML = '<progress max="100" value="0"></progress> <span class="pct">waiting</span>';
     progress.querySelector("progress").setAttribute("aria-label", "Upload of " + file.name);
-    cell(row, "Stage").innerHTML = '<span class="status">uploading</span>';
+    cell(row, "Stage").innerHTML = '<span class="status">queued</span>';
     rows.appendChild(row);
     table.hidden = false;
     queue = queue.then(function () { return send(file, project, row); });
