@@ -1,7 +1,7 @@
 """The upload page in a real headless Chromium against a real `callscope serve` that analyses (inline executor, no
-language model): an admin picks a project and chooses two files at once; the call's row shows its upload's
-progress, then its processing stage until `completed`, and links to its recording page; the other file, not audio,
-is refused with the API's message. A member finds no upload page.
+language model): an admin picks a project and chooses three files at once; the call's row shows its upload's
+progress, then its processing stage until `completed`, and links to its recording page; a file that is not audio and
+one over its format's size limit are refused with the API's messages. A member finds no upload page.
 
 With CALLSCOPE_TEST_SHOTS set to a folder, the page is saved there at a desktop's and a phone's width while the call
 uploads (Chromium's network throttling slows it to a few seconds), while it is processing and once it is completed
@@ -10,6 +10,7 @@ uploads (Chromium's network throttling slows it to a few seconds), while it is p
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -17,6 +18,7 @@ import pytest
 
 from callscope.audio.probe import UNSUPPORTED
 from tests.analysis import speech
+from tests.audio_samples import make_audio
 from tests.live import start_server
 from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, Site, browser, browser_sign_in, by_css, sign_in, wait_for
 from tests.pages.test_settings_browser import shoot
@@ -27,6 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(400),
 
 ADMIN, MEMBER = "ada@example.com", "bob@example.com"
 UPLOAD_BYTES_PER_S = 100_000
+LIMITS_MB = {"wav": 2, "mp3": 2, "m4a": 2, "ogg": 2, "webm": 2, "flac": 2}
 # Counts the upload progress events each XMLHttpRequest sends, as the page's script receives them.
 COUNT_PROGRESS = """
 window.progressEvents = [];
@@ -61,7 +64,7 @@ def short_call(path):
 def site(tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("upload") / "data"
     server = start_server(data_dir, analysis_executor="inline", llm_enabled="false", dispatcher_poll_seconds="0.3",
-                          store_poll_interval="0.05")
+                          store_poll_interval="0.05", upload_limits_mb=json.dumps(LIMITS_MB))
     try:
         server.cli("members", "add", "--email", ADMIN, "--name", "Ada Admin", "--role", "admin")
         server.cli("members", "add", "--email", MEMBER, "--name", "Bob Member")
@@ -89,6 +92,7 @@ def test_an_admin_uploads_two_files_sees_progress_then_the_call_completed(site, 
     call = short_call(tmp_path / "call.wav")
     notes = tmp_path / "notes.txt"
     notes.write_text("not audio at all\n" * 100)
+    long = make_audio(tmp_path / "long.wav", "wav", seconds=70.0)  # 2.2 MB: over the 2 MB set for WAV here
     browser_sign_in(driver, site, ADMIN, f"{site.url}/upload")
     assert by_css(driver, "nav[aria-label=Main] a[href='/upload']").text == "Upload"
     assert by_css(driver, "#u-project option:checked").text == "Support"
@@ -96,17 +100,20 @@ def test_an_admin_uploads_two_files_sees_progress_then_the_call_completed(site, 
     driver.execute_script(COUNT_PROGRESS)
     throttle(driver, UPLOAD_BYTES_PER_S)  # a few seconds' upload: its progress is seen passing, not only its end
 
-    by_css(driver, "#u-file").send_keys(f"{call}\n{notes}")  # two files chosen at once: each uploads on its own
+    by_css(driver, "#u-file").send_keys(f"{call}\n{notes}\n{long}")  # chosen at once: each uploads on its own
 
     rows = lambda d: d.find_elements("css selector", "#uploads tbody tr")  # noqa: E731 - read again each time
-    wait_for(driver, lambda d: len(rows(d)) == 2, what="a row per file")
+    wait_for(driver, lambda d: len(rows(d)) == 3, what="a row per file")
     wait_for(driver, lambda d: 0 < percent(by_css(rows(d)[0], ".pct").text) < 100, what="the upload part-way")
     shoot(driver, "upload-progress")
     wait_for(driver, lambda d: by_css(rows(d)[0], ".pct").text == "100%", what="the upload's end")
     throttle(driver, -1)
     wait_for(driver, lambda d: rows(d)[1].get_attribute("data-status") == "failed", timeout=30,
              what="the text file refused")
-    assert by_css(rows(driver)[1], ".status").text == f"refused: {UNSUPPORTED}"  # the API's message
+    assert by_css(rows(driver)[1], ".status").text == f"refused: {UNSUPPORTED}"  # the API's messages
+    wait_for(driver, lambda d: rows(d)[2].get_attribute("data-status") == "failed", timeout=30,
+             what="the long file refused")
+    assert by_css(rows(driver)[2], ".status").text == "refused: File is larger than the 2 MB allowed for this format"
     first = rows(driver)[0]
     assert by_css(first, ".pct").text == "100%"
     assert by_css(first, "progress").get_attribute("value") == "100"

@@ -56,6 +56,11 @@
         said.textContent = pct + "%";
       });
       xhr.addEventListener("load", function () {
+        if (xhr.responseURL.indexOf("/sign-in") !== -1) {  // the session ended: the answer is the sign-in page
+          stage(row, "failed", "signed out: sign in again");
+          done();
+          return;
+        }
         var answer = {};
         try { answer = JSON.parse(xhr.responseText); } catch (e) { answer = {error: "Unexpected answer (" + xhr.status + ")"}; }
         if (xhr.status === 201 || xhr.status === 200) {
