@@ -53,7 +53,8 @@ def _items(name: str, model: type[BaseModel], text: str) -> tuple[list[BaseModel
         try:
             items.append(model.model_validate(item))
         except ValidationError as exc:
-            errors += [f"{name}: item {number}: {m}" for m in messages(exc)]
+            # A rule of the whole item (an enum without values) has no field to name: the API says "body".
+            errors += [f"{name}: item {number}: {m.removeprefix('body: Value error, ')}" for m in messages(exc)]
     return items, errors
 
 

@@ -114,7 +114,7 @@ async def test_the_form_shows_the_settings_and_writes_them_as_the_api_does(runti
     ("categories", "[1]", "categories: item 1 must be an object"),
     ("categories", '[{"name": "Billing", "colour": "red"}]', "categories: item 1: colour"),
     ("fields", '[{"name": "Plan", "description": "x"}]', "fields: item 1: name"),
-    ("fields", '[{"name": "plan", "description": "x", "type": "enum"}]', "fields: item 1: "),
+    ("fields", '[{"name": "plan", "description": "x", "type": "enum"}]', "fields: item 1: an enum field needs values"),
 ])
 async def test_each_error_is_shown_beside_its_field_and_nothing_is_saved(runtime, admin, project, field, value,
                                                                          message):
