@@ -7,7 +7,6 @@ from datetime import date
 from typing import Literal
 from urllib.parse import urlencode
 
-import falcon
 from pydantic import BaseModel
 
 from callscope import validation as v
@@ -63,11 +62,9 @@ class RecordingList:
 
     @web.page
     async def on_get(self, req, resp):
-        person = await web.require_person(self.ctx, req)
-        if person.account is None:  # a member of several accounts chooses first
-            raise falcon.HTTPSeeOther("/accounts")
+        person, account = await web.require_account(self.ctx, req)
         query = parse_fields(ListQuery, filter_form(req))
-        principal = person.principal(person.account)
+        principal = person.principal(account)
         options = await recordings.filter_values(self.ctx, principal)
         if query.view == "shared":
             rows, total = await shares.shared_with(self.ctx, principal, person.email), None

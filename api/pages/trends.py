@@ -7,7 +7,6 @@ from __future__ import annotations
 from datetime import date
 from functools import partial
 
-import falcon
 from pydantic import BaseModel
 
 from callscope.analysis.result import EMOTIONS
@@ -96,11 +95,9 @@ class TrendsPage:
 
     @web.page
     async def on_get(self, req, resp):
-        person = await web.require_person(self.ctx, req)
-        if person.account is None:  # a member of several accounts chooses first
-            raise falcon.HTTPSeeOther("/accounts")
+        person, account = await web.require_account(self.ctx, req)
         query = parse_fields(TrendsQuery, filter_form(req))
-        principal = person.principal(person.account)
+        principal = person.principal(account)
         period = trends.period(query.start, query.end, self.ctx.clock().date())
         found = await trends.trends(self.ctx, principal, query.project_id, query.operator_id, period)
         web.render(req, resp, "trends.html", person=person, account=principal.account, query=query, t=found,

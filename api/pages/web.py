@@ -133,15 +133,21 @@ async def require_person(ctx: Context, req) -> SignedIn:
     return person
 
 
+async def require_account(ctx: Context, req) -> tuple[SignedIn, str]:
+    """The signed-in person and the account they are in; one who belongs to several chooses first."""
+    person = await require_person(ctx, req)
+    if person.account is None:
+        raise falcon.HTTPSeeOther("/accounts")
+    return person, person.account
+
+
 async def require_admin(ctx: Context, req) -> tuple[SignedIn, str]:
     """The signed-in admin and the account they administer. To anyone else signed in the Settings pages do not
     exist (404, as for a page that is not there): a member never learns what an admin could do."""
-    person = await require_person(ctx, req)
-    if person.account is None:  # a member of several accounts chooses first
-        raise falcon.HTTPSeeOther("/accounts")
+    person, account = await require_account(ctx, req)
     if not person.is_admin:
         raise NotFound("There is no page here.")
-    return person, person.account
+    return person, account
 
 
 def set_session_cookie(ctx: Context, resp, token: str) -> None:

@@ -23,6 +23,19 @@ BASE = "http://callscope.test"
 MEMBER = "ana@example.com"
 
 
+@pytest.fixture(scope="module")
+def driver():
+    """A headless Chromium (site.browser) for a module's browser tests, its own per module: cookies do not tell
+    ports apart, and each module's server signs its sessions with a secret of its own."""
+    from tests.pages.site import browser
+
+    chromium = browser()
+    try:
+        yield chromium
+    finally:
+        chromium.quit()
+
+
 @pytest.fixture
 def settings_overrides() -> dict:
     """Override in a test module to change settings."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import email
 import email.policy
 import json
+import os
 import re
 import shutil
 import time
@@ -165,3 +166,22 @@ def browser_sign_in(driver, site: Site, address: str, url: str) -> None:
     by_css(driver, "#confirm").click()
     wait_for(driver, lambda d: d.current_url == url and d.execute_script("return document.readyState") == "complete",
              what=f"landing on {url}")
+
+
+SHOTS = os.environ.get("CALLSCOPE_TEST_SHOTS")  # a folder: the browser tests save their pages there
+WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
+
+
+def shoot(driver, name: str) -> None:
+    """Check the page fits a phone's width (no sideways scrolling of the page) and, with SHOTS, save it whole at
+    both widths (`<name>-desktop.png`, `<name>-phone.png`)."""
+    for label, (width, height) in WIDTHS.items():
+        driver.set_window_size(width, height)
+        overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{name} scrolls sideways at {width}px"
+        if SHOTS:
+            Path(SHOTS).mkdir(parents=True, exist_ok=True)
+            whole = driver.execute_script("return document.documentElement.scrollHeight")
+            driver.set_window_size(width, min(max(height, whole + 140), 4000))  # the window's frame: not the page's
+            driver.save_screenshot(str(Path(SHOTS) / f"{name}-{label}.png"))
+    driver.set_window_size(*WIDTHS["desktop"])

@@ -11,8 +11,7 @@ import json
 import pytest
 
 from tests.live import start_server
-from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, Site, browser, browser_sign_in, by_css, wait_for
-from tests.pages.test_settings_browser import shoot
+from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, Site, browser_sign_in, by_css, shoot, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300), pytest.mark.skipif(NO_BROWSER, reason=NO_BROWSER_REASON)]
 
@@ -40,15 +39,6 @@ def site(tmp_path_factory):
         yield site
     finally:
         server.stop()
-
-
-@pytest.fixture(scope="module")
-def driver():
-    chromium = browser()
-    try:
-        yield chromium
-    finally:
-        chromium.quit()
 
 
 def test_an_admin_corrects_what_the_form_refuses_and_saves(site, driver):

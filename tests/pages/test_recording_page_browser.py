@@ -17,7 +17,7 @@ import pytest
 
 from tests.analysis import speech
 from tests.live import LiveServer, start_server
-from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, Site, browser, by_css, make_site, upload, wait_for
+from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, Site, by_css, make_site, upload, wait_for
 from tests.pages.site import browser_sign_in as sign_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400),
@@ -78,15 +78,6 @@ def world(tmp_path_factory):
         if world is not None and world.dispatcher is not None:
             world.dispatcher.stop()
         server.stop()
-
-
-@pytest.fixture(scope="module")
-def driver():
-    chromium = browser()
-    try:
-        yield chromium
-    finally:
-        chromium.quit()
 
 
 def page_url(world: World) -> str:

@@ -10,8 +10,6 @@ phone's width (`<page>-desktop.png`, `<page>-phone.png`), for people to look at.
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import httpx
 import pytest
@@ -22,10 +20,10 @@ from tests.pages.site import (
     NO_BROWSER,
     NO_BROWSER_REASON,
     Site,
-    browser,
     browser_sign_in,
     by_css,
     csrf_of,
+    shoot,
     sign_in,
     wait_for,
 )
@@ -34,8 +32,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300), pytest.mark.skipif(NO_
 
 ADMIN, MEMBER = "ada@example.com", "bob@example.com"
 KEYS = "/settings/api-keys"
-SHOTS = os.environ.get("CALLSCOPE_TEST_SHOTS")
-WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
 SYNCED = {"apiVersion": "callscope.io/v1alpha1", "kind": "ApiKey",
           "metadata": {"name": "synced", "labels": {"app.kubernetes.io/managed-by": "argocd"}},
           "spec": {"permissions": ["read"]}}
@@ -60,30 +56,6 @@ def site(tmp_path_factory):
         yield Site(server, data_dir, key, resp.json()["data"]["id"])
     finally:
         server.stop()
-
-
-@pytest.fixture(scope="module")
-def driver():
-    chromium = browser()
-    try:
-        yield chromium
-    finally:
-        chromium.quit()
-
-
-def shoot(driver, name: str) -> None:
-    """Check the page fits a phone's width (no sideways scrolling of the page) and, with SHOTS, save it whole at
-    both widths."""
-    for label, (width, height) in WIDTHS.items():
-        driver.set_window_size(width, height)
-        overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
-        assert overflow <= 0, f"{name} scrolls sideways at {width}px"
-        if SHOTS:
-            Path(SHOTS).mkdir(parents=True, exist_ok=True)
-            whole = driver.execute_script("return document.documentElement.scrollHeight")
-            driver.set_window_size(width, min(max(height, whole + 140), 4000))  # the window's frame: not the page's
-            driver.save_screenshot(str(Path(SHOTS) / f"{name}-{label}.png"))
-    driver.set_window_size(*WIDTHS["desktop"])
 
 
 def api_status(site: Site, key: str, path: str = "/projects") -> int:

@@ -20,8 +20,7 @@ from callscope import webhook_signing
 from callscope.catalog import outbox
 from callscope.catalog.db import Catalog
 from tests.live import WebhookReceiver, start_server
-from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, Site, browser, browser_sign_in, by_css, make_site, wait_for
-from tests.pages.test_settings_browser import shoot
+from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, Site, browser_sign_in, by_css, make_site, shoot, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300), pytest.mark.skipif(NO_BROWSER, reason=NO_BROWSER_REASON)]
 
@@ -48,15 +47,6 @@ def site(tmp_path_factory):
         server.stop()
 
 
-@pytest.fixture(scope="module")
-def driver():
-    chromium = browser()
-    try:
-        yield chromium
-    finally:
-        chromium.quit()
-
-
 def send_event(site: Site, url: str, recording_id: int) -> None:
     """A recording.analyzed event in the server's outbox, as an analysis' completion writes one."""
     catalog = Catalog(f"sqlite:///{(site.data_dir / 'catalog.db').resolve()}")
@@ -66,6 +56,20 @@ def send_event(site: Site, url: str, recording_id: int) -> None:
                        {"type": "recording.analyzed", "data": {"recording_id": recording_id}}, datetime.now(UTC))
     finally:
         catalog.dispose()
+
+
+def set_endpoint(driver, url: str) -> None:
+    """On a project's webhook page: the endpoint `url` with the summary section, saved."""
+    from selenium.webdriver.support.expected_conditions import staleness_of  # dev extra, as in site.py
+
+    field = by_css(driver, "#w-url")
+    field.clear()
+    field.send_keys(url)
+    if not by_css(driver, "#w-summary").is_selected():
+        by_css(driver, "#w-summary").click()
+    field.submit()
+    wait_for(driver, lambda d: staleness_of(field)(d), what="the page the form answers with")
+    assert by_css(driver, "#w-url").get_attribute("value") == url and not driver.find_elements("id", "form-errors")
 
 
 def attempt_rows(driver) -> list[str]:
@@ -78,10 +82,7 @@ def test_an_admin_sets_the_endpoint_and_redelivers_a_refused_delivery(site, driv
     assert by_css(driver, "nav.tabs a[aria-current]").text == "Webhooks"
     by_css(driver, f"a[href='{HOOKS}/{site.project_id}']").click()
     wait_for(driver, lambda d: by_css(d, "h1").text.startswith("Webhook of Support"), what="the project's webhook")
-    by_css(driver, "#w-url").send_keys(receiver.url)
-    by_css(driver, "#w-summary").click()
-    by_css(driver, "#w-url").submit()
-    wait_for(driver, lambda d: by_css(d, "#w-url").get_attribute("value") == receiver.url, what="the endpoint saved")
+    set_endpoint(driver, receiver.url)
     assert by_css(driver, "#w-summary").is_selected() and not by_css(driver, "#w-goals").is_selected()
     shoot(driver, "webhooks-project-empty")
 
@@ -116,9 +117,13 @@ def test_an_admin_sets_the_endpoint_and_redelivers_a_refused_delivery(site, driv
 
 def test_a_secret_made_and_rotated_on_the_page_signs_with_both_during_the_overlap(site, driver, receiver):
     browser_sign_in(driver, site, ADMIN, f"{site.url}{HOOKS}/{site.project_id}")
+    set_endpoint(driver, receiver.url)  # its own, whatever the test before left
 
     def new_secret(hours: str) -> str:
-        by_css(driver, f"a[href='{HOOKS}/{site.project_id}/rotate']").click()
+        rotate = f"a[href='{HOOKS}/{site.project_id}/rotate']"
+        if not driver.find_elements("css selector", rotate):  # say what the page showed instead (seen once, loaded)
+            pytest.fail(f"no rotate link on {driver.current_url}: {by_css(driver, 'main').text[:2000]}")
+        by_css(driver, rotate).click()
         wait_for(driver, lambda d: by_css(d, "h1").text.startswith("New signing secret for"), what="the question")
         field = by_css(driver, "#overlap")
         assert field.get_attribute("value") == "24"

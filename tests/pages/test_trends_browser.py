@@ -2,22 +2,20 @@
 from the keyboard, opens the list of exactly the calls it counts; another account's calls never count.
 
 The calls are written straight into the server's catalog, analysed (their figures recorded) (the models are not what
-this tests). With CALLSCOPE_SCREENSHOTS set to a folder, the page is saved there at a desktop's and a phone's
+this tests). With CALLSCOPE_TEST_SHOTS set to a folder, the page is saved there at a desktop's and a phone's
 width (trends-desktop.png, trends-phone.png), and the list a bar opens (trends-list-*.png).
 """
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime, time, timedelta
-from pathlib import Path
 
 import pytest
 
 from callscope.catalog.db import Catalog
 from tests.catalog.trend_rows import add, fig
 from tests.live import start_server
-from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, browser, by_css, make_site, wait_for
+from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, SHOTS, by_css, make_site, shoot, wait_for
 from tests.pages.site import browser_sign_in as sign_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300), pytest.mark.skipif(NO_BROWSER, reason=NO_BROWSER_REASON)]
@@ -63,15 +61,6 @@ def site(tmp_path_factory):
         server.stop()
 
 
-@pytest.fixture(scope="module")
-def driver():
-    chromium = browser()
-    try:
-        yield chromium
-    finally:
-        chromium.quit()
-
-
 def listed(driver) -> set[str]:
     return {a.text for a in driver.find_elements("css selector", "table.recordings tbody td:first-child a")}
 
@@ -110,21 +99,11 @@ def test_another_accounts_member_sees_only_their_calls(site, driver):
     assert listed(driver) == {f"Other {n}" for n in range(5)}
 
 
-@pytest.mark.skipif(not os.environ.get("CALLSCOPE_SCREENSHOTS"), reason="CALLSCOPE_SCREENSHOTS names no folder")
+@pytest.mark.skipif(not SHOTS, reason="CALLSCOPE_TEST_SHOTS names no folder")
 def test_screenshots(site, driver):
-    folder = Path(os.environ["CALLSCOPE_SCREENSHOTS"])
-    folder.mkdir(parents=True, exist_ok=True)
     sign_in(driver, site, "ana@example.com", f"{site.url}/trends?project_id={site.project_id}")
     wait_for(driver, lambda d: by_css(d, "h1").text.startswith("Trends"), what="the Trends page")
+    shoot(driver, "trends")
     bar(driver, "calls", "2 calls analysed").click()  # and the list it opens
     wait_for(driver, lambda d: "/recordings?" in d.current_url, what="the list")
-    pages = (("trends", f"{site.url}/trends?project_id={site.project_id}"), ("trends-list", driver.current_url))
-    for page, url in pages:
-        driver.get(url)
-        for name, width in (("desktop", 1280), ("phone", 390)):
-            driver.set_window_size(width, 900)
-            height = driver.execute_script("return document.documentElement.scrollHeight")
-            driver.set_window_size(width, height + 100)
-            assert driver.execute_script("return document.documentElement.scrollWidth") <= width  # no sideways scroll
-            driver.save_screenshot(str(folder / f"{page}-{name}.png"))
-    driver.set_window_size(1280, 900)
+    shoot(driver, "trends-list")

@@ -20,8 +20,7 @@ from callscope.audio.probe import UNSUPPORTED
 from tests.analysis import speech
 from tests.audio_samples import make_audio
 from tests.live import start_server
-from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, Site, browser, browser_sign_in, by_css, sign_in, wait_for
-from tests.pages.test_settings_browser import shoot
+from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, Site, browser_sign_in, by_css, shoot, sign_in, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400),
               pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON),
@@ -77,15 +76,6 @@ def site(tmp_path_factory):
         yield site
     finally:
         server.stop()
-
-
-@pytest.fixture(scope="module")
-def driver():
-    chromium = browser()
-    try:
-        yield chromium
-    finally:
-        chromium.quit()
 
 
 def test_an_admin_uploads_two_files_sees_progress_then_the_call_completed(site, driver, tmp_path):
