@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import falcon
 
+from callscope.api.errors import handle_http_error
 from callscope.api.pages import settings_keys, settings_members, settings_processing, settings_webhooks, web
 from callscope.api.pages.listing import RecordingList
 from callscope.api.pages.recording import RecordingPage, RecordingState
@@ -26,6 +27,9 @@ from callscope.api.pages.web import Static
 from callscope.ratelimit import RateLimiter
 from callscope.services.context import Context
 from callscope.services.member_auth import HOME_PATH
+
+# Where a URL that matches no route is a mistyped page (an HTML 404) rather than an API path (JSON).
+PAGE_PREFIXES = (HOME_PATH, TRENDS_PATH, UPLOAD_PATH, "/settings", "/sign-in", "/accounts")
 
 
 class Home:
@@ -67,3 +71,4 @@ def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter) -> None:
     app.add_route(settings_processing.PATH, ProcessingHome(ctx))
     app.add_route(settings_processing.PROJECT, ProcessingProject(ctx))
     app.add_route("/static/{name}", Static())
+    app.add_error_handler(falcon.HTTPRouteNotFound, web.route_not_found(PAGE_PREFIXES, handle_http_error))

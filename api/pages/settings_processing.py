@@ -42,6 +42,8 @@ def _items(name: str, model: type[BaseModel], text: str) -> tuple[list[BaseModel
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         return [], [f"{name}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"]
+    except ValueError:  # valid JSON Python will not read: a number of more than 4,300 digits
+        return [], [f"{name}: a number in it is too long"]
     if not isinstance(raw, list):
         return [], [f"{name}: must be a JSON list, [ {{…}}, {{…}} ]"]
     items: list[BaseModel] = []

@@ -110,3 +110,60 @@ async def test_no_page_field_answers_5xx(member, runtime):
           f"{sum(f.endswith('5xx') for f in failures)} 5xx")
     assert failures == []
     assert (await member.get("/recordings")).status_code == 200  # the fuzz ran signed in throughout
+
+
+SETTINGS_FORMS = {  # each admin form and its fields (the webhook's `summary` stands for every section checkbox)
+    "/settings/api-keys": ["name", "read", "write", "delete", "project_id", "expires_on"],
+    "/settings/members": ["email", "name", "role"],
+    "/settings/members/role": ["email", "role"],
+    "/settings/members/lock": ["email"],
+    "/settings/members/remove": ["email"],
+    "/settings/webhooks/1": ["url", "summary"],
+    "/settings/webhooks/1/rotate": ["overlap_hours"],
+    "/settings/processing/1": ["language", "goal_language", "summary_language", "long_pause_threshold_seconds",
+                               "retention_days", "transcription_hints", "goals", "categories", "fields"],
+}
+
+
+async def test_no_admin_page_field_answers_5xx(runtime, pages):
+    """The admins' pages (Settings, upload) as the members' above: every path segment and form field, each value."""
+    from callscope.services import accounts, keys, projects
+    from callscope.services.context import Principal
+    from tests.pages.test_settings_rules import ADMIN, signed_in
+
+    await accounts.add_member(runtime.ctx, "default", ADMIN, "Ada", "admin")
+    await keys.create_key(runtime.ctx, "default", "ci", ["read"])
+    owner = Principal(account="default", key_name="t", key_uid="t", permissions=frozenset({"read", "write"}))
+    await projects.create_project(runtime.ctx, owner, {"name": "Support", "language": "en"})
+    admin = await signed_in(runtime, pages, ADMIN)
+    token = csrf_of((await admin.get("/settings/api-keys")).text)
+    cases: list[tuple[str, str, bytes | None, dict]] = []  # method, url, body, headers
+    for value in VALUES:
+        if "%2F" not in value:  # one path segment
+            cases += [("GET", path.format(value), None, {}) for path in (
+                "/settings/api-keys/{}", "/settings/api-keys/{}/revoke", "/settings/webhooks/{}",
+                "/settings/webhooks/1/deliveries/{}", "/settings/processing/{}")]
+            cases.append(("POST", f"/settings/api-keys/{value}/revoke", f"csrf={token}".encode(),
+                          {"Content-Type": FORM}))
+        cases.append(("GET", f"/upload?project_id={value}", None, {}))
+        for path, fields in SETTINGS_FORMS.items():
+            cases += [("POST", path, f"csrf={token}&{field}={value}".encode(), {"Content-Type": FORM})
+                      for field in fields]
+            cases.append(("POST", path, f"csrf={value}".encode(), {"Content-Type": FORM}))
+        cases.append(("POST", "/upload", f"csrf={token}&project_id={value}".encode(), {"Content-Type": FORM}))
+    for path in [*SETTINGS_FORMS, "/upload"]:
+        cases += [("POST", path, b"\xff\xfe=\xff", {"Content-Type": FORM}),
+                  ("POST", path, b"e=" + b"x" * 20_000, {"Content-Type": FORM}),
+                  ("POST", path, b"--b\r\nContent-Disposition: form-data; name=csrf\r\n\r\nx\r\n--b--",
+                   {"Content-Type": "multipart/form-data; boundary=b"})]
+
+    failures = []
+    for method, url, body, headers in cases:
+        resp = await admin.request(method, url, content=body, headers=headers)
+        upload = url.startswith("/upload") and method == "POST"  # it answers a script in JSON, a form in HTML
+        if problem := ("5xx" if resp.status_code >= 500 else None) if upload else _problem(resp, "html"):
+            failures.append(f"{method} {url[:120]} {body[:80] if body else ''}: {resp.status_code} {problem}")
+    print(f"admins' pages on {runtime.ctx.settings.catalog_url.split(':')[0]}: {len(cases)} inputs, "
+          f"{sum(f.endswith('5xx') for f in failures)} 5xx")
+    assert failures == [], "\n".join(failures)
+    assert keys.get_key(runtime.ctx, "default", "ci").spec.revoked is False  # no odd token passed for the admin's
