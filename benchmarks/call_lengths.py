@@ -80,7 +80,8 @@ def analyse(path: Path) -> dict:
     return {"audio_s": result.duration_ms / 1000, "load_s": load, "total_s": timing.total, "stages": timing.stages,
             "cpu": timing.cpu, "loaded_mb": loaded_mb,
             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "segments": len(result.segments), "skipped": [s.name for s in result.stages if not s.ran]}
+            "segments": len(result.segments), "skipped": [s.name for s in result.stages if not s.ran],
+            "summary": result.summary}  # to be read: does it say why the call happened and how it ended?
 
 
 def cell(now: float | None, before: float | None, fmt: str) -> str:
@@ -141,6 +142,7 @@ def main() -> None:
             rows[f"{minutes:g}"] = row = json.loads(child.stdout.strip().splitlines()[-1])
             path.unlink()
             print(f"{minutes:g} min: {row['total_s']:.1f} s, peak RSS {row['peak_mb']:.0f} MB", flush=True)
+            print(f"  summary: {row.get('summary')}", flush=True)
             if args.save:  # after each length: an unattended run stopped early keeps what it measured
                 args.save.write_text(json.dumps({"lengths": rows}, indent=1))
     table(rows, before)

@@ -68,6 +68,17 @@ def attempts(ctx, event_id: int) -> list[WebhookAttempt]:
         return list(session.scalars(select(WebhookAttempt).where(WebhookAttempt.event_id == event_id)))
 
 
+def receiving(httpserver) -> list[tuple[dict, bytes]]:
+    """What `/hook` receives (headers, body), answered 200."""
+    received: list[tuple[dict, bytes]] = []
+
+    def handler(request):
+        received.append((dict(request.headers), request.get_data()))
+        return Response("ok", 200)
+    httpserver.expect_request("/hook", method="POST").respond_with_handler(handler)
+    return received
+
+
 async def deliver_due(deliverer: WebhookDeliverer) -> list[outbox.Outcome]:
     claimed = await deliverer.ctx.catalog.write(outbox.claim, 10, deliverer.owner, 60,
                                               deliverer.ctx.clock(), deliverer.settings.webhook_max_attempts)
@@ -82,12 +93,7 @@ async def deliverer(ctx):
 
 
 async def test_delivery_is_signed_and_the_receiver_verifies_it(ctx, deliverer, httpserver) -> None:
-    received = []
-
-    def handler(request):
-        received.append((dict(request.headers), request.get_data()))
-        return Response("ok", 200)
-    httpserver.expect_request("/hook", method="POST").respond_with_handler(handler)
+    received = receiving(httpserver)
     project = await make_project(ctx, httpserver.url_for("/hook"))
     event_id = add_event(ctx, project, {"summary": {"summary": "They agreed."},
                                         "goals": [{"goal_id": 1, "met": True}]})
@@ -114,12 +120,7 @@ async def test_delivery_is_signed_and_the_receiver_verifies_it(ctx, deliverer, h
 
 
 async def test_a_rotated_secret_signs_beside_the_new_one_until_its_overlap_ends(ctx, deliverer, httpserver) -> None:
-    received = []
-
-    def handler(request):
-        received.append((dict(request.headers), request.get_data()))
-        return Response("ok", 200)
-    httpserver.expect_request("/hook", method="POST").respond_with_handler(handler)
+    received = receiving(httpserver)
     project = await make_project(ctx, httpserver.url_for("/hook"))
     store = FileSecretStore(ctx.settings.data_dir / "secrets")
     new = await signing_secrets.rotate(store, ACCOUNT, SecretKeyRef(name="hooks"), timedelta(hours=1), ctx.clock())
