@@ -46,7 +46,8 @@ report part) and, for the audio, no speech left in a found span. ``--rate 16000`
 phone band, to tell the band's share of the recognition errors.
 
 ``--asr-cache DIR`` keeps the transcripts between runs (keyed by the call, the voices and the Whisper model), for
-working on the rules; ``--verbose`` prints a line per call.
+working on the rules; ``--part fit`` runs one part only (fitting without reading the report part; the margin is
+then that part's); ``--verbose`` prints a line per call.
 """
 
 from __future__ import annotations
@@ -409,7 +410,7 @@ def speech_report(calls: list[dict], args: argparse.Namespace) -> None:
 
     if speech.ESPEAK is None:
         sys.exit(speech.SKIP_REASON)
-    parts = {part: [c for c in calls if c["split"] == part] for part in ("fit", "report")}
+    parts = {part: [c for c in calls if c["split"] == part] for part in args.parts}
     with tempfile.TemporaryDirectory(prefix="callscope-redaction-") as tmp:
         folder = Path(tmp)
         done = {part: _transcribe_all(chosen, folder, args) for part, chosen in parts.items()}
@@ -431,14 +432,14 @@ def speech_report(calls: list[dict], args: argparse.Namespace) -> None:
                           f"{len(t.spans)} redacted, worst edge {worst} ms")
             _table(tally.counts)
             print(f"{tally.audio_ms / 1000:.0f} s of audio, ASR {tally.asr_s:.0f} s (transcripts not cached)")
-        edges = tallies["fit"].edges
+        edges = tallies[args.parts[0]].edges  # the fit part's, unless only the report part is run
         margin = -(-max(max(edges, default=0), 0) * 3 // 100) * 50  # 1.5 x the max, rounded up to 50 ms
         for part, tally in tallies.items():
             e = tally.edges
             print(f"\n{part}: word timing, speech a found span's redacted words leave uncovered at its start and end "
                   f"(ms; {len(e)} edges): p50 {_stat(e, 50)}, p95 {_stat(e, 95)}, max {max(e, default=0)}; "
                   f"{tally.partial} found span(s) only partly redacted left out")
-        print(f"margin_ms = {margin} (the fit part's max x 1.5, rounded up to 50 ms)")
+        print(f"margin_ms = {margin} (the {args.parts[0]} part's max x 1.5, rounded up to 50 ms)")
         for part, transcribed in done.items():
             tally = tallies[part]
             for t in transcribed:
@@ -460,12 +461,15 @@ def main() -> None:
                         help="--speech: the recordings' sample rate (8000: phone band; 16000: wideband, to tell the "
                              "band's share of the ASR errors)")
     parser.add_argument("--verbose", action="store_true", help="--speech: a line per call")
+    parser.add_argument("--part", dest="parts", action="append", choices=("fit", "report"),
+                        help="only this part (repeatable; default both): fit the rules without reading the report")
     args = parser.parse_args()
+    args.parts = args.parts or ["fit", "report"]
     calls = json.loads(DATA.read_text())
     if args.speech:
         speech_report(calls, args)
         return
-    for part in ("fit", "report"):
+    for part in args.parts:
         report(part, [c for c in calls if c["split"] == part], args.misses)
 
 

@@ -95,7 +95,8 @@ _NUMBER_CUES = {
         total | cost | costs | balance | pay | paid | charge | charged | refund | quantity | pin""",
 }
 # "birth" alone: a recogniser that garbles "date of" ("your native birth?") still says what is asked for
-_DOB_CUES = "date of birth | birth date | birthdate | birth | born | birthday | dob | d o b"
+# "your date": a person's date is their birth date ("and your date number," for "and your date of birth?")
+_DOB_CUES = "date of birth | birth date | birthdate | birth | born | birthday | dob | d o b | your date"
 _ADDRESS_CUES = """address | live at | i live | living at | lives at | postcode | post code | zip | zip code |
     postal code | deliver to | delivered to | ship to | send it to | mail it to | first line"""
 
@@ -114,6 +115,9 @@ _CURRENCY = "$£€¥"
 _UNIT_AFTER = set("""dollars dollar bucks pounds pound quid euros euro cents cent pence p percent per am pm
     o'clock minutes minute hours hour days day weeks week months month years year times items pieces people
     miles kilometers kilos pounds kg lbs gigs gb mb""".split())
+# ... or with a currency word before it: ASR writes "$82.40" said as "eighty two dollars forty" as "dollar 82.4"
+_CURRENCY_BEFORE = set("dollar dollars pound pounds euro euros quid bucks".split())
+_CURRENCY_WORD = re.compile(r"\b(?:" + "|".join(_CURRENCY_BEFORE) + r")\W*$", re.IGNORECASE)
 
 
 # --- the call's words -------------------------------------------------------------------------------
@@ -373,8 +377,15 @@ class _Digits:
         text = self.thread.text
         before = text[max(0, run.start - 2):run.start]
         after = tokens(text[run.end:run.end + 16])
+        currency_word = _CURRENCY_WORD.search(text[max(0, run.start - 12):run.start]) is not None
         return any(c in before for c in _CURRENCY) or bool(after and after[0] in _UNIT_AFTER) or \
-            text[run.end:run.end + 1] in (":", "%")
+            text[run.end:run.end + 1] in (":", "%") or currency_word or self.clock_time(run)
+
+    def clock_time(self, run: DigitRun) -> bool:
+        """ "at 1015": a time whose colon ASR left out (three or four digits that read as one, after "at")."""
+        digits = run.digits
+        at = re.search(r"\bat\W*$", self.thread.text[max(0, run.start - 5):run.start], re.IGNORECASE)
+        return at is not None and len(digits) in (3, 4) and int(digits[:-2]) <= 23 and int(digits[-2:]) <= 59
 
     def take(self, pieces: list[tuple[str, int, int]], a: int, b: int, entity: EntityType) -> None:
         """Pieces covering digits a..b of the run found as entity."""
@@ -644,11 +655,14 @@ _OPENERS = set("""yes yeah yep sure ok okay it's its it is that's uh um so of co
 _ONE_BEFORE = set("the this that other which each every any no another a last first next only same old new".split())
 
 
-def _heard_digits(text: str, before: str, after: str, dates: bool) -> int | None:
+def _heard_digits(text: str, before: str, after: str, dates: bool, asked_id: bool) -> int | None:
     """How many digits a word says, as ASR writes them (0: none); None for an amount, a time or a count, which
-    ends a value ("$60", "9:30", "5 pm")."""
+    ends a value ("$60", "dollar 82", "9:30", "5 pm"). asked_id: the word answers a question for an identifier,
+    where a currency sign is Whisper's way of writing digits in groups ("$45.26 Niro 181, $59.08")."""
     following = tokens(after)[:1]
-    if any(c in text for c in _CURRENCY + ":%") or (following and following[0] in _UNIT_AFTER):
+    signs = ":%" if asked_id else _CURRENCY + ":%"
+    if any(c in text for c in signs) or (following and following[0] in _UNIT_AFTER) or \
+            _bare(before).lower() in _CURRENCY_BEFORE:
         return None
     if n := sum(c.isdigit() for c in text):
         return n
@@ -700,10 +714,14 @@ class _Answers:
                 out += self.word_kinds[w]
         return tuple(dict.fromkeys(out))
 
+    def _is_question(self, si: int) -> bool:
+        words = self.call.by_segment[si]
+        return bool(words) and self.call.words[words[-1]].text.rstrip().endswith("?")
+
     def _backchannel(self, si: int) -> bool:
         words = self.call.by_segment[si]
         said = [_bare(self.call.words[w].text).lower() for w in words]
-        if (words and self.call.words[words[-1]].text.rstrip().endswith("?")) or \
+        if self._is_question(si) or \
                 said[:1] in (["and"], ["what"], ["what's"]) or "your" in said:
             return False  # a question ("And your native number?", "and your date number,"), however short
         return len(words) <= BACKCHANNEL_WORDS and not any(w in self.word_kinds for w in words) and \
@@ -724,14 +742,17 @@ class _Answers:
         return ()
 
     def utterances(self) -> list[list[int]]:
-        """Each speaker's segments that continue each other, with no digits said in between (an answer)."""
+        """Each speaker's segments that continue each other, with no digits said in between (an answer) and no
+        answer to a question of theirs ("... a second address for work?" "m.jensen.nz" "Thanks. The five posters
+        cost $60": the cue was answered, the rest is no address)."""
         out: list[list[int]] = []
         last: dict[str, tuple[int, int]] = {}  # speaker -> (segment, utterance)
         for si, segment in enumerate(self.call.segments):
             before = last.get(segment.speaker)
-            if before is not None and self.call._continues(before[0], si) and all(
-                    self._backchannel(k) for k in range(before[0] + 1, si)
-                    if self.call.segments[k].speaker != segment.speaker):
+            others = [k for k in range(before[0] + 1, si) if self.call.segments[k].speaker != segment.speaker] \
+                if before is not None else []
+            if before is not None and self.call._continues(before[0], si) and \
+                    not (others and self._is_question(before[0])) and all(self._backchannel(k) for k in others):
                 out[before[1]].append(si)
                 last[segment.speaker] = (si, before[1])
             else:
@@ -785,7 +806,8 @@ class _Answers:
             cue = self.word_kinds.get(w)
             nxt = self.call.words[words[i + 1]].text if i + 1 < len(words) else ""
             prev = self.call.words[words[i - 1]].text if i else ""
-            n = None if cue else _heard_digits(self.call.words[w].text, prev, nxt, "dob" in kinds)
+            asked_id = not own and "other" not in kinds and any(k in _KIND_ENTITY for k in kinds)
+            n = None if cue else _heard_digits(self.call.words[w].text, prev, nxt, "dob" in kinds, asked_id)
             most = DIGIT_GAP if own else ANSWER_GAP
             if n and (not run or gap <= most):
                 run, digits, gap = [*run, i], digits + n, 0
@@ -855,7 +877,7 @@ _IDENTITY_CUES = _phrases("""this is | i'm | i am | it's | speaking with | speak
 # After these, a capitalised word is a name when it is a known first name or says so ("X speaking", "X from").
 _WEAK_NAME_CUES = _phrases("""this is | i'm | i am | it's | speaking with | speak to | speak with | talking to |
     talking with | thank you | thanks | hi | hello | hey | dear | morning | afternoon | evening | bye | goodbye |
-    ask for | with""")
+    ask for | with | through to""")
 _TITLES = set("mr mrs ms miss mx dr mister missus doctor prof professor sir madam".split())
 _NOT_NAME = set("""i i'm a an the my your his her our their this that these those it it's is was be am are just
     calling call sorry not so very really fine good great well here there what who going about looking trying
@@ -917,7 +939,10 @@ def _names(call: _Call, found: _Found) -> None:
             opens = i == 0 or _ends_clause(texts[i - 1])
             if not (strong or weak or title or opens):
                 continue
-            span = _name_at(texts, low, i, lowercase_ok=strong)
+            # "Pensions service, manual, speaking.": a misheard name before "speaking" that ends the sentence
+            speaking = i + 1 < len(low) and low[i + 1] == "speaking" and low[i] not in _ORG_WORDS and (
+                i + 2 == len(low) or texts[i + 1].rstrip()[-1:] in ".?!")
+            span = _name_at(texts, low, i, lowercase_ok=strong or speaking, answer=asked and strong)
             if not span:
                 continue
             first = low[i]
@@ -931,7 +956,7 @@ def _names(call: _Call, found: _Found) -> None:
             full = identity and span >= 2 and low[i + span - 1] not in _ORG_WORDS and low[i] not in _ORG_WORDS
             alone = span == 1 and _ends_clause(texts[i]) and low[i] not in _ORG_WORDS and \
                 i >= 2 and low[i - 2:i] == ["this", "is"]
-            if strong or title or first in _FIRST_NAMES or says_so or first in names or full or alone:
+            if strong or title or first in _FIRST_NAMES or says_so or _heard_as(first, names) or full or alone:
                 end = i + span
                 # the name spelled out after it: "Sarah, S A R A H"
                 while end < len(texts) and len(low[end]) == 1 and low[end].isalpha() and (
@@ -944,6 +969,16 @@ def _names(call: _Call, found: _Found) -> None:
     for w, word in enumerate(call.words):
         if _bare(word.text).lower() in names and w not in found.words[EntityType.EMAIL]:
             found.add_words([w], EntityType.PERSON_NAME)
+
+
+NAME_LIKENESS = 0.75  # difflib ratio: "Rami" for "Ravi" (0.75), "Okafer" for "Okafor" (0.83)
+
+
+def _heard_as(word: str, names: set[str]) -> bool:
+    """Whether word is one of the call's names, or one heard a letter or two differently (four letters or more)."""
+    return word in names or (len(word) >= 4 and any(
+        len(name) >= 4 and SequenceMatcher(None, word, name, autojunk=False).ratio() >= NAME_LIKENESS
+        for name in names))
 
 
 _ANSWER_OPENERS = set("yes yeah yep sure ok okay it's its it is that's uh um so of course".split())
@@ -959,18 +994,19 @@ def _asks_name(call: _Call, si: int) -> bool:
         tuple(tail[-len(p):]) == p or tuple(tail[-len(p) - 1:-1]) == p for p in _NAME_REQUESTS)
 
 
-def _name_at(texts: list[str], low: list[str], i: int, lowercase_ok: bool) -> int:
+def _name_at(texts: list[str], low: list[str], i: int, lowercase_ok: bool, answer: bool = False) -> int:
     """How many words from i make a name (at most three): capitalised words not in _NOT_NAME (any word not in it,
-    after a strong cue); a word ending a clause ends it."""
+    after a strong cue); a word ending a clause ends it. In the answer to a name question, only one ending a
+    sentence, and four words (ASR cuts a misheard name with commas: "Yes, it's missing, don't wait, feel.")."""
     n = 0
-    while i + n < len(texts) and n < 3:
+    while i + n < len(texts) and n < (4 if answer else 3):
         word, bare = texts[i + n], low[i + n]
         ok = len(bare) > 1 and bare not in _NOT_NAME and bare not in _TITLES and \
             bare.replace("'", "").replace("-", "").isalpha()
         if not ok or not (_is_capitalised(word) or (bare.islower() and (lowercase_ok or bare in _FIRST_NAMES))):
             break
         n += 1
-        if _ends_clause(word):
+        if _ends_clause(word) and not (answer and word.rstrip()[-1:] == ","):
             break
     return n
 

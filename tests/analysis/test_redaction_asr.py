@@ -92,3 +92,64 @@ def test_a_short_question_is_no_acknowledgement():
     segments = call((AGENT, "Your national insurance number?"), (CUSTOMER, "The 48th, 25th and 16th, I"),
                     (AGENT, "And your native number?"), (CUSTOMER, "won one more on the bus"))
     assert said(segments, EntityType.NATIONAL_ID) == [(1, "48th, 25th and 16th,", "national_id")]
+
+
+# --- names as ASR writes them ------------------------------------------------------------------------------
+
+
+def test_the_answer_to_a_name_question_runs_to_the_end_of_its_sentence():
+    # "Yes, it's Mrs. Joan Whitfield." heard with commas inside the misheard name
+    assert said(call((AGENT, "Can I have your name?"), (CUSTOMER, "Yes, it's missing, don't wait, feel.")),
+                EntityType.PERSON_NAME) == [(1, "missing, don't wait, feel.", "person_name")]
+    # unasked, a comma still ends a name
+    assert said(call((CUSTOMER, "my name is tom, and i want to renew")), EntityType.PERSON_NAME) == [
+        (0, "tom,", "person_name")]
+
+
+def test_a_word_in_lower_case_before_speaking_at_a_sentence_end_is_a_name():
+    # "Pensions service, Daniel speaking." heard with the name misheard
+    assert said(call((AGENT, "Attention, service, manual, speaking.")), EntityType.PERSON_NAME) == [
+        (0, "manual,", "person_name")]
+    assert said(call((AGENT, "Okay, generally speaking, the bill is due Friday.")), EntityType.PERSON_NAME) == []
+    assert said(call((AGENT, "Thanks for calling, billing support, speaking.")), EntityType.PERSON_NAME) == []
+
+
+def test_a_name_after_youre_through_to():
+    assert said(call((AGENT, "Hello, East Rookman, you're through to Oliver.")), EntityType.PERSON_NAME) == [
+        (0, "Oliver.", "person_name")]
+
+
+def test_a_name_of_the_call_heard_a_letter_differently_after_a_cue():
+    segments = call((AGENT, "Checkout support, this is Ravi."), (CUSTOMER, "Hi Rami, I'll pay by phone."),
+                    (AGENT, "The Rams won."))
+    assert said(segments, EntityType.PERSON_NAME) == [(0, "Ravi.", "person_name"), (1, "Rami,", "person_name")]
+
+
+def test_a_question_answered_ends_its_askers_utterance():
+    # the agent's next words are no longer read after "address": "five posters" is no house number
+    segments = call((AGENT, "And is there a second address for work?"), (CUSTOMER, "munderscore.gencer.nz"),
+                    (AGENT, "Thanks. The five posters cost $60, and they will be ready at 4pm."))
+    assert said(segments, EntityType.ADDRESS) == []
+
+
+# --- numbers as ASR writes them: amounts, times, birth dates ---------------------------------------------------
+
+
+def test_a_currency_sign_in_the_answer_to_a_card_question_is_digits_in_groups():
+    heard = "$45 .26 Niro 181, $59 .08, $3 .012."
+    assert asked("Can I take the long number on the front of the card?", f"Sure, it's {heard}",
+                 EntityType.PAYMENT_CARD) == [heard]
+    # said unasked, or asked for a price, it is an amount
+    assert said(call((AGENT, "Your total?"), (CUSTOMER, "It's $45 .26."))) == []
+
+
+def test_a_number_after_a_currency_word_or_at_as_a_time_is_no_value():
+    # "$82.40" heard as "dollar 82.4", "at 10:15" as "at 1015": within 20 words of an expiry or security code cue
+    segments = call((AGENT, "And the expiry date?"), (CUSTOMER, "0927."), (AGENT, "And the security code?"),
+                    (CUSTOMER, "412."), (AGENT, "Lovely, the payment on dollar 82 .4 went through, at 1015."))
+    assert [s[0] for s in said(segments)] == [1, 3]
+
+
+def test_your_date_asks_for_a_birth_date():
+    # "And your date of birth?" heard as "and your date number,"
+    assert asked("and your date number,", "So free 22 -9910.", EntityType.DATE_OF_BIRTH) == ["22 -9910."]
