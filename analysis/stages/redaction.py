@@ -878,6 +878,8 @@ _IDENTITY_CUES = _phrases("""this is | i'm | i am | it's | speaking with | speak
 _WEAK_NAME_CUES = _phrases("""this is | i'm | i am | it's | speaking with | speak to | speak with | talking to |
     talking with | thank you | thanks | hi | hello | hey | dear | morning | afternoon | evening | bye | goodbye |
     ask for | with | through to""")
+# After these, one capitalised word ending the clause is a name: "this is Ravi.", "you're speaking with Denise."
+_INTRODUCTIONS = _phrases("this is | speaking with | through to")
 _TITLES = set("mr mrs ms miss mx dr mister missus doctor prof professor sir madam".split())
 _NOT_NAME = set("""i i'm a an the my your his her our their this that these those it it's is was be am are just
     calling call sorry not so very really fine good great well here there what who going about looking trying
@@ -955,7 +957,7 @@ def _names(call: _Call, found: _Found) -> None:
             identity = any(tuple(low[max(0, i - len(c)):i]) == c for c in _IDENTITY_CUES)
             full = identity and span >= 2 and low[i + span - 1] not in _ORG_WORDS and low[i] not in _ORG_WORDS
             alone = span == 1 and _ends_clause(texts[i]) and low[i] not in _ORG_WORDS and \
-                i >= 2 and low[i - 2:i] == ["this", "is"]
+                any(tuple(low[max(0, i - len(c)):i]) == c for c in _INTRODUCTIONS)
             if strong or title or first in _FIRST_NAMES or says_so or _heard_as(first, names) or full or alone:
                 end = i + span
                 # the name spelled out after it: "Sarah, S A R A H"

@@ -345,3 +345,9 @@ def test_an_hour_of_dialogue_is_fast():
     started = time.perf_counter()
     assert find_spans(segments) == []
     assert time.perf_counter() - started < 10  # an hour of speech; a minute takes a few milliseconds
+
+
+def test_one_capitalised_word_ending_an_introduction_is_a_name():
+    assert said(call((AGENT, "Hello, Lakeside Clinic, you're speaking with Oona.")), EntityType.PERSON_NAME) == [
+        (0, "Oona.", "person_name")]
+    assert said(call((CUSTOMER, "The boiler, it's Broken.")), EntityType.PERSON_NAME) == []
