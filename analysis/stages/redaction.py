@@ -872,14 +872,14 @@ _NAME_CUES = _phrases("""my name is | my name's | name is | the name is | name's
     name on the card | cardholder name | cardholder's name | first name is | last name is | surname is |
     full name is | my first name is | my last name is | my surname is | it's under | under the name""")
 # Cues by which a speaker says who they are or whom they want: a first and last name after them is a name.
-_IDENTITY_CUES = _phrases("""this is | i'm | i am | it's | speaking with | speak to | speak with | talking to |
-    talking with | ask for""")
+_IDENTITY_CUES = _phrases("""this is | i'm | i am | it's | speaking with | speaking to | speak to | speak with |
+    talking to | talking with | ask for""")
 # After these, a capitalised word is a name when it is a known first name or says so ("X speaking", "X from").
-_WEAK_NAME_CUES = _phrases("""this is | i'm | i am | it's | speaking with | speak to | speak with | talking to |
-    talking with | thank you | thanks | hi | hello | hey | dear | morning | afternoon | evening | bye | goodbye |
-    ask for | with | through to""")
+_WEAK_NAME_CUES = _phrases("""this is | i'm | i am | it's | speaking with | speaking to | speak to | speak with |
+    talking to | talking with | thank you | thanks | hi | hello | hey | dear | morning | afternoon | evening | bye |
+    goodbye | ask for | with | through to""")
 # After these, one capitalised word ending the clause is a name: "this is Ravi.", "you're speaking with Denise."
-_INTRODUCTIONS = _phrases("this is | speaking with | through to")
+_INTRODUCTIONS = _phrases("this is | speaking with | speaking to | through to")
 _TITLES = set("mr mrs ms miss mx dr mister missus doctor prof professor sir madam".split())
 _NOT_NAME = set("""i i'm a an the my your his her our their this that these those it it's is was be am are just
     calling call sorry not so very really fine good great well here there what who going about looking trying
@@ -939,17 +939,18 @@ def _names(call: _Call, found: _Found) -> None:
             title = i > 0 and low[i - 1].rstrip(".") in _TITLES
             # "..., James speaking."
             opens = i == 0 or _ends_clause(texts[i - 1])
-            if not (strong or weak or title or opens):
-                continue
-            # "Pensions service, manual, speaking.": a misheard name before "speaking" that ends the sentence
+            # "Claims Department Gloria speaking.", "Pensions service, manual, speaking.": the word before a
+            # "speaking" that ends the sentence, in any case (ASR mishears the name and drops the comma)
             speaking = i + 1 < len(low) and low[i + 1] == "speaking" and low[i] not in _ORG_WORDS and (
                 i + 2 == len(low) or texts[i + 1].rstrip()[-1:] in ".?!")
+            if not (strong or weak or title or opens or speaking):
+                continue
             span = _name_at(texts, low, i, lowercase_ok=strong or speaking, answer=asked and strong)
             if not span:
                 continue
             first = low[i]
             says_so = i + span < len(low) and low[i + span] in ("speaking", "from", "here")
-            if opens and not (strong or weak or title):
+            if not (strong or weak or title):
                 says_so = says_so and low[i + span] == "speaking"
                 if not says_so:
                     continue

@@ -114,6 +114,17 @@ def test_a_word_in_lower_case_before_speaking_at_a_sentence_end_is_a_name():
     assert said(call((AGENT, "Thanks for calling, billing support, speaking.")), EntityType.PERSON_NAME) == []
 
 
+def test_a_name_before_speaking_at_a_sentence_end_needs_no_comma():
+    # "Claims department, Gloria speaking." heard without its comma
+    assert said(call((AGENT, "Billing Department Ottilie speaking.")), EntityType.PERSON_NAME) == [
+        (0, "Ottilie", "person_name")]
+
+
+def test_a_name_after_youre_speaking_to():
+    assert said(call((AGENT, "Hello, you're speaking to Torvald.")), EntityType.PERSON_NAME) == [
+        (0, "Torvald.", "person_name")]
+
+
 def test_a_name_after_youre_through_to():
     assert said(call((AGENT, "Hello, East Rookman, you're through to Oliver.")), EntityType.PERSON_NAME) == [
         (0, "Oliver.", "person_name")]
