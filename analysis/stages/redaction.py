@@ -877,9 +877,10 @@ _IDENTITY_CUES = _phrases("""this is | i'm | i am | it's | speaking with | speak
 # After these, a capitalised word is a name when it is a known first name or says so ("X speaking", "X from").
 _WEAK_NAME_CUES = _phrases("""this is | i'm | i am | it's | speaking with | speaking to | speak to | speak with |
     talking to | talking with | thank you | thanks | hi | hello | hey | dear | morning | afternoon | evening | bye |
-    goodbye | ask for | with | through to""")
-# After these, one capitalised word ending the clause is a name: "this is Ravi.", "you're speaking with Denise."
-_INTRODUCTIONS = _phrases("this is | speaking with | speaking to | through to")
+    goodbye | ask for | with | through to | you've reached""")
+# After these, one capitalised word ending the clause is a name: "this is Ravi.", "you're speaking with Denise.",
+# "you've reached Marcus." (not a business: "you've reached Harbor Books.")
+_INTRODUCTIONS = _phrases("this is | speaking with | speaking to | through to | you've reached")
 _TITLES = set("mr mrs ms miss mx dr mister missus doctor prof professor sir madam".split())
 _NOT_NAME = set("""i i'm a an the my your his her our their this that these those it it's is was be am are just
     calling call sorry not so very really fine good great well here there what who going about looking trying

@@ -350,4 +350,7 @@ def test_an_hour_of_dialogue_is_fast():
 def test_one_capitalised_word_ending_an_introduction_is_a_name():
     assert said(call((AGENT, "Hello, Lakeside Clinic, you're speaking with Oona.")), EntityType.PERSON_NAME) == [
         (0, "Oona.", "person_name")]
+    assert said(call((AGENT, "Hello, you've reached Torvald.")), EntityType.PERSON_NAME) == [
+        (0, "Torvald.", "person_name")]
+    assert said(call((AGENT, "Hello, you've reached Harbor Books.")), EntityType.PERSON_NAME) == []
     assert said(call((CUSTOMER, "The boiler, it's Broken.")), EntityType.PERSON_NAME) == []
