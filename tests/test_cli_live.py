@@ -21,7 +21,8 @@ PROJECTS = "/api/v1/public/projects"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     root = tmp_path_factory.mktemp("live-cli")
-    live = start_server(root / "data", usage_flush_interval="0.5")
+    # keys and usage only: no dispatcher, so no Ray cluster started beside the server
+    live = start_server(root / "data", usage_flush_interval="0.5", dispatcher_enabled="false")
     try:
         yield live
     finally:

@@ -22,7 +22,7 @@ BOUNDARY = "----callscope-interrupted-upload"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     root = tmp_path_factory.mktemp("live-recordings")
-    live = start_server(root / "data")
+    live = start_server(root / "data", dispatcher_enabled="false")  # uploads only: no Ray, no analysis
     try:
         yield live
     finally:
