@@ -92,7 +92,7 @@ class Settings(BaseSettings):
         "tone", description="What replaces a redacted span in the audio of a project that redacts audio: a 1 kHz "
         "tone at -20 dBFS (a listener hears that something was taken out) or silence.")
     redaction_audio_margin_ms: int = Field(
-        400, ge=0, le=2000, description="Audio silenced on each side of a redacted span beyond its words' times, "
+        500, ge=0, le=2000, description="Audio silenced on each side of a redacted span beyond its words' times, "
         "covering the word timings' error (benchmarks/redaction.py --speech measures it).")
     redaction_keep_original_audio: bool = Field(
         False, description="Keep the unredacted audio of a project that redacts audio (never served; re-analysis "
