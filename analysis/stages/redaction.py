@@ -116,8 +116,7 @@ _UNIT_AFTER = set("""dollars dollar bucks pounds pound quid euros euro cents cen
     o'clock minutes minute hours hour days day weeks week months month years year times items pieces people
     miles kilometers kilos pounds kg lbs gigs gb mb""".split())
 # ... or with a currency word before it: ASR writes "$82.40" said as "eighty two dollars forty" as "dollar 82.4"
-_CURRENCY_BEFORE = set("dollar dollars pound pounds euro euros quid bucks".split())
-_CURRENCY_WORD = re.compile(r"\b(?:" + "|".join(_CURRENCY_BEFORE) + r")\W*$", re.IGNORECASE)
+_CURRENCY_WORD = re.compile(r"\b(?:dollars?|pounds?|euros?|quid|bucks)\W*$", re.IGNORECASE)
 
 
 # --- the call's words -------------------------------------------------------------------------------
@@ -662,7 +661,7 @@ def _heard_digits(text: str, before: str, after: str, dates: bool, asked_id: boo
     following = tokens(after)[:1]
     signs = ":%" if asked_id else _CURRENCY + ":%"
     if any(c in text for c in signs) or (following and following[0] in _UNIT_AFTER) or \
-            _bare(before).lower() in _CURRENCY_BEFORE:
+            _CURRENCY_WORD.search(before) is not None:
         return None
     if n := sum(c.isdigit() for c in text):
         return n
