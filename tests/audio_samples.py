@@ -1,4 +1,4 @@
-"""Real audio files for tests, made with PyAV (no fixtures checked in, no numpy).
+"""Real audio files for tests, made with PyAV and numpy (no fixtures checked in).
 
 * :func:`make_audio` encodes a few seconds of a speech-like tone (a 160 Hz voice with harmonics,
   amplitude-modulated at ~4 Hz like syllables) in any of the six accepted formats.
@@ -16,16 +16,15 @@ the other Ogg flavours), webm → libopus in webm.
 
 from __future__ import annotations
 
-import array
 import base64
 import math
 import os
 import struct
-import sys
 from fractions import Fraction
 from pathlib import Path
 
 import av
+import numpy as np
 
 FORMATS = ("mp3", "wav", "flac", "m4a", "ogg", "webm")
 
@@ -51,24 +50,15 @@ JPEG_BYTES = base64.b64decode(
 
 def tone_samples(n: int, sample_rate: int, channels: int = 1, start: int = 0, amplitude: float = 0.3) -> bytes:
     """``n`` frames of interleaved signed 16-bit little-endian PCM of a speech-like tone."""
-    out = array.array("h")
+    t = np.arange(start, start + n, dtype=np.float64) / sample_rate
     two_pi = 2.0 * math.pi
-    for i in range(start, start + n):
-        t = i / sample_rate
-        envelope = 0.5 + 0.5 * math.sin(two_pi * 4.0 * t)  # ~4 syllables a second
-        voice = (
-            math.sin(two_pi * 160.0 * t)
-            + 0.5 * math.sin(two_pi * 320.0 * t)
-            + 0.25 * math.sin(two_pi * 480.0 * t)
-            + 0.12 * math.sin(two_pi * 1200.0 * t)
-        ) / 1.87
-        value = int(32767 * amplitude * envelope * voice)
-        for c in range(channels):
-            # a slightly different level per channel, so stereo is really two channels
-            out.append(value if c == 0 else int(value * 0.8))
-    if sys.byteorder != "little":
-        out.byteswap()
-    return out.tobytes()
+    envelope = 0.5 + 0.5 * np.sin(two_pi * 4.0 * t)  # ~4 syllables a second
+    voice = (np.sin(two_pi * 160.0 * t) + 0.5 * np.sin(two_pi * 320.0 * t) + 0.25 * np.sin(two_pi * 480.0 * t)
+             + 0.12 * np.sin(two_pi * 1200.0 * t)) / 1.87
+    value = np.trunc(32767 * amplitude * envelope * voice)
+    # a slightly different level per channel, so stereo is really two channels
+    levels = [value] + [np.trunc(value * 0.8)] * (channels - 1)
+    return np.stack(levels, axis=1).astype("<i2").tobytes()
 
 
 def _layout(channels: int) -> str:
