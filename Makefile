@@ -26,16 +26,15 @@ install: $(INSTALLED)
 serve: $(INSTALLED)
 	$(VENV)/bin/callscope serve
 
-# TEST_WORKERS=N runs the suite on N pytest-xdist workers, the tests marked slow on one of them in turn
-# (tests/conftest.py): for machines of four cores or more. On two cores one process is fastest (the suite is
-# CPU-bound there, and the slow tests in turn become the critical path), hence the default 0. `make test-fast`
-# leaves out the slow ones.
-TEST_WORKERS ?= 0
+# The suite runs on TEST_WORKERS pytest-xdist workers (0: one process), the Ray and language-model tests each in a
+# chain of their own, started first (tests/conftest.py). Two workers on this project's 2-core machine: 922 s against
+# 1,357 s in one process (benchmarks/RESULTS.md, "The test suite"). `make test-fast` leaves out the tests marked slow.
+TEST_WORKERS ?= 2
 test: $(INSTALLED)
-	$(VENV)/bin/python -P -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(VENV)/bin/python -P -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS)
 
 test-fast: $(INSTALLED)
-	$(VENV)/bin/python -P -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not slow" $(PYTEST_ARGS)
+	$(VENV)/bin/python -P -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not slow" $(PYTEST_ARGS)
 
 # ruff ([tool.ruff]), then mypy over the callscope package ([tool.mypy]). api/, operator/, workers/ and analysis/ are linked
 # into build/mypy/callscope, where mypy finds them as callscope.api, .operator, .workers and .analysis; the paths mypy prints

@@ -22,9 +22,12 @@ Catalog database:
 S3: ``s3_endpoint`` (session): moto's S3 server (tests/blobs/moto_server.py, a ThreadedMotoServer in a child
 process) on 127.0.0.1 and a free port, with dummy AWS credentials in the environment.
 
-Parallel workers (`make test TEST_WORKERS=N`, pytest-xdist): the tests marked ``slow`` (the language model, Ray
-clusters, whole calls end to end) run one after another on one worker (``xdist_group("heavy")``): two of them at
-once would each take twice as long and run past their timeouts; the rest share the other workers.
+Parallel workers (`make test`, pytest-xdist with --dist loadgroup): two chains run one test after another on one
+worker each, and first, so that they are not the tail of the run: the Ray clusters (``xdist_group("ray")``) and
+the embedded language model (``xdist_group("language_model")``); two of either at once would each take twice as
+long and the clusters' fault timings would not hold. A test that uses a module- or class-scoped fixture (a started
+server, a browser) goes with the rest of its module, so that the fixture is set up once; the others are spread
+one by one.
 
 Tests needing a service should also carry the ``postgres`` / ``redis`` marker (see pyproject.toml) so
 ``-m "not postgres"`` can deselect them; ``catalog_url`` adds the marker to its postgres case itself.
@@ -50,10 +53,42 @@ DEFAULT_TEST_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 DEFAULT_TEST_REDIS_URL = "redis://127.0.0.1:6379/15"
 
 
+# The chains of tests that run one after another on one xdist worker (their modules mark them
+# `xdist_group(NAME)`), started first so that they are not the tail of the run: two Ray clusters at once, or two
+# language-model runs, would each take twice as long and the clusters' fault timings would not hold.
+CHAINS = ("ray", "language_model")
+
+
+def _runs_with_its_module(item: pytest.Item) -> bool:
+    """Whether the test uses a module- or class-scoped fixture (a started server, a browser): set up once per
+    worker, so the module's tests go to one worker together."""
+    fixtures = item._fixtureinfo.name2fixturedefs.values()  # type: ignore[attr-defined]
+    return any(defs[-1].scope in ("module", "class") for defs in fixtures if defs)
+
+
+def _group(item: pytest.Item) -> str | None:
+    marked = item.get_closest_marker("xdist_group")
+    if marked is not None:
+        return str(marked.args[0])
+    return item.nodeid.split("::")[0] if _runs_with_its_module(item) else None
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """On xdist workers (`make test TEST_WORKERS=N`, --dist loadgroup): each test's group, and an order whose
+    long chains come first (Makefile: --no-loadscope-reorder keeps it)."""
+    groups = {item.nodeid: _group(item) for item in items}
     for item in items:
-        if item.get_closest_marker("slow") is not None:
-            item.add_marker(pytest.mark.xdist_group("heavy"))
+        if groups[item.nodeid] is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+
+    def rank(item: pytest.Item) -> int:
+        group = groups[item.nodeid]
+        if group in CHAINS:
+            return CHAINS.index(group)
+        return len(CHAINS) + (item.get_closest_marker("slow") is None)
+
+    items.sort(key=rank)
 
 
 @pytest.fixture

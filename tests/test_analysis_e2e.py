@@ -16,7 +16,7 @@ from callscope import webhook_signing
 from tests.analysis import speech
 from tests.live import WebhookReceiver, start_server
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300),
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray"), pytest.mark.timeout(300),
               pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)]
 
 API = "/api/v1/public"

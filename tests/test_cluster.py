@@ -34,7 +34,8 @@ from tests.live import CLI, WebhookReceiver, free_port
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from cluster import LocalCluster, Ports
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.postgres, pytest.mark.redis,
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray"), pytest.mark.timeout(900), pytest.mark.postgres,
+              pytest.mark.redis,
               pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)]
 
 API = "/api/v1/public"

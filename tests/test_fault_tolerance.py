@@ -29,7 +29,7 @@ from callscope.catalog.tables import Analysis, Job, Recording
 from tests.analysis import speech
 from tests.live import LiveServer, WebhookReceiver, start_server
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600),
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray"), pytest.mark.timeout(600),
               pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)]
 
 API = "/api/v1/public"

@@ -178,6 +178,7 @@ def servers() -> Iterator[list[LiveServer]]:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("ray")
 @pytest.mark.timeout(300)
 def test_serve_runs_ray_on_loopback_and_a_kill_9_leaves_no_orphans(tmp_path, servers):
     data = tmp_path / "data"

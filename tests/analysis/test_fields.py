@@ -371,6 +371,7 @@ def test_enum_fields_need_values_in_the_model_and_the_crd():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("language_model")
 @pytest.mark.timeout(900)  # minutes when other work shares the 2 cores
 def test_language_model_proposes_values_the_transcript_shows(language_model):
     call = segments(BILLING_CALL)

@@ -370,6 +370,7 @@ def test_semantic_match_found_by_meaning(embedder):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("language_model")
 @pytest.mark.timeout(900)  # minutes when other work shares the 2 cores
 def test_language_model_phrases_but_does_not_decide(language_model):
     call = segments(BILLING_CALL)

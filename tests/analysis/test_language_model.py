@@ -237,6 +237,7 @@ def qwen():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("language_model")
 @pytest.mark.timeout(900)  # minutes when other work shares the 2 cores
 @needs_llama
 def test_llama_json_validates_against_the_schema(qwen):
@@ -247,6 +248,7 @@ def test_llama_json_validates_against_the_schema(qwen):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("language_model")
 @pytest.mark.timeout(900)  # minutes when other work shares the 2 cores
 @needs_llama
 def test_llama_text_is_short_and_deterministic(qwen):
@@ -257,6 +259,7 @@ def test_llama_text_is_short_and_deterministic(qwen):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("language_model")
 @pytest.mark.timeout(900)  # minutes when other work shares the 2 cores
 @needs_llama
 def test_llama_prompt_longer_than_the_context_is_an_error(qwen):
@@ -265,6 +268,7 @@ def test_llama_prompt_longer_than_the_context_is_an_error(qwen):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("language_model")
 @pytest.mark.timeout(900)
 @needs_llama
 def test_llama_grammar_first_sampling_gives_the_tokens_of_the_full_filter(qwen):
@@ -294,6 +298,7 @@ def test_skeleton_shows_each_key_with_its_description_or_type():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("language_model")
 @pytest.mark.timeout(900)
 @needs_llama
 def test_llama_prompts_that_share_a_prefix_evaluate_it_once(qwen):

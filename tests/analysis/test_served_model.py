@@ -22,7 +22,8 @@ SKIP = next((why for why, missing in (
      any(find_spec(name) is None for name in ("fastapi", "sse_starlette", "starlette_context"))),
     ("the embedded model's parts are not installed", not llm_file.parts_installed()),
 ) if missing), None)
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200), pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("language_model"), pytest.mark.timeout(1200),
+              pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 
 CONTEXT, THREADS = 4096, 2
 

@@ -157,6 +157,7 @@ def qwen():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("language_model")
 @pytest.mark.timeout(900)  # minutes when other work shares the 2 cores
 @pytest.mark.skipif(LLAMA_SKIP is not None, reason=LLAMA_SKIP or "")
 @pytest.mark.parametrize(

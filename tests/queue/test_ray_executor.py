@@ -15,7 +15,8 @@ from tests.analysis import speech
 from tests.queue.rows import recording
 from tests.queue.test_dispatch import SAME_WORDS, SENTENCE, put_recording, wav_bytes  # noqa: F401 - fixture
 
-pytestmark = [pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON), pytest.mark.slow]
+pytestmark = [pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON), pytest.mark.slow,
+              pytest.mark.xdist_group("ray")]
 
 
 async def test_recordings_are_analysed_on_ray(tmp_path, wav_bytes) -> None:

@@ -16,7 +16,7 @@ import pytest
 from tests.analysis import speech
 from tests.live import start_server
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(400),
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("language_model"), pytest.mark.timeout(400),
               pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)]
 
 API = "/api/v1/public"
