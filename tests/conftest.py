@@ -66,26 +66,18 @@ def _runs_with_its_module(item: pytest.Item) -> bool:
     return any(defs[-1].scope in ("module", "class") for defs in fixtures if defs)
 
 
-def _group(item: pytest.Item) -> str | None:
-    marked = item.get_closest_marker("xdist_group")
-    if marked is not None:
-        return str(marked.args[0])
-    return item.nodeid.split("::")[0] if _runs_with_its_module(item) else None
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """On xdist workers (`make test TEST_WORKERS=N`, --dist loadgroup): each test's group, and an order whose
     long chains come first (Makefile: --no-loadscope-reorder keeps it)."""
-    groups = {item.nodeid: _group(item) for item in items}
     for item in items:
-        if groups[item.nodeid] is not None and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+        if item.get_closest_marker("xdist_group") is None and _runs_with_its_module(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
     def rank(item: pytest.Item) -> int:
-        group = groups[item.nodeid]
-        if group in CHAINS:
-            return CHAINS.index(group)
+        group = item.get_closest_marker("xdist_group")
+        if group is not None and group.args[0] in CHAINS:
+            return CHAINS.index(group.args[0])
         return len(CHAINS) + (item.get_closest_marker("slow") is None)
 
     items.sort(key=rank)
