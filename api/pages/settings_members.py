@@ -85,13 +85,13 @@ class MemberAction:
         if self.action == "role":
             if change.role is None:
                 raise ValidationFailed("choose a role")
-            await member_settings.set_role(self.ctx, account, email, change.role)
+            await member_settings.set_role(self.ctx, account, person.email, email, change.role)
         elif self.action in ("lock", "unlock"):
-            await member_settings.set_locked(self.ctx, account, email, self.action == "lock")
+            await member_settings.set_locked(self.ctx, account, person.email, email, self.action == "lock")
         elif change.confirmed is None:  # removal: ask first
             member = accounts.existing_member(self.ctx, account, email)
             web.render(req, resp, "settings_member_confirm.html", person=person, account=account, member=member)
             return
         else:
-            await member_settings.remove(self.ctx, account, email)
+            await member_settings.remove(self.ctx, account, person.email, email)
         raise falcon.HTTPSeeOther(PATH)

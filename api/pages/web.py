@@ -16,7 +16,7 @@ import falcon
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from callscope.errors import BadRequest, CallscopeError, NotFound, PayloadTooLarge
-from callscope.services import member_auth
+from callscope.services import member_auth, member_settings
 from callscope.services.context import Context
 from callscope.services.member_auth import SignedIn
 
@@ -158,7 +158,7 @@ async def require_admin(ctx: Context, req) -> tuple[SignedIn, str]:
     exist (404, as for a page that is not there): a member never learns what an admin could do."""
     person, account = await require_account(ctx, req)
     if not person.is_admin:
-        raise NotFound("There is no page here.")
+        raise NotFound(member_settings.NO_PAGE)
     return person, account
 
 

@@ -11,20 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import fcntl
 import functools
+import hashlib
+import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import structlog
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Table, create_engine, event
+from sqlalchemy import Table, create_engine, event, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
@@ -114,6 +117,7 @@ class Catalog:
         self._executor_lock = threading.Lock()
         self._lost_since: float | None = None  # monotonic time of the first failure of the current outage
         self._lost_lock = threading.Lock()
+        self._memory_locks: dict[str, threading.Lock] = {}  # `exclusive` on an in-memory database
 
     def __repr__(self) -> str:
         return f"Catalog({self.url.render_as_string(hide_password=True)!r})"
@@ -198,6 +202,63 @@ class Catalog:
                 since, self._lost_since = self._lost_since, None
             if since is not None:
                 log.info("catalog_available", outage_s=round(time.monotonic() - since, 1))
+
+    # --- rules that span rows or objects ---------------------------------------------------------
+
+    @asynccontextmanager
+    async def exclusive(self, name: str) -> AsyncIterator[None]:
+        """Hold the lock `name` for the block, against every process sharing this database.
+
+        For a rule that spans several rows or configuration objects (an account keeps an unlocked admin, a phone
+        number belongs to one operator): read, check and write inside the block, and two requests, on one replica
+        or several, run one after the other. PostgreSQL: an advisory lock of a transaction of its own; SQLite: an
+        exclusive flock on a lock file beside the database, not the database's write lock, so that the block may
+        write the catalog itself.
+        """
+        held = await self.run(self._take_lock, name)
+        try:
+            yield
+        finally:  # not in the catalog's pool, whose threads may all be waiting for locks
+            await asyncio.to_thread(self._release_lock, held)
+
+    def _take_lock(self, name: str) -> Connection | int | threading.Lock:
+        if self.dialect == "postgresql":
+            with self._reachable():
+                conn = self.engine.connect()
+                try:
+                    conn.begin()
+                    conn.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:name, 0))"), {"name": name})
+                except BaseException:
+                    conn.close()
+                    raise
+            return conn
+        database = self.url.database or ""
+        if database in ("", ":memory:") or database.startswith("file:"):  # one process: a lock of its own
+            with self._executor_lock:
+                lock = self._memory_locks.setdefault(name, threading.Lock())
+            lock.acquire()
+            return lock
+        folder = Path(database).expanduser().resolve().parent / "locks"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        fd = os.open(folder / hashlib.sha256(name.encode()).hexdigest()[:32], os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released by the kernel if this process dies
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    @staticmethod
+    def _release_lock(held: Connection | int | threading.Lock) -> None:
+        if isinstance(held, Connection):
+            try:
+                held.rollback()  # nothing was written in it: ending the transaction frees the lock
+            finally:
+                held.close()
+        elif isinstance(held, int):
+            os.close(held)  # closing the last descriptor releases the flock
+        else:
+            held.release()
 
     # --- async bridge -------------------------------------------------------------------------
 

@@ -50,6 +50,12 @@ def list_members(ctx: Context, account: str) -> list[Member]:
     return sorted(ctx.store.cached_list(Member, account), key=lambda m: m.spec.email)
 
 
+async def current_members(ctx: Context, account: str) -> list[Member]:
+    """The account's members as the store holds them now, for a rule checked across them: this replica's cache may
+    not have seen another replica's change yet."""
+    return await ctx.store.backend.list(Member, account)
+
+
 async def add_member(ctx: Context, account: str, email: str, name: str, role: Role = "member") -> Member:
     await ensure_account(ctx, account)
     email = email.strip().lower()
@@ -66,8 +72,9 @@ def existing_member(ctx: Context, account: str, email: str) -> Member:
     return member
 
 
-async def set_member_locked(ctx: Context, account: str, email: str, locked: bool) -> Member:
-    member = existing_member(ctx, account, email)
+async def set_member_locked(ctx: Context, account: str, email: str, locked: bool, *,
+                            current: Member | None = None) -> Member:
+    member = current or existing_member(ctx, account, email)
 
     def apply(draft: Member) -> None:
         draft.spec.locked = locked
@@ -75,8 +82,9 @@ async def set_member_locked(ctx: Context, account: str, email: str, locked: bool
     return await change_spec(ctx, member, apply)
 
 
-async def set_member_role(ctx: Context, account: str, email: str, role: Role) -> Member:
-    member = existing_member(ctx, account, email)
+async def set_member_role(ctx: Context, account: str, email: str, role: Role, *,
+                          current: Member | None = None) -> Member:
+    member = current or existing_member(ctx, account, email)
 
     def apply(draft: Member) -> None:
         draft.spec.role = role
@@ -84,6 +92,6 @@ async def set_member_role(ctx: Context, account: str, email: str, role: Role) ->
     return await change_spec(ctx, member, apply)
 
 
-async def remove_member(ctx: Context, account: str, email: str) -> None:
-    member = existing_member(ctx, account, email)
+async def remove_member(ctx: Context, account: str, email: str, *, current: Member | None = None) -> None:
+    member = current or existing_member(ctx, account, email)
     await ctx.store.delete(Member, account, member.name)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -34,8 +35,18 @@ class Context:
     mail: MailQueue
     url_secret: bytes  # signs the audio URLs this service serves itself
     clock: Callable[[], datetime] = field(default=utcnow)
-    # Serialises check-then-write sequences (uniqueness rules) per account within this process.
+    # exclusive()'s first step: within this process, before the catalog's lock
     account_locks: defaultdict[str, asyncio.Lock] = field(default_factory=lambda: defaultdict(asyncio.Lock))
+
+    @asynccontextmanager
+    async def exclusive(self, account: str) -> AsyncIterator[None]:
+        """Hold the account's rules lock: a check across several of its objects (a name or number not taken, an
+        unlocked admin kept) and the write it allows run as one, against every replica and process of the service
+        (the catalog's lock), each process's requests queued here first. The cache is brought up to date once the
+        lock is held, so a check reads what another replica wrote under it."""
+        async with self.account_locks[account], self.catalog.exclusive(f"account:{account}"):
+            await self.store.sync()
+            yield
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,7 @@ async def purchase_number(ctx: Context, principal: Principal, fields: dict[str, 
     country = (fields.get("country_code") or region_of(phone) or "").upper()
     number_type = fields.get("number_type") or "mobile"
     project = scope.own_project(ctx, principal) if principal.scoped else None
-    async with ctx.account_locks[principal.account]:
+    async with ctx.exclusive(principal.account):
         if holder(ctx.store, VirtualNumber, CALLED_NUMBER, phone) is not None:  # in any account: calls reach one
             raise ValidationFailed(PHONE_TAKEN)
         bought = await ctx.provider.purchase(phone, country, number_type, fields.get("requirement_group_id"))

@@ -62,7 +62,7 @@ def _clean(ctx: Context, account: str, fields: dict[str, Any], *, creating: bool
 async def create_operator(ctx: Context, principal: Principal, fields: dict[str, Any]) -> Operator:
     fields = dict(fields)
     project = scope.project_for_request(ctx, principal, fields.pop("project_id", None), required=False)
-    async with ctx.account_locks[principal.account]:
+    async with ctx.exclusive(principal.account):
         clean = _clean(ctx, principal.account, fields, creating=True)
         spec = OperatorSpec(**clean, projects=[project.name] if project else [])
         try:
@@ -74,7 +74,7 @@ async def create_operator(ctx: Context, principal: Principal, fields: dict[str, 
 
 async def update_operator(ctx: Context, principal: Principal, operator_id: int, fields: dict[str, Any]) -> Operator:
     operator = scope.visible_operator(ctx, principal, operator_id)
-    async with ctx.account_locks[principal.account]:
+    async with ctx.exclusive(principal.account):
         clean = _clean(ctx, principal.account, fields, creating=False, exclude=operator.name)
 
         def apply(draft: Operator) -> None:

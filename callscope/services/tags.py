@@ -46,7 +46,7 @@ async def create_tag(ctx: Context, principal: Principal, name: str | None, proje
     name = (name or "").strip()
     if not name:
         raise ValidationFailed("name is required")
-    async with ctx.account_locks[principal.account]:
+    async with ctx.exclusive(principal.account):
         for tag in holders(ctx.store, Tag, TAG_NAME, (principal.account, project.name, name.casefold())):
             return tag, False
         existing = project_tags(ctx, principal.account, project.name)
