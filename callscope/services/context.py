@@ -39,12 +39,13 @@ class Context:
     account_locks: defaultdict[str, asyncio.Lock] = field(default_factory=lambda: defaultdict(asyncio.Lock))
 
     @asynccontextmanager
-    async def exclusive(self, account: str) -> AsyncIterator[None]:
-        """Hold the account's rules lock: a check across several of its objects (a name or number not taken, an
-        unlocked admin kept) and the write it allows run as one, against every replica and process of the service
-        (the catalog's lock), each process's requests queued here first. The cache is brought up to date once the
-        lock is held, so a check reads what another replica wrote under it."""
-        async with self.account_locks[account], self.catalog.exclusive(f"account:{account}"):
+    async def exclusive(self, scope: str) -> AsyncIterator[None]:
+        """Hold the rules lock of `scope`, an account (or a rule across accounts, named as no account can be): a
+        check across several objects (a name or number not taken, an unlocked admin kept) and the write it allows
+        run as one, against every replica and process of the service (the catalog's lock), each process's requests
+        queued here first. The cache is brought up to date once the lock is held, so a check reads what another
+        replica wrote under it."""
+        async with self.account_locks[scope], self.catalog.exclusive(f"rules:{scope}"):
             await self.store.sync()
             yield
 

@@ -17,6 +17,8 @@ from callscope.store.interface import AlreadyExists
 from callscope.telephony.base import NumberCandidate
 
 PURCHASE_PAUSED = "virtual_number_purchase_paused"
+# A called number reaches one account, so buying one is a rule across accounts ('*': no account has that name).
+EVERY_ACCOUNT_NUMBERS = "*virtual-numbers"
 
 
 def list_numbers(ctx: Context, principal: Principal) -> list[VirtualNumber]:
@@ -77,7 +79,7 @@ async def purchase_number(ctx: Context, principal: Principal, fields: dict[str, 
     country = (fields.get("country_code") or region_of(phone) or "").upper()
     number_type = fields.get("number_type") or "mobile"
     project = scope.own_project(ctx, principal) if principal.scoped else None
-    async with ctx.exclusive(principal.account):
+    async with ctx.exclusive(EVERY_ACCOUNT_NUMBERS):
         if holder(ctx.store, VirtualNumber, CALLED_NUMBER, phone) is not None:  # in any account: calls reach one
             raise ValidationFailed(PHONE_TAKEN)
         bought = await ctx.provider.purchase(phone, country, number_type, fields.get("requirement_group_id"))

@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from callscope.errors import ValidationFailed
-from callscope.services import operators, projects, tags
+from callscope.services import numbers, operators, projects, tags
 from callscope.services.context import Principal
 from tests.api.conftest import catalog_on_both
 
@@ -23,6 +23,11 @@ def catalog_settings(request) -> dict:
 
 
 @pytest.fixture
+def settings_overrides() -> dict:
+    return {"virtual_number_purchase_paused": False}
+
+
+@pytest.fixture
 async def replica(settings, runtime):
     from callscope.runtime import Runtime
 
@@ -32,8 +37,8 @@ async def replica(settings, runtime):
     await other.stop()
 
 
-def _principal() -> Principal:
-    return Principal(account="default", key_name="test", key_uid="test", permissions=frozenset({"read", "write"}))
+def _principal(account: str = "default") -> Principal:
+    return Principal(account=account, key_name="test", key_uid="test", permissions=frozenset({"read", "write"}))
 
 
 async def test_one_phone_number_makes_one_operator(runtime, replica):
@@ -53,3 +58,13 @@ async def test_one_tag_name_makes_one_tag(runtime, replica):
         made = await asyncio.gather(*(tags.create_tag(rt.ctx, _principal(), f"vip-{round_}", project.status.id)
                                       for rt in (runtime, replica)))
         assert made[0][0].status.id == made[1][0].status.id and sorted(c for _, c in made) == [False, True], made
+
+
+async def test_one_called_number_is_bought_by_one_account(runtime, replica):
+    candidates = await numbers.search_available(runtime.ctx, "US", "mobile")
+    for candidate in candidates[:ROUNDS]:
+        outcomes = await asyncio.gather(
+            *(numbers.purchase_number(rt.ctx, _principal(account), {"phone_number": candidate.phone_number})
+              for rt, account in ((runtime, "default"), (replica, "other"))), return_exceptions=True)
+        refused = [o for o in outcomes if isinstance(o, ValidationFailed)]
+        assert len(refused) == 1 and operators.PHONE_TAKEN in str(refused[0].errors), outcomes
