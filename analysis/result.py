@@ -27,8 +27,10 @@ def _without_defaults(schema: dict[str, Any]) -> None:
 
 class Part(BaseModel):
     # Every field is in every dump, defaults included: the published schema requires them all, and shows no
-    # default, which a reader never sees.
-    model_config = ConfigDict(json_schema_serialization_defaults_required=True, json_schema_extra=_without_defaults)
+    # default, which a reader never sees. A validation error names the field, never its value: the values are the
+    # call's words (a transcript, a quote, a summary), and an error's text reaches the log and a failure reason.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True, json_schema_extra=_without_defaults,
+                              hide_input_in_errors=True)
 
 
 class TranscriptWord(Part):

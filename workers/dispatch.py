@@ -23,6 +23,7 @@ from callscope.analysis.runtime.pipeline import MODELS, AnalysisError, Pipeline,
 from callscope.analysis.runtime.work import Work, WorkerLost, analyze
 from callscope.analysis.stages.speakers import KnownVoice
 from callscope.analysis.stored import completion
+from callscope.catalog import analyses as analysis_rows
 from callscope.catalog import jobs, voiceprints
 from callscope.catalog import recordings as recording_rows
 from callscope.catalog.jobs import Claimed, RetryPolicy
@@ -204,14 +205,19 @@ class Dispatcher:
     async def _work(self, job: Claimed, recording: Recording, voices: tuple[KnownVoice, ...]) -> Work:
         """The job's work. Where the project redacts audio, the audio is not served from now until its redacted
         copy replaces it, and the work stores that copy under a key of its own; the analysis reads the kept
-        unredacted audio where there is one."""
+        unredacted audio where there is one, else the redacted copy, with the redaction counts of the analysis that
+        made it (what the copy no longer says is still counted as redacted)."""
         project = self._project(recording)
         redacted_key = None
         if project is not None and project.redacts_audio:
             await self.ctx.catalog.write(recording_rows.mark_audio_unredacted, recording.id, self.ctx.clock())
             redacted_key = outcomes.redacted_audio_key(recording.account, recording.public_id, job.id)
+        before = None  # the unredacted audio kept: this analysis finds every span again
+        if not recording.original_blob_key:
+            before = await self.ctx.catalog.read(analysis_rows.redacted_audio_counts, recording.id)
         return Work(job.id, recording.original_blob_key or recording.blob_key, project, voices,
-                    (recording.called_at or recording.created_at).date(), recording.agent_channel, redacted_key)
+                    (recording.called_at or recording.created_at).date(), recording.agent_channel, redacted_key,
+                    before)
 
     def _project(self, recording: Recording) -> Any:
         """The project's rules with the recording's language; with the project gone, its language alone (the

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import re
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -35,6 +36,8 @@ from callscope.analysis.result import ModelUsed
 from callscope.config import Settings
 
 log = structlog.get_logger()
+
+_WORD = re.compile(r"\w+")
 
 STAGE = "language-model"
 DEFAULT_CONTEXT_TOKENS = 8192
@@ -75,19 +78,41 @@ def _skeleton_prompt(prompt: str, schema: dict) -> str:
     return f"{prompt}\nAnswer in JSON: {skeleton(schema)}"
 
 
-def _parse(content: str | None, schema: dict) -> tuple[dict | None, str]:
-    """The answer as a dict, or None and what is wrong with it."""
+def _parse(content: str | None, schema: dict) -> tuple[dict | None, str, str]:
+    """The answer as a dict, or None, what is wrong with it and how, for the model. What is wrong names no word of
+    the answer (it goes to the log and into LanguageModelError): the answer is written from the call. The model is
+    told jsonschema's own message, which quotes the answer."""
     try:
         value = json.loads(content or "")
-    except json.JSONDecodeError as exc:
-        return None, f"it is not valid JSON ({exc.msg} at character {exc.pos})"
+    except json.JSONDecodeError as exc:  # its msg is the parser's ("Expecting ',' delimiter"), without the text
+        problem = f"it is not valid JSON ({exc.msg} at character {exc.pos})"
+        return None, problem, problem
     try:
         jsonschema.validate(value, schema)
     except jsonschema.ValidationError as exc:
-        return None, f"it does not match the schema ({exc.message})"
+        # where (the schema's keys: an unexpected key of the answer fails at its parent) and which rule failed
+        # ("met fails 'type'"); jsonschema's message quotes the value
+        where = ".".join(str(p) for p in exc.absolute_path) or "the answer"
+        return (None, f"it does not match the schema ({where} fails {exc.validator!r})",
+                f"it does not match the schema ({exc.message})")
     if not isinstance(value, dict):
-        return None, "it is not a JSON object"
-    return value, ""
+        return None, "it is not a JSON object", "it is not a JSON object"
+    return value, "", ""
+
+
+ECHO_WORDS = 4  # a server's error text that repeats this many words of the request in a row repeats the call
+
+
+def _unechoed(text: str, messages: list[dict]) -> str:
+    """A server's or a library's error text, or a note of its length where it repeats the request's words (a
+    validation error may quote the messages sent: the transcript); what goes into LanguageModelError, and so into the
+    log, never holds the call's words."""
+    sent = " ".join(_WORD.findall(" ".join(str(m.get("content", "")) for m in messages).lower()))
+    said = _WORD.findall(text.lower())
+    for i in range(len(said) - ECHO_WORDS + 1):
+        if f" {' '.join(said[i:i + ECHO_WORDS])} " in f" {sent} ":
+            return f"({len(text)} characters not shown: they repeat the request)"
+    return text
 
 
 def _generate_json(complete, prompt: str, schema: dict, max_tokens: int, who: str) -> dict:
@@ -96,16 +121,17 @@ def _generate_json(complete, prompt: str, schema: dict, max_tokens: int, who: st
     jsonschema.Draft202012Validator.check_schema(schema)
     messages = [{"role": "user", "content": _skeleton_prompt(prompt, schema)}]
     content = complete(messages, schema, max_tokens)
-    value, problem = _parse(content, schema)
+    value, problem, detail = _parse(content, schema)
     if value is not None:
         return value
-    log.warning("language_model_answer_unusable", model=who, problem=problem, asking_again=True)
+    log.warning("language_model_answer_unusable", model=who, problem=problem, answer_chars=len(content or ""),
+                asking_again=True)
     messages += [
         {"role": "assistant", "content": content or ""},
-        {"role": "user", "content": f"That answer is unusable: {problem}. Answer again with JSON only."},
+        {"role": "user", "content": f"That answer is unusable: {detail}. Answer again with JSON only."},
     ]
     content = complete(messages, schema, max_tokens)
-    value, problem = _parse(content, schema)
+    value, problem, _ = _parse(content, schema)
     if value is None:
         raise LanguageModelError(f"{who} gave no usable JSON answer in two attempts: {problem}")
     return value
@@ -234,7 +260,7 @@ class LlamaCppModel:
                 usage = reply.get("usage") or {}
                 prompt = list(self._llama._input_ids[: usage.get("prompt_tokens", 0)])
         except ValueError as exc:  # e.g. "Requested tokens (9000) exceed context window of 8192"
-            raise LanguageModelError(f"{self.path.name}: {exc}") from exc
+            raise LanguageModelError(f"{self.path.name}: {_unechoed(str(exc), messages)}") from exc
         self.last_request = Request(len(prompt), self._llama.longest_token_prefix(cached, prompt),
                                     usage.get("completion_tokens", 0),
                                     seconds)
@@ -280,7 +306,7 @@ class OpenAICompatibleModel:
         where = f"{self.base_url}/chat/completions"
         if response.status_code >= 400:
             text = " ".join(response.text.split())[:300]  # one readable line, however the server formats it
-            raise LanguageModelError(f"{where} answered HTTP {response.status_code}: {text}")
+            raise LanguageModelError(f"{where} answered HTTP {response.status_code}: {_unechoed(text, messages)}")
         try:
             return response.json()["choices"][0]["message"]["content"] or ""
         except (ValueError, KeyError, IndexError, TypeError) as exc:

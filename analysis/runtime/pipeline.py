@@ -15,9 +15,9 @@ stage used is listed in ``models``: a result says what produced it.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -134,13 +134,15 @@ class Pipeline:
 
     def run(self, path: Path, project: ProjectSpec | None = None, progress: Progress | None = None,
             voices: list | None = None, called_on: date | None = None,
-            agent_channel: int | None = None) -> AnalysisResult:
+            agent_channel: int | None = None, redacted_before: Mapping[str, int] | None = None) -> AnalysisResult:
         """Analyse the recording at ``path`` with the rules of ``project`` (a ProjectSpec, or None: defaults).
 
         ``voices`` are the account's enrolled operator voiceprints (KnownVoice); ``called_on`` the call's date,
         which anchors dates said without a year or relative ones ("next Friday") in extracted fields.
         ``agent_channel``: the stereo channel the agent is known to speak on (a phone call's operator leg);
         None: the configured convention (CALLSCOPE_AGENT_CHANNEL).
+        ``redacted_before``: where ``path`` is the redacted copy an earlier analysis made (its unredacted audio is
+        gone), that analysis's redaction counts: what the copy no longer says is counted with what this run redacts.
         ``progress(stage, fraction)`` is called as the run goes. Raises AnalysisError when the file is missing or
         cannot be decoded.
         """
@@ -157,7 +159,7 @@ class Pipeline:
         roles = {s.label: s.role for s in speakers}
         segments = [s.model_copy(update={"role": roles[s.speaker]}) for s in segments]
         # the transcript is final: from here on every stage (and the language model) reads it redacted
-        redaction = self._redact(project, segments, called_on, run)
+        redaction = self._redact(project, segments, called_on, run, redacted_before)
         if redaction is not None:
             segments = redaction.segments
         segments = self._emotions(audio, segments, run)
@@ -304,16 +306,24 @@ class Pipeline:
         return speakers
 
     def _redact(self, project: ProjectSpec | None, segments: list[TranscriptSegment], called_on: date | None,
-                run: _Run) -> Redaction | None:
+                run: _Run, redacted_before: Mapping[str, int] | None = None) -> Redaction | None:
         """The transcript with the project's redaction entities taken out (redaction.redact), None when the
-        project redacts nothing."""
+        project redacts nothing. `redacted_before`: the counts of the earlier analysis whose redacted copy of the
+        audio this run read; its spans are silence or a tone there (nothing to find again), and are still redacted:
+        each requested type's count adds them to what this run found."""
         run.at("redaction")
         if not (project and project.redaction and project.redaction.entities):
             run.skipped("redaction", "the project redacts nothing")
             return None
         redaction = redact(segments, project.redaction.entities, region=self.settings.default_phone_region,
                            reference=called_on)
-        run.ran("redaction", _redaction_detail(redaction.summary))
+        carried = {e: redacted_before.get(e, 0) for e in redaction.summary.counts} if redacted_before else {}
+        if any(carried.values()):
+            counts = {e: n + carried[e] for e, n in redaction.summary.counts.items()}
+            redaction = replace(redaction, summary=redaction.summary.model_copy(update={"counts": counts}))
+        run.ran("redaction", _redaction_detail(redaction.summary) + (
+            f"; {sum(carried.values())} of them redacted by the earlier analysis, whose redacted audio this one read"
+            if any(carried.values()) else ""))
         return redaction
 
     def _emotions(self, audio: Audio, segments: list[TranscriptSegment], run: _Run) -> list[TranscriptSegment]:

@@ -32,6 +32,9 @@ class Work:
     called_on: date | None = None  # anchors relative dates in extracted fields
     agent_channel: int | None = None  # the channel the source knows the agent on (a phone call); None: the setting
     redacted_audio_key: str | None = None  # where the project redacts audio: the blob to store the redacted copy in
+    # where the audio read is an earlier analysis's redacted copy (the unredacted audio was deleted): that analysis's
+    # spans redacted per entity type, which the copy no longer says and this analysis cannot find again
+    redacted_before: dict[str, int] | None = None
 
 
 async def _copy(settings, key: str, dest: Path) -> None:
@@ -66,7 +69,8 @@ def fetch_audio(settings, key: str | None, dest: Path) -> Path:
 def analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None = None) -> AnalysisResult:
     with tempfile.TemporaryDirectory(prefix="callscope-analysis-") as tmp:
         path = fetch_audio(settings, work.blob_key, Path(tmp) / "audio")
-        result = pipeline.run(path, work.project, progress, list(work.voices), work.called_on, work.agent_channel)
+        result = pipeline.run(path, work.project, progress, list(work.voices), work.called_on, work.agent_channel,
+                              redacted_before=work.redacted_before)
         if work.redacted_audio_key is not None:
             if progress is not None:
                 progress("audio_redaction", 0.99)

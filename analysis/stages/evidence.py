@@ -24,6 +24,9 @@ _ROLE_WORDS = re.compile(
     r"\b(?:the |their |a |an )?(?:agent|operator|caller|customer|client|representative|rep|receptionist|"
     r"patient|user|employee|staff member|speaker)(?:'s|s)?\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[\w']+")
+# A redaction token ("[PAYMENT_CARD]", redaction.token) is one word with its brackets: its span covers them, so that
+# a quote cut at word boundaries keeps the token whole.
+_BRACKETED = re.compile(r"\[[A-Z]+(?:_[A-Z]+)*\]")
 # A sentence ends at . ! or ? followed by a space or the end ("$49.99" and "e.g.x" do not end one).
 SENTENCE = re.compile(r"(?:[^.!?]|[.!?]+(?=[^\s.!?]))+[.!?]*")
 # Double or single quotes, straight or curly; a single quote opens only after a non-letter and closes only
@@ -52,14 +55,18 @@ def says(words: Sequence[str], phrase: str) -> int:
 
 
 def token_spans(text: str) -> list[tuple[str, int, int]]:
-    """(normalised word, start, end) of each word of text; start/end index the original text."""
+    """(normalised word, start, end) of each word of text; start/end index the original text. A redaction token's
+    span includes its brackets (the word is still its name: "payment_card")."""
+    bracketed = {m.start() + 1: (m.start(), m.end()) for m in _BRACKETED.finditer(text)}
     out = []
     for m in _TOKEN.finditer(_clean(text)):
         word = m.group()
         lead = len(word) - len(word.lstrip("'"))
         word = word.strip("'")
         if word:
-            out.append((word, m.start() + lead, m.start() + lead + len(word)))
+            start, end = m.start() + lead, m.start() + lead + len(word)
+            whole = bracketed.get(start)
+            out.append((word, *(whole if whole is not None and whole[1] == end + 1 else (start, end))))
     return out
 
 

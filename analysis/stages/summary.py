@@ -328,7 +328,9 @@ def summarize(
         kept += quotes.untold(kept, UNTOLD_QUOTES)
     if not removed:
         return SummaryResult(text=" ".join(kept), language=code, model=llm.info)
-    log.warning("summary_sentences_unsupported", sentences=[r.sentence for r in removed])
+    # counts only: the sentences are the model's words about the call (the result keeps them, the log never)
+    log.warning("summary_sentences_unsupported", unsupported=len(removed), sentences=len(sentences),
+                method="repaired" if kept and quotes else "trimmed" if kept else "extractive")
     if kept:
         return SummaryResult(" ".join(kept), code, llm.info, "repaired" if quotes else "trimmed", tuple(removed))
     return SummaryResult(extractive_summary(segments, embedder, roles), code, llm.info, "extractive", tuple(removed))

@@ -109,6 +109,7 @@ class Catalog:
                 pool_recycle=1800,
                 connect_args=connect_args,
                 echo=echo,
+                hide_parameters=True,  # see _sqlite_engine
             )
         # Same pool and listeners; on SQLite its transactions start with BEGIN IMMEDIATE.
         self._write_engine: Engine = self.engine.execution_options(**{_IMMEDIATE: True})
@@ -333,18 +334,22 @@ def _ensure_wal(cur: Any) -> None:
 
 
 def _sqlite_engine(url: URL, *, pool_size: int, max_overflow: int, echo: bool) -> Engine:
+    # hide_parameters (every engine): a statement's error, logged with its traceback, never shows its values (an
+    # analysis's results and its webhook event hold the call's words: summary, quotes, field values)
     database = url.database or ""
     in_memory = database in ("", ":memory:") or url.query.get("mode") == "memory"
     connect_args: dict[str, Any] = {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
     if in_memory:
         # One shared connection; for tests and experiments only (not for concurrent use).
-        engine = create_engine(url, poolclass=StaticPool, connect_args=connect_args, echo=echo)
+        engine = create_engine(url, poolclass=StaticPool, connect_args=connect_args, echo=echo,
+                               hide_parameters=True)
     else:
         if not database.startswith("file:"):
             # member emails, key usage: owner-only, before SQLite creates the file 0644
             private_sqlite_file(Path(database).expanduser().resolve())
         engine = create_engine(
-            url, pool_size=pool_size, max_overflow=max_overflow, connect_args=connect_args, echo=echo
+            url, pool_size=pool_size, max_overflow=max_overflow, connect_args=connect_args, echo=echo,
+            hide_parameters=True,
         )
 
     @event.listens_for(engine, "connect")

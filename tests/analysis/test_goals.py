@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 
 from callscope.analysis.result import Evidence, GoalResult, TranscriptSegment
-from callscope.analysis.stages.evidence import query_text, quote_in_transcript, quoted_strings, similarity_score
+from callscope.analysis.stages.evidence import (
+    QUOTE_MAX_CHARS,
+    excerpt,
+    query_text,
+    quote_in_transcript,
+    quoted_strings,
+    similarity_score,
+    token_spans,
+)
 from callscope.analysis.stages.goal_examples import examples
 from callscope.analysis.stages.goals import (
     EXAMPLE_THRESHOLD,
@@ -225,6 +233,32 @@ def test_a_judging_model_needs_a_quote_that_passes_the_rules():
     judged = {"met": True, "score": 0.8, "explanation": "Named Jane.", "quotes": ["Jane"]}
     verdict = only(goal(speaker="customer"), llm=ScriptedModel(judged), judge_with_model=True)
     assert verdict.met and [e.dialogue_id for e in verdict.evidence] == [1]
+
+
+REDACTED_CALL = [
+    seg(0, "speaker-1", 1_000, "Can I take the card number please?"),
+    seg(1, "speaker-2", 4_000, "Sure. [PAYMENT_CARD], that is the card I use."),
+    seg(2, "speaker-2", 9_000, "It is " + "really " * 40 + "the one ending [PAYMENT_CARD] " + "okay " * 40 + "."),
+]
+
+
+def test_evidence_quotes_never_cut_a_redaction_token():
+    # a sentence that starts with the token: its quote starts at the token's "[" (was "PAYMENT_CARD], that ...")
+    verdict = only(goal(phrases=["the card I use"]), REDACTED_CALL)
+    assert [e.quote for e in verdict.evidence] == ["[PAYMENT_CARD], that is the card I use."]
+    judged = {"met": True, "score": 0.9, "explanation": "Paid.", "quotes": ["PAYMENT_CARD that is the card"]}
+    verdict = only(goal(), REDACTED_CALL, llm=ScriptedModel(judged), judge_with_model=True)
+    assert [e.quote for e in verdict.evidence] == ["[PAYMENT_CARD], that is the card I use."]
+    # a sentence too long to quote whole, narrowed to the words around the phrase: the token stays whole
+    verdict = only(goal(phrases=["ending payment_card"]), REDACTED_CALL)
+    [quote] = [e.quote for e in verdict.evidence]
+    assert len(quote) <= QUOTE_MAX_CHARS and "the one ending [PAYMENT_CARD] okay" in quote
+    for found in (verdict.evidence[0].quote, verdict.explanation):
+        assert re.sub(r"\[PAYMENT_CARD\]", "", found).count("PAYMENT_CARD") == 0, found
+    for first in range(len(token_spans(REDACTED_CALL[2].text))):  # wherever a quote is cut
+        for count in (1, 3, 60):
+            quote, _ = excerpt(REDACTED_CALL[2], first, count)
+            assert re.sub(r"\[PAYMENT_CARD\]", "", quote).count("PAYMENT_CARD") == 0, quote
 
 
 # --- matching by meaning with the real text model --------------------------------------------------

@@ -157,6 +157,34 @@ async def test_the_kept_original_is_never_served_and_reanalysis_reads_it(ctx, ca
     assert second.blob_key != first.blob_key and await ctx.blobs.size(first.blob_key) is None
     assert second.original_blob_key == original_key and await ctx.blobs.size(original_key) > 0
     assert original_key in ctx.catalog.query(recording_rows.blob_keys)  # the orphan sweep keeps it
+    # the card found again in the unredacted audio, counted once (nothing carried from the earlier analysis)
+    assert (await analyses.load_analysis(ctx, second)).results["redaction"]["counts"] == {"payment_card": 1}
+
+
+async def test_a_reanalysis_of_the_redacted_copy_keeps_the_redaction_counts(ctx, call_wav, embedded_models) -> None:
+    # the unredacted audio is deleted (the default): a re-analysis reads the redacted copy, where the card is a tone
+    project = await redacting_project(ctx)
+    rid = await upload(ctx, project, call_wav)
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, pipeline(ctx, embedded_models)))
+    await drain(dispatcher, rid, timeout=120)
+    first = recording(ctx.catalog, rid)
+    assert first.original_blob_key is None
+    assert (await analyses.load_analysis(ctx, first)).results["redaction"]["counts"] == {"payment_card": 1}
+
+    assert await analyses.reanalyze(ctx, [rid]) == [rid]
+    [claimed] = await dispatcher.tick()
+    await drain(dispatcher, rid, timeout=120)
+
+    second = recording(ctx.catalog, rid)
+    assert second.blob_key == outcomes.redacted_audio_key("acme", second.public_id, claimed.id)
+    stored = await analyses.load_analysis(ctx, second)
+    assert stored.row.version == 2
+    text = " ".join(s["text"] for s in stored.transcript["segments"])
+    assert "4526" not in text.replace(" ", "")  # the copy says no card: nothing to find again...
+    # ...and the card it no longer says is still counted (was {"payment_card": 0})
+    assert stored.results["redaction"] == {"entities": ["payment_card"], "counts": {"payment_card": 1}, "audio": True}
+    [stage] = [s for s in stored.results["stages"] if s["name"] == "redaction"]
+    assert "redacted by the earlier analysis" in stage["detail"], stage
 
 
 async def test_a_crash_after_the_swap_leaves_the_original_unserved_until_the_sweep(ctx, call_wav, embedded_models,
