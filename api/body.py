@@ -59,7 +59,7 @@ def messages(exc: ValidationError) -> list[str]:
         elif kind == "too_short":
             text = (f"{field} must not be empty" if ctx.get("min_length") == 1
                     else f"{field} must have at least {ctx.get('min_length')} items")
-        elif kind == "repeated":
+        elif kind in ("repeated", "unusable"):
             text = f"{field} {err['msg']}"
         elif kind == "missing":
             text = f"{field} is required"

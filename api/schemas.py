@@ -92,7 +92,10 @@ TextTime = Annotated[datetime, BeforeValidator(_datetime_from_text), AfterValida
 # `name is required`, `phone_number is required`), so to pydantic it is any line of text; the document states
 # the rule they enforce.
 _NON_BLANK_IN_DOCUMENT = Field(json_schema_extra={"pattern": v.NON_BLANK_LINE})
-NameIn = Annotated[v.Line, _NON_BLANK_IN_DOCUMENT]
+NameIn = Annotated[v.Line, _NON_BLANK_IN_DOCUMENT]  # a recording's: the file name's characters, whatever they are
+# The display name of a project, operator or tag: no invisible formatting characters either (v.Name, which the
+# resource stores), so a name cannot look like another.
+DisplayNameIn = Annotated[v.DisplayLine, Field(json_schema_extra={"pattern": v.NON_BLANK_DISPLAY_LINE})]
 
 
 def examples(*values: Any) -> ConfigDict:
@@ -189,7 +192,7 @@ class ProjectUpdate(Shape):
 
     model_config = examples({"summary_language": "de", "long_pause_threshold_seconds": 5})
 
-    name: NameIn = Field(None, description="Display name.")
+    name: DisplayNameIn = Field(None, description="Display name.")
     language: v.Language = Field(None, description="Default language of transcription: a BCP 47 tag (en, en-US), or "
                                  "auto: the transcription model identifies each recording's language.")
     description: v.Text | None = None
@@ -254,7 +257,7 @@ class OperatorCreate(Shape):
     model_config = required_in_document("name", example={
         "name": "Jane Doe", "email": "jane@example.com", "phone_number": "+14155552671", "project_id": 1})
 
-    name: NameIn = Field(None, description="Full display name; initials derive from it.")
+    name: DisplayNameIn = Field(None, description="Full display name; initials derive from it.")
     external_id: v.ExternalId | None = Field(None, description="Your own identifier; unique per account.")
     phone_number: v.PhoneInput | None = Field(None, description="Normalised to E.164; unique per account.")
     email: v.Email | None = None
@@ -267,7 +270,7 @@ class OperatorUpdate(Shape):
 
     model_config = examples({"active": False})
 
-    name: NameIn = None
+    name: DisplayNameIn = None
     phone_number: v.PhoneInput | None = Field(None, description="null clears it.")
     email: v.Email | None = Field(None, description="null clears it.")
     active: bool = None
@@ -338,7 +341,7 @@ class NumberUpdate(Shape):
 
     model_config = examples({"name": "Support", "routing_strategy": "priority"})
 
-    name: v.Line | None = Field(None, description="null or empty clears it.")
+    name: v.DisplayLine | None = Field(None, description="null or empty clears it.")
     active: bool = None
     recording: bool = None
     routing_strategy: RoutingStrategy = None
@@ -352,7 +355,7 @@ class NumberPurchase(Shape):
     phone_number: Annotated[v.PhoneInput, _NON_BLANK_IN_DOCUMENT] = Field(None, description="E.164.")
     country_code: Country | None = Field(None, description="ISO 3166-1 alpha-2 (default: the number's).")
     number_type: NumberType | None = Field(None, description="Default mobile.")
-    name: v.Line | None = None
+    name: v.DisplayLine | None = None
     requirement_group_id: Int | None = Field(None, description="An approved requirement group.")
     upfront_cost: v.Cost | None = None
     monthly_cost: v.Cost | None = None
@@ -377,7 +380,7 @@ class AddOperator(Shape):
 
     operator_id: Int | None = Field(None, description="Shape A: an existing operator (wins over phone_number).")
     phone_number: v.PhoneInput | None = Field(None, description="Shape B: create and attach a new operator.")
-    name: v.Line | None = Field(None, description="Shape B: the new operator's name (default Operator).")
+    name: v.DisplayLine | None = Field(None, description="Shape B: the new operator's name (default Operator).")
 
 
 class OperatorQuery(Shape):
@@ -476,7 +479,7 @@ class TagCreate(Shape):
 
     model_config = required_in_document("name", "project_id", example={"name": "complaint", "project_id": 1})
 
-    name: NameIn = Field(None, description="Surrounding whitespace is stripped.")
+    name: DisplayNameIn = Field(None, description="Surrounding whitespace is stripped.")
     project_id: Int = Field(None, description="A project-scoped key may leave out its own project.")
 
 

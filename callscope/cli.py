@@ -181,7 +181,8 @@ async def keys_revoke(account, name) -> None:
 @click.option("--name", required=True)
 @run_async
 async def keys_regenerate(account, name) -> None:
-    """Replace a key's secret: the old key is invalid at once; the new one is printed on the last line."""
+    """Replace a key's secret: the old key is invalid at once; the new one is printed on the last line. A revoked or
+    expired key (or one whose project is gone) is refused: its new key would not work either."""
     async with opened(load_settings()) as rt:
         _, key = await key_service.regenerate_key(rt.ctx, account, name)
     click.echo(f"regenerated key {name} in account {account}; the old key no longer works. New key:")

@@ -18,6 +18,7 @@ from callscope.catalog.tables import BIGINT_MAX
 from callscope.config import Settings
 from callscope.errors import CallscopeError
 from callscope.services.accounts import ACCOUNT_NAME
+from callscope.validation import PATTERN_PROBLEMS
 
 CATALOG_ID = click.IntRange(1, BIGINT_MAX)  # an id of the catalog's: a larger integer would overflow its column
 COUNT = click.IntRange(1, BIGINT_MAX)  # --limit: a SQL LIMIT, never negative (PostgreSQL refuses one)
@@ -63,11 +64,23 @@ ACCOUNT_OPTION = click.option("--account", default="default", show_default=True,
                               help="Account (tenant) name.")
 
 
+YAML_MAX_BYTES = 4 * 1024 * 1024
+"""The largest YAML file a command reads (`callscope apply -f`, `analyze --project`): PyYAML parses about half a
+megabyte a second, so a larger file would keep the command busy for minutes before saying anything, and no object
+is that large (the Kubernetes API stores at most 1.5 MiB per object)."""
+
+
 def load_yaml(stream: IO[bytes], source: str) -> list[Any]:
     """The documents of a YAML file given as bytes: PyYAML decodes them (UTF-8, or UTF-16 by its byte order mark), so
-    a file of other bytes is a one-line error like malformed YAML, never a traceback."""
+    a file of other bytes is a one-line error like malformed YAML, never a traceback. A file (or stdin) larger than
+    YAML_MAX_BYTES is refused before any of it is parsed."""
+    data = stream.read(YAML_MAX_BYTES + 1)
+    if len(data) > YAML_MAX_BYTES:
+        limit = f"{YAML_MAX_BYTES >> 20} MiB" if YAML_MAX_BYTES % (1 << 20) == 0 else f"{YAML_MAX_BYTES:,} bytes"
+        raise click.ClickException(f"{source}: larger than {limit}, the most a YAML file may be; split it into "
+                                   "several files")
     try:
-        return list(yaml.safe_load_all(stream))
+        return list(yaml.safe_load_all(data))
     except yaml.YAMLError as exc:
         problem = " ".join(str(exc).split())
     except RecursionError:  # PyYAML composes nested collections recursively
@@ -92,8 +105,14 @@ def run_async(fn):
             raise click.ClickException(getattr(exc, "detail", None) or exc.message) from None
         except ValidationError as exc:  # one line, not pydantic's multi-line dump
             raise click.ClickException("; ".join(
-                f"{'.'.join(map(str, e['loc'])) or exc.title}: {e['msg']}" for e in exc.errors())) from None
+                f"{'.'.join(map(str, e['loc'])) or exc.title}: {_problem(e)}" for e in exc.errors())) from None
     return wrapper
+
+
+def _problem(error: Any) -> str:
+    """A missed pattern in words (`email is not an email address such as ...`), not the pattern itself."""
+    pattern = (error.get("ctx") or {}).get("pattern") if error["type"] == "string_pattern_mismatch" else None
+    return PATTERN_PROBLEMS.get(pattern, error["msg"]) if pattern else error["msg"]
 
 
 def parse_time(value: str | None) -> datetime | None:

@@ -11,6 +11,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from callscope.private_files import private_dir
+from callscope.validation import endpoint
 
 # Hosts that listen on every interface, and the address that reaches them from this machine.
 _WILDCARD_HOSTS = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}
@@ -309,6 +310,19 @@ class Settings(BaseSettings):
     webhook_retry_max_seconds: float = Field(3600.0, ge=0, description="Longest backoff between attempts.")
     webhook_poll_seconds: float = Field(1.0, gt=0, description="Seconds between polls of the webhook outbox.")
     webhook_concurrency: int = Field(8, ge=1, description="Deliveries one process makes at once.")
+
+    @field_validator("public_base_url", "twilio_base_url", "s3_endpoint_url", "llm_endpoint")
+    @classmethod
+    def _parseable_url(cls, value: str | None) -> str | None:
+        """Each URL the service builds links from or connects to, parsed on start with the parser webhook delivery
+        uses (`validation.endpoint`), so that a port out of range or an unclosed `[` stops the start instead of
+        failing every carrier webhook, share link or request later."""
+        if value:  # unset (an empty variable too): the default
+            try:
+                endpoint(value)
+            except ValueError as exc:
+                raise ValueError(f"{value!r} is not a URL that can be used: {exc}") from None
+        return value
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -34,6 +34,7 @@ import structlog
 from pydantic import BaseModel, field_validator
 
 from callscope.private_files import private_dir
+from callscope.validation import MEMBER_EMAIL
 
 if TYPE_CHECKING:
     from callscope.config import Settings
@@ -46,6 +47,7 @@ MAX_MESSAGE_CHARS = 1000
 _SUBJECT_NAME_CHARS = 120
 _NEWLINES = re.compile(r"[\r\n]")
 _WHITESPACE = re.compile(r"\s+")
+_ADDRESS = re.compile(MEMBER_EMAIL)  # what an address to send to must be: a member's, as the resources check it
 
 
 class Email(BaseModel):
@@ -65,12 +67,21 @@ class Email(BaseModel):
             raise ValueError("must not contain line breaks")
         return value
 
-    @field_validator("to")
+    @field_validator("to", "reply_to")
     @classmethod
-    def _has_address(cls, value: str) -> str:
-        if not parseaddr(value)[1]:
-            raise ValueError("must be an email address")
-        return value
+    def _checked_address(cls, value: str | None) -> str | None:
+        """The header value rebuilt from its two parts, the address checked: whatever text came in, a header is only
+        ever written from an address of the members' rule (no quote, `<`, `>`, space or non-ASCII character in
+        it) and a display name Python's header code quotes or encodes. A second address in the text is dropped."""
+        if value is None:
+            return None
+        name, address = parseaddr(value)
+        if not _ADDRESS.fullmatch(address):
+            raise ValueError("must be an email address such as ana@example.com")
+        header = str(Address(display_name=name, addr_spec=address)) if name else address
+        if parseaddr(header) != (name, address):  # read back as it was meant, or not at all
+            raise ValueError("must be an email address such as ana@example.com")
+        return header
 
 
 def _one_line(value: str) -> str:

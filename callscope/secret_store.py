@@ -13,16 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 from pathlib import Path
 from typing import Protocol
 
 from callscope.private_files import open_private, private_tree
 from callscope.resources.meta import Resource
-
-# A DNS subdomain name (never a path) and a Secret data key: at most 253 characters, so a file name too (255 bytes).
-_NAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-_KEY = re.compile(r"^[-._a-zA-Z0-9]{1,253}$")
+from callscope.validation import secret_key, secret_name
 
 
 class SecretStore(Protocol):
@@ -37,8 +33,13 @@ class SecretStore(Protocol):
 
 
 def checked(namespace: str, name: str, key: str) -> None:
-    if not (_NAME.fullmatch(namespace) and _NAME.fullmatch(name) and _KEY.fullmatch(key)) or key in (".", ".."):
-        raise ValueError(f"invalid secret reference {namespace}/{name}/{key}")
+    """A DNS subdomain name (never a path) and a Secret data key: at most 253 characters, so a file name too (255
+    bytes). The same rules as a `signingSecretRef` is saved with (callscope/validation.py), so that a saved ref is
+    never refused here."""
+    try:
+        secret_name(namespace), secret_name(name), secret_key(key)
+    except ValueError:
+        raise ValueError(f"invalid secret reference {namespace}/{name}/{key}") from None
 
 
 class FileSecretStore:

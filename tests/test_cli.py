@@ -272,6 +272,34 @@ def test_keys_regenerate_unknown_key_fails(cli):
     assert_clean_failure(cli("keys", "regenerate", "--name", "nope", ok=False), "nope")
 
 
+def test_keys_regenerate_refuses_a_revoked_key(cli):
+    """A revoked key stays revoked: new key material for it would be printed and then refused with 401."""
+    cli("keys", "create", "--name", "ci", "--permissions", "read")
+    cli("keys", "revoke", "--name", "ci")
+    hashed = get_json(cli, "apikey", "ci")["status"]["keyHash"]
+    result = cli("keys", "regenerate", "--name", "ci", ok=False)
+    assert_clean_failure(result, "ci", "revoked", "create a new key")
+    assert not any(KEY_LINE.match(line) for line in result.stdout.splitlines())  # no key printed
+    assert get_json(cli, "apikey", "ci")["status"]["keyHash"] == hashed
+    assert keys_json(cli)["ci"]["state"] == "revoked"
+
+
+def test_keys_regenerate_refuses_an_expired_key(cli):
+    cli("keys", "create", "--name", "old", "--permissions", "read", "--expires-at", "2001-01-01T00:00:00Z")
+    assert_clean_failure(cli("keys", "regenerate", "--name", "old", ok=False), "old", "expired")
+
+
+@pytest.mark.parametrize("expires_at", ["2001-01-01T00:00:00", "2001-01-01"])
+def test_an_applied_key_expiring_without_an_offset_expires_in_utc(cli, tmp_path, expires_at):
+    """YAML reads a time without an offset (or a date) as a naive datetime, which the key's checks compared with the
+    clock's aware one (TypeError on every use of the key); it is saved as UTC, as `keys create --expires-at` reads
+    it."""
+    cli("apply", "-f", write(tmp_path, "apiVersion: callscope.io/v1alpha1\nkind: ApiKey\nmetadata:\n  name: old\n"
+                                       f"spec:\n  permissions: [read]\n  expiresAt: {expires_at}\n"))
+    assert get_json(cli, "apikey", "old")["spec"]["expiresAt"] == "2001-01-01T00:00:00Z"
+    assert keys_json(cli)["old"]["state"] == "expired"
+
+
 def test_keys_commands_reject_a_bad_account(cli):
     result = cli("keys", "create", "--account", "Not_An_Account", "--name", "ci", "--permissions", "read", ok=False)
     assert_clean_failure(result, "account")
@@ -307,6 +335,20 @@ def test_members_add_duplicate_email_fails(cli):
 
 def test_members_add_invalid_email_fails_on_one_line(cli):
     assert_clean_failure(cli("members", "add", "--email", "not-an-email", "--name", "X", ok=False), "email")
+    assert members_rows(cli) == {}
+
+
+@pytest.mark.parametrize("email, name, words", [
+    ('"><i>q@x.test', "Q", ["email", "is not an email address such as"]),
+    ("r<b>@x.test", "R", ["email", "is not an email address such as"]),
+    ("jö@x.test", "J", ["email", "ascii"]),  # a non-ASCII local part needs SMTPUTF8, which the mail path lacks
+    ("ann@example.com", "Ann\u202eeilA", ["name", "invisible formatting characters", "U+202E"]),
+    ("ann@example.com", "A\u200bnn", ["name", "invisible formatting characters"]),
+])
+def test_members_add_refuses_what_is_no_address_or_a_spoofing_name(cli, email, name, words):
+    result = cli("members", "add", "--email", email, "--name", name, ok=False)
+    assert_clean_failure(result, *words)
+    assert "pattern" not in result.stderr  # said in words, not as a regular expression
     assert members_rows(cli) == {}
 
 
@@ -502,6 +544,19 @@ def test_apply_ignores_status_in_the_file(cli, tmp_path):
                  "spec:\n  name: P\n  language: en\n", ("namespace",), id="bad-namespace"),
     pytest.param("apiVersion: callscope.io/v1alpha1\nkind: ApiKey\nmetadata:\n  name: ../../escape\n"
                  "spec:\n  permissions: [read]\n", ("metadata.name",), id="bad-name"),
+    # a webhook URL delivery could not parse, a signing Secret the secret store could not read: refused in words
+    pytest.param("apiVersion: callscope.io/v1alpha1\nkind: Project\nmetadata:\n  name: p\nspec:\n  name: P\n"
+                 "  language: en\n  webhook: {url: 'https://a.example.com:99999/'}\n",
+                 ("spec.webhook.url", "port from 1 to 65535"), id="webhook-port-out-of-range"),
+    pytest.param("apiVersion: callscope.io/v1alpha1\nkind: Project\nmetadata:\n  name: p\nspec:\n  name: P\n"
+                 "  language: en\n  webhook: {url: 'https://[::1'}\n", ("spec.webhook.url", "http or https URL"),
+                 id="webhook-unclosed-bracket"),
+    pytest.param("apiVersion: callscope.io/v1alpha1\nkind: Project\nmetadata:\n  name: p\nspec:\n  name: P\n"
+                 "  language: en\n  webhook: {url: 'https://-a.example.com/'}\n",
+                 ("spec.webhook.url", "not a URL that can be delivered to", "not a host name"), id="webhook-bad-host"),
+    pytest.param("apiVersion: callscope.io/v1alpha1\nkind: Project\nmetadata:\n  name: p\nspec:\n  name: P\n"
+                 "  language: en\n  webhook: {url: 'https://a.example.com/', signingSecretRef: {name: My_Hooks}}\n",
+                 ("signingSecretRef.name", "Secret name"), id="webhook-bad-secret-name"),
     pytest.param("- just\n- a list\n", ("mapping",), id="not-a-mapping"),
     pytest.param("kind: [unclosed\n", ("invalid YAML",), id="invalid-yaml"),
 ])

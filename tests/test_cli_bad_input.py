@@ -21,6 +21,7 @@ from sqlalchemy import create_engine, select
 
 from callscope.catalog.tables import Base
 from callscope.cli import main
+from callscope.cli_support import YAML_MAX_BYTES
 from tests.test_cli import MANIFEST, assert_clean_failure
 
 NUL = "a\x00b"
@@ -233,10 +234,17 @@ CASES = [
                "project"),
     case("apply-stdin-not-utf8", "apply", "-f", "-", error="invalid YAML",
          stdin=PROJECT.replace("name: P", "name: Caf\xe9").encode("latin-1")),
+    # larger than YAML_MAX_BYTES, refused before it is parsed (60 MB took minutes to be refused); as it is, YAML
+    # that would apply: a valid object and a comment
+    apply_case("file-too-large", PROJECT + "#" + "x" * YAML_MAX_BYTES + "\n", "larger than 4 MiB"),
+    case("apply-stdin-too-large", "apply", "-f", "-", error="larger than 4 MiB",
+         stdin=(PROJECT + "#" + "x" * YAML_MAX_BYTES + "\n").encode()),
     case("apply-file-missing", "apply", "-f", "/no/such.yaml", error="/no/such.yaml"),
     # ----- YAML to `analyze --project-config` (read before any audio) -------------------------------------------
     case("analyze-config-not-utf8", "analyze", "/no/such.wav", "--project-config", FILE, error="invalid YAML",
          file=b"name: Caf\xe9\nlanguage: en\n"),
+    case("analyze-config-too-large", "analyze", "/no/such.wav", "--project-config", FILE,
+         error="larger than 4 MiB", file="name: P\nlanguage: en\n" + " " * YAML_MAX_BYTES),
     case("analyze-config-nested-too-deeply", "analyze", "/no/such.wav", "--project-config", FILE,
          error="nested too deeply", file="name: " + "[" * 5000 + "]" * 5000),
     case("analyze-config-malformed", "analyze", "/no/such.wav", "--project-config", FILE, error="invalid YAML",
@@ -309,6 +317,18 @@ def test_bad_input_is_one_error_line_and_changes_nothing(world, bad):
         args = [str(path) if arg == FILE else arg for arg in args]
     before = stored(world)
     assert_clean_failure(world.invoke(*args, stdin=bad.stdin), bad.error)
+    assert stored(world) == before
+
+
+def test_a_yaml_file_up_to_the_limit_is_read_and_one_byte_more_is_not(world, monkeypatch):
+    monkeypatch.setattr("callscope.cli_support.YAML_MAX_BYTES", len(MANIFEST.encode()))
+    path = world.files / "limit.yaml"
+    path.write_text(MANIFEST)
+    assert world.invoke("apply", "-f", str(path)).exit_code == 0
+    before = stored(world)
+    path.write_text(MANIFEST + "\n")
+    result = world.invoke("apply", "-f", str(path))
+    assert_clean_failure(result, str(path), "larger than", "split it into several files")
     assert stored(world) == before
 
 

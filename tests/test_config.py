@@ -34,3 +34,17 @@ def test_trusted_proxies_are_addresses_or_networks_and_none_by_default(monkeypat
     for wrong in ("ingress-nginx", "10.0.0.300", "*"):
         with pytest.raises(ValidationError, match="trusted_proxies"):
             Settings(trusted_proxies=wrong)
+
+
+@pytest.mark.parametrize("field", ["public_base_url", "twilio_base_url", "s3_endpoint_url", "llm_endpoint"])
+@pytest.mark.parametrize(("wrong", "why"), [("https://[::1", "Invalid IPv6 URL"),
+                                            ("https://calls.example.com:99999", "Port out of range"),
+                                            ("https://calls.example.com:-1/x", "Port could not be cast"),
+                                            ("calls.example.com", "https:// or http://")])
+def test_a_url_setting_that_cannot_be_parsed_stops_the_start(field, wrong, why):
+    """Parsed later on every use (the carrier's webhooks check their signature against the public base URL taken
+    apart, with its port: a ValueError and a 500 on each), so parsed on start with the same parser."""
+    with pytest.raises(ValidationError, match=rf"{field}(.|\n)*{why}"):
+        Settings(**{field: wrong})
+    assert getattr(Settings(**{field: "http://10.0.0.5:9000/v1"}), field) == "http://10.0.0.5:9000/v1"
+    assert getattr(Settings(**{field: ""}), field) == ""  # an empty variable: unset

@@ -15,7 +15,17 @@ import pytest
 from aiosmtpd.controller import Controller
 
 from callscope.config import Settings
-from callscope.mail import Email, Mailer, MailQueue, OutboxMailer, SmtpMailer, build_mail_queue, share_email
+from callscope.mail import (
+    Email,
+    Mailer,
+    MailQueue,
+    OutboxMailer,
+    SmtpMailer,
+    build_mail_queue,
+    build_message,
+    share_email,
+    sign_in_email,
+)
 
 URL = "https://callscope.example.com/recordings/0b6f3c1e-8a5e-4a43-9d55-3f0c2c9d7e11"
 SENDER = "Callscope <noreply@callscope.example.com>"
@@ -122,6 +132,27 @@ def test_share_email_cannot_inject_headers():
     assert "\n" not in email.to and "\n" not in email.subject
     with pytest.raises(ValueError):
         Email(to="ana@example.com", subject="Hi\r\nBcc: evil@example.com", text="x")
+
+
+@pytest.mark.parametrize("address", ['"><i>q@x.test', "r<b>@x.test", "jö@x.test", "ana smith@x.test", "ana@",
+                                     "ana@x.test\x00"])
+def test_no_header_is_built_from_an_address_that_is_not_one(address):
+    """Every email's To: is rebuilt from a checked address (the members' rule), never written as it came in."""
+    with pytest.raises(ValueError, match="email address"):
+        Email(to=address, subject="Hi", text="x")
+    with pytest.raises(ValueError, match="email address"):
+        share_email("Ana", address, "Bob", "Call", URL, None)
+    with pytest.raises(ValueError, match="email address"):
+        sign_in_email(address, URL, 15)
+    with pytest.raises(ValueError, match="email address"):
+        Email(to="ana@example.com", reply_to=address, subject="Hi", text="x")
+
+
+def test_the_to_header_holds_the_one_checked_address():
+    assert Email(to="Bob <bob@x.test>, eve@evil.test", subject="Hi", text="x").to == "Bob <bob@x.test>"
+    assert Email(to='"Ana, <Souza>" <ana@x.test>', subject="Hi", text="x").to == '"Ana, <Souza>" <ana@x.test>'
+    msg = build_message(share_email('Ana "<i>" Souza', "ana@x.test", "Bob", "Call", URL, None), SENDER)
+    assert msg["To"].addresses[0].addr_spec == "ana@x.test" and len(msg["To"].addresses) == 1
 
 
 def test_long_message_is_cut_to_the_limit():

@@ -5,7 +5,8 @@ project's signing secrets (read at delivery time: the current one, and one rotat
 lasts). 2xx is delivered; 408, 429, 5xx, timeouts and connection errors
 are retried with backoff (a longer ``Retry-After`` wins); 410 disables the endpoint; anything else fails at once.
 Only ``https://`` and public addresses unless the development settings allow, and the checked address is the one
-connected to. Details: docs/operations.md.
+connected to; the URL is parsed with `validation.endpoint`, which checked it when it was saved. Whatever else goes
+wrong in an attempt is recorded as its outcome, never left to escape the task. Details: docs/operations.md.
 """
 
 from __future__ import annotations
@@ -17,13 +18,12 @@ import random
 import socket
 import time
 from datetime import datetime, timedelta
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import structlog
 from prometheus_client import Counter
 
-from callscope import signing_secrets, webhook_signing
+from callscope import signing_secrets, validation, webhook_signing
 from callscope.catalog import outbox
 from callscope.catalog.outbox import ClaimedEvent, Outcome
 from callscope.resources import Project
@@ -59,15 +59,17 @@ def address_allowed(address: str, allow_private: bool) -> bool:
 
 
 async def resolve_checked(url: str, settings) -> tuple[str, str]:
-    """(URL with the host replaced by a checked IP address, the original host name); Refused when not allowed."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("https", "http") or not parts.hostname:
-        raise Refused(f"not an http(s) URL: {url}")
+    """(URL with the host replaced by a checked IP address, the host name); Refused when not allowed. The URL is
+    parsed with `validation.endpoint`, the function every webhook URL was checked with when it was saved."""
+    try:
+        parts = validation.endpoint(url)
+    except ValueError as exc:  # saved before the check existed (the outbox keeps the URL of each event)
+        raise Refused(f"not an http(s) URL that can be delivered to: {exc}: {url}") from None
     if parts.scheme == "http" and not settings.webhook_allow_http:
         raise Refused("only https:// endpoints are delivered to (CALLSCOPE_WEBHOOK_ALLOW_HTTP allows http://)")
-    host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    host = parts.host
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        infos = await asyncio.get_running_loop().getaddrinfo(host, parts.connect_port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
         raise Refused(f"cannot resolve {host}: {exc.strerror}", retry=True) from None
     addresses = list(dict.fromkeys(info[4][0] for info in infos))
@@ -80,7 +82,7 @@ async def resolve_checked(url: str, settings) -> tuple[str, str]:
     netloc = f"[{address}]" if ":" in address else address
     if parts.port:
         netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, "")), host
+    return f"{parts.scheme}://{netloc}{parts.path}", host
 
 
 def retry_after(value: str | None, now: datetime) -> timedelta | None:
@@ -133,14 +135,32 @@ class WebhookDeliverer:
         for event in claimed:
             task = asyncio.create_task(self.deliver(event), name=f"webhook-{event.id}")
             self.running.add(task)
-            task.add_done_callback(self.running.discard)
+            task.add_done_callback(self._finished)
         return claimed
 
+    def _finished(self, task: asyncio.Task) -> None:
+        self.running.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:  # deliver() lets nothing out; in case
+            log.error("webhook_task_failed", task=task.get_name(), error=f"{type(exc).__name__}: {exc}")
+
     async def deliver(self, event: ClaimedEvent) -> Outcome:
-        """Make one attempt at ``event`` and record its outcome."""
-        outcome = await self.attempt(event)
+        """Make one attempt at ``event`` and record its outcome. Whatever goes wrong in the attempt is its outcome
+        (an error of ours is retried like a connection error, its reason kept with the attempt), so the event never
+        waits in ``delivering`` for its lease to run out."""
+        started, clock = self.ctx.clock(), time.monotonic()
+        try:
+            outcome = await self.attempt(event)
+        except Exception as exc:  # recorded as the attempt's reason, never an escaped task error
+            log.exception("webhook_attempt_error", event_id=event.id)
+            outcome = self._retry(event, started, int((time.monotonic() - clock) * 1000),
+                                  f"error in delivery: {type(exc).__name__}: {exc}"[:1000])
         DELIVERIES.labels(outcome.state).inc()
-        recorded = await self.ctx.catalog.write(outbox.record, event, outcome, self.ctx.clock())
+        try:
+            recorded = await self.ctx.catalog.write(outbox.record, event, outcome, self.ctx.clock())
+        except Exception as exc:  # noqa: BLE001 - the catalog is gone: the lease runs out, the event is taken again
+            log.error("webhook_attempt_unrecorded", event_id=event.id, state=outcome.state, error=outcome.error,
+                      problem=f"{type(exc).__name__}: {exc}")
+            return outcome
         log.info("webhook_attempt", event_id=event.id, message_id=event.message_id, attempt=event.attempt,
                  state=outcome.state, status_code=outcome.status_code, error=outcome.error, recorded=recorded)
         return outcome
@@ -183,7 +203,7 @@ class WebhookDeliverer:
             secrets = await self._secrets(event)
             target, host = await resolve_checked(event.url, self.settings)
             headers = webhook_signing.headers(secrets, event.message_id, int(time.time()), body)
-            headers["host"] = urlsplit(event.url).netloc
+            headers["host"] = validation.endpoint(event.url).authority
             headers["user-agent"] = "Callscope-Webhooks/1"
             response = await self.client.post(target, content=body, headers=headers,
                                               extensions={"sni_hostname": host})

@@ -125,6 +125,8 @@ class KeyAction:
         row = await key_settings.get_row(self.ctx, account, name)
         if row.managed_by is not None:
             raise Conflict(row.managed_by)
+        if self.action == "regenerate" and (problem := keys.regeneration_refused(self.ctx, row.key)) is not None:
+            raise Conflict(problem)  # asked before the form, as the form would answer
         web.render(req, resp, "settings_key_confirm.html", person=person, account=account, row=row,
                    action=self.action)
 

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import falcon
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from callscope.api import schemas as s
 from callscope.api.body import messages
@@ -32,6 +32,10 @@ SCALARS = ("language", "goal_language", "summary_language", "long_pause_threshol
            "transcription_hints")
 LISTS: dict[str, type[BaseModel]] = {"goals": Goal, "categories": Category, "fields": ExtractedField}
 GENERAL = ""  # the errors that name no field of the form
+# The fields the form sends, as text; any other is refused (422, the form again with the reason), as the key and
+# webhook forms refuse theirs: a field that is not there would otherwise be dropped without a word.
+_FORM_FIELDS: dict[str, Any] = {"csrf": (str, ...), **{name: (str, "") for name in (*SCALARS, *LISTS)}}
+FORM: type[BaseModel] = create_model("ProcessingForm", __config__=ConfigDict(extra="forbid"), **_FORM_FIELDS)
 
 
 def _items(name: str, model: type[BaseModel], text: str) -> tuple[list[BaseModel], list[str]]:
@@ -65,6 +69,10 @@ def _changes(form: dict[str, str]) -> dict[str, Any]:
     body: dict[str, str | None] = {k: form.get(k, "").strip() or None for k in SCALARS}
     body["language"] = form.get("language", "")  # blank is an error, not "unchanged"
     errors: list[str] = []
+    try:
+        FORM.model_validate(form)
+    except ValidationError as exc:
+        errors += messages(exc)
     changes: dict[str, Any] = {}
     try:
         changes = s.ProjectUpdate.model_validate(body).model_dump(exclude_unset=True)

@@ -94,6 +94,7 @@ def page(responder):
 
     @functools.wraps(responder)
     async def wrapped(self, req, resp, **params):
+        req.context.has_page = callable(getattr(self, "on_get", None))  # where sign-in can lead back (require_person)
         try:
             await responder(self, req, resp, **params)
         except CallscopeError as exc:
@@ -137,11 +138,22 @@ def sign_in_url(next_path: str) -> str:
     return f"{member_auth.SIGN_IN_PATH}?next={quote(next_path, safe='/')}"
 
 
+def _back_after_sign_in(req) -> str:
+    """Where sign-in leads back to: the page asked for; for a form sent signed out (its session ended meanwhile), the
+    page that shows the form: its own address where a GET opens one there, else the page above (a member's row
+    action of /settings/members, a delivery's Redeliver). Never an address only a POST answers (405)."""
+    if req.method in ("GET", "HEAD") or getattr(req.context, "has_page", True):
+        return req.relative_uri
+    return req.path.rsplit("/", 1)[0] or "/"
+
+
 async def require_person(ctx: Context, req) -> SignedIn:
-    """The signed-in person, or a redirect to the sign-in page that comes back here."""
+    """The signed-in person, or a redirect to the sign-in page that comes back here (to a signed-out visitor of any
+    page, Settings included: an admin following a bookmark wants to sign in, and the redirect tells nothing that the
+    sign-in page does not)."""
     person = await person_of(ctx, req)
     if person is None:
-        raise falcon.HTTPSeeOther(sign_in_url(req.relative_uri))
+        raise falcon.HTTPSeeOther(sign_in_url(_back_after_sign_in(req)))
     return person
 
 
@@ -155,7 +167,8 @@ async def require_account(ctx: Context, req) -> tuple[SignedIn, str]:
 
 async def require_admin(ctx: Context, req) -> tuple[SignedIn, str]:
     """The signed-in admin and the account they administer. To anyone else signed in the Settings pages do not
-    exist (404, as for a page that is not there): a member never learns what an admin could do."""
+    exist (404, as for a page that is not there): a member never learns what an admin could do. A signed-out visitor
+    is sent to sign in (require_person), and after it gets the page, or the 404."""
     person, account = await require_account(ctx, req)
     if not person.is_admin:
         raise NotFound(member_settings.NO_PAGE)

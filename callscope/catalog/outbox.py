@@ -137,11 +137,14 @@ def attempts_of(session: Session, account: str, event_id: int) -> tuple[WebhookE
 
 
 def redeliver(session: Session, account: str, event_ids: list[int], now: datetime) -> list[int]:
-    """Queue failed or disabled events again (attempts start over); the ids that were queued."""
+    """Queue failed or disabled events again (attempts start over); the ids that were queued. The rows are locked
+    as they are read (PostgreSQL: a second redelivery at the same instant waits, then finds the event pending and
+    leaves it, so it can never reset an event a deliverer has leased meanwhile; SQLite: `Catalog.write`'s BEGIN
+    IMMEDIATE runs the two one after the other)."""
     queued = []
     for event in session.scalars(select(WebhookEvent).where(
             WebhookEvent.account == account, WebhookEvent.id.in_(event_ids),
-            WebhookEvent.state.in_(("failed", "disabled")))):
+            WebhookEvent.state.in_(("failed", "disabled"))).order_by(WebhookEvent.id).with_for_update()):
         event.state, event.attempts, event.next_attempt_at = "pending", 0, now
         queued.append(event.id)
     return queued

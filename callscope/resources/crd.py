@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import re
 import sys
 import typing
 from pathlib import Path
@@ -21,6 +22,7 @@ from pydantic_core import to_jsonable_python
 
 from callscope.resources.kinds import KINDS, Permission, RedactionEntity, WebhookSection
 from callscope.resources.meta import GROUP, VERSION, BaseStatus, Resource
+from callscope.validation import INVISIBLE_RANGES
 
 CATEGORIES = ["callscope"]
 CRD_DIR = Path(__file__).resolve().parents[2] / "crds"
@@ -337,9 +339,26 @@ def build_all() -> dict[str, dict[str, Any]]:
     return {file_name(cls): build_crd(cls) for cls in KINDS.values()}
 
 
+_INVISIBLE = re.compile("[" + "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in INVISIBLE_RANGES) + "]")
+
+
+def _shown(body: str) -> str:
+    """The invisible characters PyYAML writes as they are (those of the display names' patterns) as YAML escapes:
+    in the file they would show nothing, or turn the rest of their line around (U+202E). PyYAML double-quotes every
+    string holding them (each such pattern also holds U+FEFF), where the escapes mean the characters again."""
+    def escape(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
+
+    return _INVISIBLE.sub(escape, body)
+
+
 def render(crd: dict[str, Any]) -> str:
     """The exact text of a generated file."""
-    body = yaml.safe_dump(crd, sort_keys=False, width=200, allow_unicode=True)
+    raw = yaml.safe_dump(crd, sort_keys=False, width=200, allow_unicode=True)
+    body = _shown(raw)
+    if body != raw and yaml.safe_load(body) != yaml.safe_load(raw):
+        raise ValueError("an invisible character outside a double-quoted string: escape it another way")
     return HEADER.format(cmd=REGENERATE) + body
 
 

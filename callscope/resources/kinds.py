@@ -15,6 +15,7 @@ from pydantic import Field, field_validator, model_validator
 from callscope.resources.meta import BaseStatus, CamelModel, Resource
 from callscope.validation import (
     Cost,
+    DisplayLine,
     Email,
     ExternalId,
     Language,
@@ -25,7 +26,10 @@ from callscope.validation import (
     Percent,
     PositiveInt64,
     RetentionDays,
+    SecretKey,
+    SecretName,
     Text,
+    UtcDatetime,
     WebhookUrl,
 )
 
@@ -37,7 +41,7 @@ NumberType = Literal["mobile", "local", "toll-free", "national"]
 
 
 class AccountSpec(CamelModel):
-    display_name: Line = Field(description="Account name, shown as shared_by of shares made through the API.")
+    display_name: DisplayLine = Field(description="Account name, shown as shared_by of shares made through the API.")
     default_language: Language = Field("en", description="Language for projects that set none (BCP 47).")
     audio_retention_days: RetentionDays | None = Field(
         None, description="Default audio retention for projects without retention_days."
@@ -123,8 +127,8 @@ class ExtractedField(CamelModel):
 
 
 class SecretKeyRef(CamelModel):
-    name: str = Field(min_length=1, description="Secret in the account's namespace.")
-    key: str = Field("signing-secret", min_length=1, description="Key within the Secret.")
+    name: SecretName = Field(description="Secret in the account's namespace.")
+    key: SecretKey = Field("signing-secret", description="Key within the Secret.")
 
 
 WebhookSection = Literal["metadata", "summary", "transcription", "goals", "categories", "extracted_data"]
@@ -226,7 +230,7 @@ class Operator(Resource[OperatorSpec, BaseStatus]):
 
 class VirtualNumberSpec(CamelModel):
     phone_number: str = Field(pattern=E164_PATTERN, description="E.164; unique per account.")
-    name: Line | None = Field(None, description="Display name.")
+    name: DisplayLine | None = Field(None, description="Display name.")
     country_code: str = Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2.")
     number_type: NumberType = Field("mobile", description="mobile, local, toll-free or national.")
     active: bool = Field(True, description="Whether the number receives calls.")
@@ -282,7 +286,8 @@ class Tag(Resource[TagSpec, TagStatus]):
 class ApiKeySpec(CamelModel):
     permissions: list[Permission] = Field(min_length=1, description="Any combination of read, write, delete.")
     project: str | None = Field(None, description="Name of the project a project-scoped key is bound to.")
-    expires_at: datetime | None = Field(None, description="The key is invalid after this time.")
+    expires_at: UtcDatetime | None = Field(None, description="The key is invalid after this time (UTC when it says "
+                                           "no offset).")
     revoked: bool = Field(False, description="A revoked key is invalid at once.")
     rate_limit_per_minute: PositiveInt64 | None = Field(None, description="Requests per minute when limiting is on.")
 

@@ -13,6 +13,7 @@ from callscope.resources import API_VERSION, KINDS, Account, ApiKey, Resource
 from callscope.services.accounts import ACCOUNT_NAME, check_account_name, ensure_account
 from callscope.services.context import Context
 from callscope.store.interface import ObjectNotFound
+from callscope.validation import PATTERN_PROBLEMS
 
 OBJECT_NAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # An ApiKey's key goes to the Secret `<name>-key` (operator/handlers.py), whose name is at most 253 characters too.
@@ -45,8 +46,14 @@ def _parse(document: dict[str, Any], default_namespace: str) -> Resource:
     try:
         return KINDS[kind].from_dict(data)
     except ValidationError as exc:
-        raise ValidationFailed([f"{kind} {name}: {'.'.join(map(str, e['loc']))}: {e['msg']}"
+        raise ValidationFailed([f"{kind} {name}: {'.'.join(map(str, e['loc']))}: {_problem(e)}"
                                 for e in exc.errors()]) from None
+
+
+def _problem(error: Any) -> str:
+    """What is wrong with one value: a missed pattern in words where there are some, else pydantic's message."""
+    pattern = (error.get("ctx") or {}).get("pattern") if error["type"] == "string_pattern_mismatch" else None
+    return PATTERN_PROBLEMS.get(pattern, error["msg"]) if pattern else error["msg"]
 
 
 async def apply_object(ctx: Context, obj: Resource) -> tuple[Resource, str]:

@@ -8,13 +8,13 @@ import secrets
 import string
 from datetime import datetime
 
-from callscope.errors import NotFound, Unauthorized, ValidationFailed
+from callscope.errors import Conflict, NotFound, Unauthorized, ValidationFailed
 from callscope.resources import ApiKey, ApiKeySpec, ApiKeyStatus, ObjectMeta, Project
 from callscope.services import scope
 from callscope.services.accounts import ensure_account
 from callscope.services.context import Context, Principal
 from callscope.services.indexes import KEY_HASH
-from callscope.store.interface import StaleResourceVersion
+from callscope.store.interface import ObjectNotFound, StaleResourceVersion
 
 KEY_ALPHABET = string.ascii_letters + string.digits
 KEY_RANDOM_LENGTH = 32
@@ -23,6 +23,7 @@ KEY_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 MISSING = "Unauthorized"
 MALFORMED = "Invalid API key"
 INVALID = "Invalid or expired API key"
+WRITE_ATTEMPTS = 5  # optimistic-concurrency retries of a revocation or regeneration racing another change
 
 
 def generate_key(prefix: str) -> str:
@@ -92,18 +93,69 @@ def list_keys(ctx: Context, account: str) -> list[ApiKey]:
     return sorted(ctx.store.cached_list(ApiKey, account), key=lambda k: k.name)
 
 
+async def _current(ctx: Context, account: str, name: str) -> ApiKey:
+    """The key as the store holds it now: the cache can lag behind a write of another replica or of the CLI."""
+    try:
+        return await ctx.store.backend.get(ApiKey, account, name)
+    except ObjectNotFound:
+        raise NotFound(f"No API key {name!r} in account {account}") from None
+
+
 async def revoke_key(ctx: Context, account: str, name: str) -> ApiKey:
-    key = get_key(ctx, account, name).model_copy(deep=True)
-    key.spec.revoked = True
-    return await ctx.store.update(key)
+    """Revoke the key: invalid at once, whatever its key material. A write that loses the race against another change
+    of the key (a regeneration at the same instant) reads the key again and revokes that, so a revocation that
+    answers is never undone by a regeneration it crossed."""
+    key = get_key(ctx, account, name)
+    for _ in range(WRITE_ATTEMPTS):
+        if key.spec.revoked:
+            current = await _current(ctx, account, name)  # revoked in the cache: make sure it still is
+            if current.spec.revoked:
+                return current
+            key = current
+        draft = key.model_copy(deep=True)
+        draft.spec.revoked = True
+        try:
+            return await ctx.store.update(draft)
+        except StaleResourceVersion:
+            key = await _current(ctx, account, name)
+    raise StaleResourceVersion(ApiKey.KIND, name)
+
+
+def regeneration_refused(ctx: Context, key: ApiKey) -> str | None:
+    """Why new key material for `key` would be refused the moment it is used (what `authenticate` refuses), said for
+    people; None when a regenerated key works."""
+    state = key_state(key, ctx.clock())
+    if state == "revoked":
+        return f"API key {key.name!r} is revoked: a revoked key cannot be regenerated; create a new key instead"
+    if state == "expired":
+        return (f"API key {key.name!r} expired on {key.spec.expires_at:%Y-%m-%d %H:%M} UTC: regenerating does not "
+                "renew it; create a new key instead")
+    if key.spec.project is not None and scope.project_id_of(ctx, key.namespace, key.spec.project) is None:
+        return (f"API key {key.name!r} is bound to project {key.spec.project!r}, which no longer exists; create a "
+                "new key instead")
+    return None
 
 
 async def regenerate_key(ctx: Context, account: str, name: str) -> tuple[ApiKey, str]:
-    """A new key for the same object: the old key stops matching the moment the new hash is written."""
-    key_obj = get_key(ctx, account, name).model_copy(deep=True)
-    key = generate_key(ctx.settings.api_key_prefix)
-    key_obj.status = key_status(key, ctx.clock())
-    return await ctx.store.update_status(key_obj), key
+    """A new key for the same object: the old key stops matching the moment the new hash is written. Conflict for a
+    key that could not be used (revoked, expired, its project gone): the new key would be refused at once.
+
+    The new hash is written only over the version of the key that was checked (a resourceVersion-checked status
+    write): a revocation at the same instant makes the write fail, and the key read again is refused as revoked, so
+    a key shown as new was never revoked before it was made."""
+    key_obj = get_key(ctx, account, name)
+    for _ in range(WRITE_ATTEMPTS):
+        problem = regeneration_refused(ctx, key_obj)
+        if problem is not None:
+            raise Conflict(problem)
+        key = generate_key(ctx.settings.api_key_prefix)
+        draft = key_obj.model_copy(deep=True)
+        draft.status = key_status(key, ctx.clock())
+        try:
+            return await ctx.store.update_status(draft), key
+        except StaleResourceVersion:
+            key_obj = await _current(ctx, account, name)
+    raise StaleResourceVersion(ApiKey.KIND, name)
 
 
 async def authenticate(ctx: Context, header: str | None) -> Principal:

@@ -114,17 +114,24 @@ async def previous_until(ctx: Context, project: Project) -> datetime | None:
 
 async def rotate_secret(ctx: Context, account: str, project_id: int, overlap: timedelta) -> tuple[Project, str]:
     """A new signing secret for the project's webhook, returned to be shown once; the old one signs too for
-    `overlap`. A webhook without a secret gets its first, in the Secret `<project>-webhook`."""
-    project = _editable(ctx, account, project_id)
+    `overlap`. A webhook without a secret gets its first, in the Secret `<project>-webhook`.
+
+    A rotation reads the current secret, keeps it as the previous one and writes a new one: two at once (two tabs,
+    two replicas, the CLI) would both keep the same old secret and one new secret, already shown, would be lost. So
+    each runs under the account's webhook-secrets lock (`Context.exclusive`: in-process, then the catalog's, against
+    every replica and process), reading the project once the lock is held."""
     store = secret_store(ctx)
     if store is None:
         raise Conflict(NO_SECRETS_HERE)
-    if project.spec.webhook is None:
-        raise Conflict("Set an endpoint first.")
-    ref = project.spec.webhook.signing_secret_ref or SecretKeyRef(name=f"{project.name}-webhook", key=SECRET_KEY)
-    overlap = min(overlap, timedelta(hours=OVERLAP_MAX_HOURS))
-    secret = await signing_secrets.rotate(store, account, ref, overlap, ctx.clock())
-    if project.spec.webhook.signing_secret_ref is None:
-        webhook = project.spec.webhook.model_copy(update={"signing_secret_ref": ref})
-        project = await projects.update_project(ctx, _admin(account), project_id, {"webhook": webhook})
+    async with ctx.exclusive(f"{account}/webhook-secrets"):  # named as no account can be: a rule of its own
+        project = _editable(ctx, account, project_id)
+        if project.spec.webhook is None:
+            raise Conflict("Set an endpoint first.")
+        ref = project.spec.webhook.signing_secret_ref or SecretKeyRef(name=f"{project.name}-webhook",
+                                                                      key=SECRET_KEY)
+        overlap = min(overlap, timedelta(hours=OVERLAP_MAX_HOURS))
+        secret = await signing_secrets.rotate(store, account, ref, overlap, ctx.clock())
+        if project.spec.webhook.signing_secret_ref is None:
+            webhook = project.spec.webhook.model_copy(update={"signing_secret_ref": ref})
+            project = await projects.update_project(ctx, _admin(account), project_id, {"webhook": webhook})
     return project, secret

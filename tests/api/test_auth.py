@@ -9,6 +9,7 @@ import pytest
 
 from callscope.catalog.usage import read_usage
 from callscope.config import Settings
+from callscope.errors import Conflict
 from callscope.resources import ApiKey
 from callscope.runtime import Runtime
 from callscope.services import keys as key_service
@@ -150,3 +151,36 @@ async def test_requests_write_nothing_to_the_catalog_before_a_flush(client, runt
 
 def test_purchase_is_paused_by_default():
     assert Settings().virtual_number_purchase_paused is True
+
+
+async def test_a_key_revoked_by_another_replica_is_not_regenerated_on_each_store(runtime):
+    """Another replica (or the CLI) revoked the key, straight in the store; this one's cache may not have seen it yet.
+    The regeneration writes only over the version it checked (resourceVersion), so it is refused as revoked, never
+    answered with a key that is refused at once; nothing is written."""
+    ctx = runtime.ctx
+    made, _ = await key_service.create_key(ctx, "default", "ci", ["read"])
+    revoked = (await ctx.store.backend.get(ApiKey, "default", "ci")).model_copy(deep=True)
+    revoked.spec.revoked = True
+    await ctx.store.backend.update(revoked)
+    with pytest.raises(Conflict, match="is revoked: a revoked key cannot be regenerated"):
+        await key_service.regenerate_key(ctx, "default", "ci")
+    stored = await ctx.store.backend.get(ApiKey, "default", "ci")
+    assert stored.spec.revoked and stored.status.key_hash == made.status.key_hash
+
+
+async def test_a_revocation_crossing_a_regeneration_by_another_replica_revokes_the_new_key_on_each_store(client,
+                                                                                                        runtime):
+    """Another replica regenerated the key a moment ago: the revocation, written over a version that is no longer the
+    stored one, reads the key again and revokes it as regenerated (before, it failed with "changed by someone else"
+    and the new key kept working)."""
+    ctx = runtime.ctx
+    await key_service.create_key(ctx, "default", "ci", ["read"])
+    new = key_service.generate_key(ctx.settings.api_key_prefix)
+    regenerated = (await ctx.store.backend.get(ApiKey, "default", "ci")).model_copy(deep=True)
+    regenerated.status = key_service.key_status(new, ctx.clock())
+    await ctx.store.backend.update_status(regenerated)
+    await key_service.revoke_key(ctx, "default", "ci")
+    stored = await ctx.store.backend.get(ApiKey, "default", "ci")
+    assert stored.spec.revoked and stored.status.key_hash == key_service.hash_key(new)
+    await ctx.store.sync()
+    assert (await client.get("/projects", headers={"Authorization": f"Bearer {new}"})).status_code == 401

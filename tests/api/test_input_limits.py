@@ -5,11 +5,16 @@ Every case runs on both catalogs."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import AsyncIterator
 
 import pytest
+from pydantic import ValidationError
 
 from callscope.catalog.tables import Recording
+from callscope.resources.kinds import TagSpec
+from callscope.validation import NON_BLANK_DISPLAY_LINE
 from tests.api.conftest import blob_files, catalog_on_both, count_rows
 
 BOUNDARY = "limits-boundary"
@@ -200,6 +205,43 @@ async def test_operator_fields_beyond_their_limits_are_422(client, admin, body, 
 async def test_tag_names_beyond_their_limits_are_422(client, admin, project, name):
     resp = await client.post("/tags", json={"name": name, "project_id": project["id"]}, headers=admin)
     assert names_field(resp, "name"), resp.text
+
+
+SPOOFED_NAMES = ["Sales\u202e", "Ann\u202eeiluJ", "Sa\u200bles", "\u2066Sales\u2069", "Sales\ufeff", "Sa\u00adles",
+                 "Sales\U000e0041", "Sales\u2028Team"]
+
+
+@pytest.mark.parametrize("name", SPOOFED_NAMES)
+async def test_display_names_with_invisible_formatting_characters_are_422(client, admin, project, name):
+    """A bidirectional override (U+202E) or another invisible character lets a name look like another one."""
+    tries = [("/projects", {"name": name, "language": "en"}), ("/operators", {"name": name}),
+             ("/tags", {"name": name, "project_id": project["id"]}), (f"/projects/{project['id']}", {"name": name})]
+    for path, body in tries:
+        send = client.patch if path.startswith("/projects/") else client.post
+        resp = await send(path, json=body, headers=admin)
+        assert names_field(resp, "name"), (path, resp.text)
+        assert "invisible formatting characters" in resp.text, resp.text
+
+
+def test_every_invisible_formatting_character_is_refused_in_display_names():
+    """Every format character (Unicode category Cf) of this Python's database but ZWNJ and ZWJ, and the line and
+    paragraph separators, by the pattern (Python's re, as JSON Schema validators read it) and by the resource model
+    (pydantic's own regex engine)."""
+    refused = [c for c in map(chr, range(0x110000)) if unicodedata.category(c) in ("Cf", "Zl", "Zp")
+               and c not in "\u200c\u200d"]
+    assert len(refused) > 150
+    for char in refused:
+        assert not re.fullmatch(NON_BLANK_DISPLAY_LINE, f"A{char}B"), f"U+{ord(char):04X}"
+        with pytest.raises(ValidationError):
+            TagSpec(name=f"A{char}B", project="p")
+    assert TagSpec(name="A\u200cB\u200dC", project="p").name == "A\u200cB\u200dC"
+
+
+@pytest.mark.parametrize("name", ["می\u200cخواهم", "👩\u200d💻 Support", "Zoë Ødegård", "客服", "हिन्दी"])
+async def test_display_names_in_every_script_are_kept(client, admin, name):
+    """The zero-width non-joiner and joiner stay: Persian, the Indic scripts and emoji sequences are spelt with them."""
+    resp = await client.post("/projects", json={"name": name, "language": "en"}, headers=admin)
+    assert resp.status_code == 201 and resp.json()["data"]["name"] == name, resp.text
 
 
 async def test_integers_written_with_an_exponent_are_integers(client, admin):

@@ -287,6 +287,20 @@ INVALID = {
     "NUL in tag name": (_broken("Tag", "spec", "name", "vip\x00"), "spec.name", True),
     "webhook URL longer than its column": (_broken("Project", "spec", "webhook", {"url": "https://x/" + "a" * 2048}),
                                            "url", True),
+    # what webhook delivery cannot parse (validation.endpoint): the pattern says as much of it as a pattern can
+    "webhook URL with an unclosed bracket": (_broken("Project", "spec", "webhook", {"url": "https://[::1"}), "url",
+                                             True),
+    "webhook port out of range": (_broken("Project", "spec", "webhook", {"url": "https://a.com:99999/"}), "url", True),
+    "webhook port negative": (_broken("Project", "spec", "webhook", {"url": "https://a.com:-1/"}), "url", True),
+    "webhook port 0": (_broken("Project", "spec", "webhook", {"url": "https://a.com:0/"}), "url", True),
+    "webhook URL with a password": (_broken("Project", "spec", "webhook", {"url": "https://u:p@a.com/"}), "url",
+                                    True),
+    # a signing secret the secret stores could not read (callscope/secret_store.py)
+    "secret name not a DNS name": (_broken("Project", "spec", "webhook", {"url": "https://a.com/",
+                                                                          "signingSecretRef": {"name": "My_Secret"}}),
+                                   "name", True),
+    "secret key a path": (_broken("Project", "spec", "webhook", {"url": "https://a.com/", "signingSecretRef": {
+        "name": "hooks", "key": ".."}}), "key", True),
 }
 
 

@@ -70,6 +70,30 @@ async def email_link(runtime, address: str, next_path: str = "/recordings") -> s
 
 
 @pytest.fixture
+async def replica(settings, runtime):
+    """A second runtime on the same data directory, store and catalog: another replica of the service, with its own
+    cache and in-process locks (for forms sent at the same instant to two replicas)."""
+    from callscope.runtime import Runtime
+
+    other = Runtime(settings)
+    await other.start(background=False)
+    yield other
+    await other.stop()
+
+
+async def browser_of(rt, address: str) -> httpx.AsyncClient:
+    """A browser of `rt`'s pages signed in as `address` through the link's confirmation form (close it after use)."""
+    await rt.ctx.store.sync()  # the member as another replica may have just written them
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(rt.ctx, rt.usage, rt.limiter)),
+                             base_url=BASE)
+    token = await email_link(rt, address)
+    confirm = await http.get("/sign-in/link", params={"token": token})
+    resp = await http.post("/sign-in/link", data={"token": token, "csrf": csrf_of(confirm.text)})
+    assert resp.status_code == 303, resp.text
+    return http
+
+
+@pytest.fixture
 async def member(runtime, pages) -> httpx.AsyncClient:
     """`pages`, signed in as a member of one account, through the link's confirmation form."""
     await accounts.add_member(runtime.ctx, "default", MEMBER, "Ana")

@@ -127,6 +127,16 @@ async def test_each_error_is_shown_beside_its_field_and_nothing_is_saved(runtime
     assert spec_of(runtime, project).language == "en"  # nothing saved
 
 
+@pytest.mark.parametrize("extra", [{"name": "Renamed"}, {"retention": "30"}, {"redaction": "{}"}])
+async def test_a_field_the_form_does_not_have_is_refused_and_nothing_is_saved(runtime, admin, project, extra):
+    """As the key and webhook forms refuse theirs: a misspelt or unsupported field was dropped without a word."""
+    resp = await save(admin, project, **extra)
+    assert resp.status_code == 422, resp.text
+    field = next(iter(extra))
+    assert f"{field}: Extra inputs are not permitted" in resp.text and 'role="alert"' in resp.text
+    assert spec_of(runtime, project).language == "en" and spec_of(runtime, project).name == "Support"
+
+
 @pytest.mark.parametrize("token", [None, "", "wrong"])
 async def test_a_missing_or_wrong_csrf_token_is_refused(runtime, admin, project, token):
     data = VALID | ({"csrf": token} if token is not None else {})

@@ -10,37 +10,14 @@ import asyncio
 import httpx
 import pytest
 
-from callscope.api.app import create_app
 from callscope.resources import Member
 from callscope.services import accounts
-from tests.pages.conftest import BASE, csrf_of, email_link
+from tests.pages.conftest import browser_of, csrf_of
 
 ADA, BO = "ada@example.com", "bo@example.com"
 ROUNDS = 6
 # the change that takes an admin's powers away, as each form sends it
 DEMOTIONS = {"role": {"role": "member"}, "lock": {}, "remove": {"confirmed": "yes"}}
-
-
-@pytest.fixture
-async def replica(settings, runtime):
-    """A second runtime on the same data directory and catalog: another replica of the service."""
-    from callscope.runtime import Runtime
-
-    other = Runtime(settings)
-    await other.start(background=False)
-    yield other
-    await other.stop()
-
-
-async def _client(rt, address: str) -> httpx.AsyncClient:
-    await rt.ctx.store.sync()  # the member as the other replica left it
-    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(rt.ctx, rt.usage, rt.limiter)),
-                             base_url=BASE)
-    token = await email_link(rt, address)
-    confirm = await http.get("/sign-in/link", params={"token": token})
-    resp = await http.post("/sign-in/link", data={"token": token, "csrf": csrf_of(confirm.text)})
-    assert resp.status_code == 303, resp.text
-    return http
 
 
 async def _reset(runtime) -> None:
@@ -74,7 +51,7 @@ async def _at_once(pairs: list[tuple[httpx.AsyncClient, str, str]]) -> list[http
 async def test_two_admins_demoting_each_other_at_once_leave_one_admin(runtime, replica, action):
     for round_ in range(ROUNDS):
         await _reset(runtime)
-        ada, bo = await _client(runtime, ADA), await _client(replica, BO)
+        ada, bo = await browser_of(runtime, ADA), await browser_of(replica, BO)
         try:
             answers = await _at_once([(ada, action, BO), (bo, action, ADA)])
         finally:
@@ -90,7 +67,7 @@ async def test_two_admins_demoting_each_other_at_once_leave_one_admin(runtime, r
 async def test_one_admin_demoting_the_other_and_themselves_at_once_stays_one_admin(runtime, replica, action):
     for round_ in range(ROUNDS):
         await _reset(runtime)
-        here, there = await _client(runtime, ADA), await _client(replica, ADA)  # one person, two tabs, two replicas
+        here, there = await browser_of(runtime, ADA), await browser_of(replica, ADA)  # one person, two tabs
         try:
             answers = await _at_once([(here, action, BO), (there, action, ADA)])
         finally:

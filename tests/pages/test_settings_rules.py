@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import email
 import re
+from urllib.parse import unquote
 
 import httpx
 import pytest
@@ -68,6 +69,41 @@ async def test_a_signed_out_visitor_is_sent_to_sign_in(pages):
     for path in SETTINGS_GETS:
         resp = await pages.get(path)
         assert resp.status_code == 303 and resp.headers["location"].startswith("/sign-in?next="), path
+
+
+def every_settings_page(project_id: int) -> tuple[list[str], list[str]]:
+    """(the pages a GET opens, the forms a POST sends) of Settings, and the admins' upload page."""
+    hook, processing = f"/settings/webhooks/{project_id}", f"/settings/processing/{project_id}"
+    gets = [*SETTINGS_GETS, "/settings/webhooks", hook, f"{hook}/rotate", f"{hook}/deliveries/1",
+            "/settings/processing", processing, "/upload"]
+    posts = [*SETTINGS_POSTS, hook, f"{hook}/rotate", f"{hook}/deliveries/1/redeliver", processing, "/upload"]
+    return gets, posts
+
+
+async def test_settings_send_the_signed_out_to_sign_in_and_back_and_are_not_found_by_members(runtime, admin, pages):
+    """What docs/operations.md says: a signed-out visitor of any Settings page or form (an admin following a bookmark,
+    or whose session ended while a form was open) is sent to sign in and then back to a page a GET opens, never to an
+    address only a POST answers (405); a signed-in member gets 404 from every one, as for a page that is not there."""
+    project = await projects.create_project(runtime.ctx, admin_principal(runtime), _project_body("Support"))
+    gets, posts = every_settings_page(project.status.id)
+    app = pages._transport.app
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=str(pages.base_url)) as anonymous:
+        for method, path in [*(("GET", p) for p in gets), *(("POST", p) for p in posts)]:
+            resp = await anonymous.request(method, path, data={"csrf": "x"} if method == "POST" else None)
+            assert resp.status_code == 303, (method, path, resp.status_code)
+            location = resp.headers["location"]
+            assert location.startswith("/sign-in?next="), (method, path, location)
+            back = unquote(location.removeprefix("/sign-in?next="))
+            assert back == path or (method == "POST" and path.startswith(back + "/")), (method, path, back)
+            after = await admin.get(back)  # where the admin lands once signed in (delivery 1 does not exist)
+            expected = 404 if "/deliveries/" in back else 303 if back == "/settings" else 200  # /settings: keys
+            assert after.status_code == expected, (method, path, back, after)
+        await accounts.add_member(runtime.ctx, "default", MEMBER, "Ana")
+        member = await signed_in(runtime, anonymous, MEMBER)
+        token = csrf_of((await member.get("/recordings")).text)
+        for method, path in [*(("GET", p) for p in gets), *(("POST", p) for p in posts)]:
+            resp = await member.request(method, path, data={"csrf": token} if method == "POST" else None)
+            assert resp.status_code == 404 and "There is no page here" in resp.text, (method, path)
 
 
 async def test_an_admin_sees_settings_with_the_pages_headers(admin):
@@ -179,6 +215,30 @@ async def test_revoke_and_regenerate_ask_first_then_act(runtime, admin):
     assert "revoked" in (await admin.get(f"{KEYS}/ci")).text
 
 
+async def test_a_revoked_key_is_not_regenerated(runtime, admin):
+    """Regenerating a revoked key answered "Copy the key now" with a key every request then refused (401)."""
+    token = await csrf(admin)
+    assert (await admin.post(f"{KEYS}/ci/revoke", data={"csrf": token})).status_code == 303
+    revoked = keys.get_key(runtime.ctx, "default", "ci")
+    confirm = await admin.get(f"{KEYS}/ci/regenerate")
+    assert confirm.status_code == 409 and "is revoked" in confirm.text and "/ci/regenerate\"" not in confirm.text
+    resp = await admin.post(f"{KEYS}/ci/regenerate", data={"csrf": token})
+    assert resp.status_code == 409, resp.text
+    assert "is revoked" in resp.text and "create a new key" in resp.text and 'id="new-key"' not in resp.text
+    after = keys.get_key(runtime.ctx, "default", "ci")
+    assert after.spec.revoked is True and after.status.key_hash == revoked.status.key_hash
+    script = await admin.post(f"{KEYS}/ci/regenerate", data={"csrf": token}, headers={"Accept": "application/json"})
+    assert script.status_code == 409 and "is revoked" in script.json()["error"]
+
+
+async def test_an_expired_key_is_not_regenerated(runtime, admin):
+    obj = ApiKey(metadata=ObjectMeta(name="old", namespace="default"),
+                 spec=ApiKeySpec(permissions=["read"], expires_at=runtime.ctx.clock().replace(year=2001)))
+    await runtime.ctx.store.create(obj)
+    resp = await admin.post(f"{KEYS}/old/regenerate", data={"csrf": await csrf(admin)})
+    assert resp.status_code == 409 and "expired" in resp.text and 'id="new-key"' not in resp.text
+
+
 @pytest.mark.parametrize("labels, managers", [
     ({"app.kubernetes.io/managed-by": "argocd"}, []),
     ({}, [{"manager": "kustomize-controller", "operation": "Apply"}]),
@@ -238,12 +298,26 @@ async def test_an_invited_member_is_added_and_emailed_a_link(runtime, settings, 
     ({"email": ADMIN}, "already a member"),
     ({"role": "owner"}, "role"),
     ({"name": " "}, "name"),
+    # what a To: header would carry as markup or take apart otherwise; a local part that needs SMTPUTF8
+    ({"email": '"><i>q@x.test'}, "email is not an email address"),
+    ({"email": "r<b>@x.test"}, "email is not an email address"),
+    ({"email": "bo smith@x.test"}, "email is not an email address"),
+    ({"email": "jö@x.test"}, "email is not an email address"),
+    ({"email": "bo@x.test, eve@y.test"}, "email is not an email address"),
+    # a name that displays as another: a bidirectional override, invisible characters
+    ({"name": "Bo\u202e"}, "name must not be blank or contain control characters or invisible"),
+    ({"name": "Admin\u202enimdA"}, "invisible formatting characters"),
+    ({"name": "B\u200bo"}, "invisible formatting characters"),
+    ({"name": "\u2067Bo\u2069"}, "invisible formatting characters"),
+    ({"name": "Bo\U000e0041"}, "invisible formatting characters"),
 ])
-async def test_the_invite_form_refuses_bad_input(runtime, admin, fields, problem):
+async def test_the_invite_form_refuses_bad_input(runtime, settings, admin, fields, problem):
     data = {"csrf": await csrf(admin, "/settings/members"), "email": "bo@example.com", "name": "Bo", **fields}
     resp = await admin.post("/settings/members", data=data)
     assert resp.status_code == 422 and problem in resp.text.lower(), resp.text
     assert [m.spec.email for m in accounts.list_members(runtime.ctx, "default")] == [ADMIN]
+    await runtime.mail.drain(timeout=5)
+    assert not list((settings.data_dir / "outbox").glob("*.eml"))  # nobody was mailed
 
 
 async def test_role_lock_unlock_and_remove(runtime, admin):

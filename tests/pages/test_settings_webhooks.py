@@ -15,16 +15,14 @@ import pytest
 from sqlalchemy import select
 
 from callscope import signing_secrets, webhook_signing
-from callscope.catalog import outbox
-from callscope.catalog.outbox import Outcome
 from callscope.catalog.tables import WebhookEvent
-from callscope.resources import Project, ProjectSpec
-from callscope.resources.kinds import SecretKeyRef, Webhook
+from callscope.resources import Project
+from callscope.resources.kinds import SecretKeyRef
 from callscope.secret_store import FileSecretStore
 from callscope.services import accounts, projects
 from callscope.services.context import Principal
-from callscope.services.objects import create_with_id
 from tests.pages.conftest import csrf_of, email_link
+from tests.pages.webhook_world import add_event, hooked_project
 
 ADMIN = "ada@example.com"
 HOOKS = "/settings/webhooks"
@@ -38,29 +36,6 @@ async def signed_in(runtime, client: httpx.AsyncClient, address: str) -> httpx.A
     resp = await client.post("/sign-in/link", data={"token": token, "csrf": csrf_of(confirm.text)})
     assert resp.status_code == 303, resp.text
     return client
-
-
-async def hooked_project(runtime, account: str, name: str, labels: dict | None = None) -> Project:
-    webhook = Webhook(url=f"https://hooks.example.com/{name}", sections=["metadata"],
-                      signing_secret_ref=SecretKeyRef(name="hooks"))
-    return await create_with_id(runtime.ctx, Project, account, name,
-                                ProjectSpec(name=name, language="en", webhook=webhook), labels=labels)
-
-
-async def add_event(runtime, project: Project, state: str = "failed") -> int:
-    """An event of `project` after one attempt that ended in `state`."""
-    ctx = runtime.ctx
-
-    def add(session) -> int:
-        event = outbox.add(session, project.namespace, project.status.id, 7, "recording.analyzed",
-                           project.spec.webhook.url, {"type": "recording.analyzed"}, ctx.clock())
-        session.flush()
-        return event.id
-    event_id = await ctx.catalog.write(add)
-    [claimed] = await ctx.catalog.write(outbox.claim, 1, "test", 60, ctx.clock(), 12)
-    code = 200 if state == "delivered" else 400
-    await ctx.catalog.write(outbox.record, claimed, Outcome(state, ctx.clock(), 42, code, None, "answer"), ctx.clock())
-    return event_id
 
 
 @pytest.fixture
@@ -190,6 +165,14 @@ async def test_the_endpoint_form_writes_the_project_as_the_api_does(runtime, sit
     ({"url": "ftp://files.example.com/x"}, "url must be an http or https URL"),
     ({"url": "https://a.example.com/ x"}, "url must be an http or https URL"),
     ({"url": "https://a.example.com/" + "x" * 3000}, "url is too long"),
+    # what delivery could not parse (it parses with the function the form checks with)
+    ({"url": "https://[::1"}, "url must be an http or https URL"),
+    ({"url": "https://a.example.com:99999/"}, "url must be an http or https URL"),
+    ({"url": "https://a.example.com:-1/"}, "url must be an http or https URL"),
+    ({"url": "https://a..example.com/"}, "url must be an http or https URL"),
+    ({"url": "https://-a.example.com/"}, "url is not a URL that can be delivered to: -a.example.com is not a host"),
+    ({"url": f"https://{'a' * 64}.example.com/"}, "url is not a URL that can be delivered to:"),
+    ({"url": "https://[1:2]/"}, "url is not a URL that can be delivered to: it cannot be parsed"),
     ({"url": "https://a.example.com/x", "sentiment": "on"}, "sentiment"),
     ({"url": "https://a.example.com/x", "metadata": "maybe"}, "metadata"),
 ])

@@ -4,6 +4,7 @@ refusals, 410 disabling the endpoint, leases between two deliverers, and the add
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import time
@@ -23,6 +24,7 @@ from callscope.runtime import Runtime
 from callscope.secret_store import FileSecretStore
 from callscope.services import webhooks
 from callscope.services.objects import create_with_id
+from callscope.validation import endpoint
 from callscope.workers.webhooks import WebhookDeliverer, address_allowed, resolve_checked, retry_after
 from tests.queue.rows import add_recording
 
@@ -317,6 +319,76 @@ async def test_the_resolved_address_is_checked_not_the_name() -> None:
         await resolve_checked("http://8.8.8.8/hook", Settings())
     with pytest.raises(Refused, match="not an http"):
         await resolve_checked("ftp://8.8.8.8/hook", Settings())
+
+
+# URLs an older version saved (its pattern took them), each the delivery attempt's reason in a few words
+UNPARSEABLE = {"https://[::1": "Invalid IPv6 URL", "https://a.example.com:99999/": "Port out of range",
+               "https://a.example.com:-1/": "Port could not be cast", "https://a.example.com:0/": "port must be",
+               f"https://{'a' * 64}.example.com/": "is not a host name",
+               "https://a..example.com/": "is not a host name", "https://user:pw@a.example.com/": "user name or",
+               "https://[1:2]/": "cannot be parsed", "https://a!b.example.com/": "is not a host name"}
+
+
+@pytest.mark.parametrize("url", sorted(UNPARSEABLE))
+async def test_a_stored_unparseable_url_fails_the_event_with_its_reason(ctx, deliverer, url) -> None:
+    # the event as an older version enqueued it: the outbox keeps each event's URL
+    project = await make_project(ctx, "https://hooks.example.com/x")
+    rid = add_recording(ctx.catalog, account=ACCOUNT, project_id=project.status.id, status="completed", job=False)
+
+    def add(session) -> int:
+        event = outbox.add(session, ACCOUNT, project.status.id, rid, "recording.analyzed", url,
+                           {"type": "recording.analyzed"}, ctx.clock())
+        session.flush()
+        return event.id
+    event_id = ctx.catalog.change(add)
+    loop, escaped = asyncio.get_running_loop(), []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: escaped.append(context))
+    try:
+        [claimed] = await deliverer.tick()  # the loop's own path: a task per event
+        await asyncio.gather(*deliverer.running)  # raises what a task let out
+    finally:
+        loop.set_exception_handler(previous)
+    assert claimed.id == event_id and escaped == []
+    row = event_row(ctx, event_id)
+    assert (row.state, row.attempts, row.lease_owner) == ("failed", 1, None)  # at once, not when the lease ran out
+    [attempt] = attempts(ctx, event_id)
+    assert UNPARSEABLE[url] in attempt.error and "not an http(s) URL that can be delivered to" in attempt.error
+    assert attempt.error == row.last_error and url in attempt.error
+
+
+async def test_an_unexpected_error_in_an_attempt_is_recorded_and_retried(ctx, deliverer, httpserver,
+                                                                         monkeypatch) -> None:
+    project = await make_project(ctx, httpserver.url_for("/hook"))
+    event_id = add_event(ctx, project)
+
+    async def broken(event):
+        raise RuntimeError("something of ours broke")
+    monkeypatch.setattr(deliverer, "_secrets", broken)
+    assert len(await deliverer.tick()) == 1
+    await asyncio.gather(*deliverer.running)
+    row = event_row(ctx, event_id)
+    assert (row.state, row.attempts, row.lease_owner) == ("pending", 1, None)
+    [attempt] = attempts(ctx, event_id)
+    assert attempt.error == "error in delivery: RuntimeError: something of ours broke" == row.last_error
+    assert httpserver.log == []
+
+
+def test_every_webhook_url_is_saved_only_if_delivery_can_parse_it() -> None:
+    """The models (Settings page, `callscope apply`, the stores) and delivery take a URL apart with one function."""
+    for url in UNPARSEABLE:
+        with pytest.raises(ValueError):
+            endpoint(url)
+        with pytest.raises(ValueError):
+            Webhook(url=url)
+    for url, (host, port, path, authority) in {
+            "https://hooks.example.com/x?a=1#f": ("hooks.example.com", 443, "/x?a=1", "hooks.example.com"),
+            "http://127.0.0.1:9": ("127.0.0.1", 9, "/", "127.0.0.1:9"),
+            "https://[2001:db8::1]:8443/p": ("2001:db8::1", 8443, "/p", "[2001:db8::1]:8443"),
+            "https://Bücher.example/hook": ("xn--bcher-kva.example", 443, "/hook", "xn--bcher-kva.example")}.items():
+        parts = endpoint(url)
+        assert (parts.host, parts.connect_port, parts.path, parts.authority) == (host, port, path, authority)
+        assert Webhook(url=url).url == url
 
 
 def test_retry_after_parsing() -> None:
