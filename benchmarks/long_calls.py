@@ -11,7 +11,12 @@ The calls are written to `~/.cache/callscope/long-calls/` (WAV and RTTM, seeded:
 
 Two sets of voices, no voice in both (`VOICE_SETS`): "fit" (6 voices, seed 0), the calls any threshold of the
 long-call clustering was chosen on, and "report" (7 voices, seed 1), the calls reported; "one" (seed 2) is one
-voice, allison's, talking throughout (a long call of one voice must stay one speaker).
+voice, allison's, talking throughout (a long call of one voice must stay one speaker). Other mixes and orders, each
+with a seed of its own (other talkativeness, other turn order): "fit-3", "fit-5" of fit voices (may be fitted on),
+"report-3" (armelle-fr and menardi-it, the two report voices most alike, with a third), "report-5", "report-7b"
+(the 7 report voices again, another order and seed) of report voices only, and "mixed-8": 8 voices are more than
+either side has (6 and 7), so 4 fit and 4 report voices, a call reported and never fitted on, as "one". Without
+`--sets`: fit, report and one.
 
 Each call runs the diarization stage of the pipeline's mono path with the default install's models
 (`speakers.load_speaker_analyzer`: CAM++, spectral clustering, segmentation-3.0): Silero VAD, then
@@ -31,6 +36,7 @@ How to run (repository root; after `scripts/fetch_real_speech.py`)::
     .venv/bin/python -P benchmarks/long_calls.py --save /tmp/long-before.json
     .venv/bin/python -P benchmarks/long_calls.py --baseline /tmp/long-before.json
     .venv/bin/python -P benchmarks/long_calls.py --sets fit --minutes 15
+    .venv/bin/python -P benchmarks/long_calls.py --sets report-3 report-5 report-7b mixed-8 --minutes 15
 """
 
 from __future__ import annotations
@@ -56,7 +62,18 @@ VOICE_SETS = {
     "report": (1, ["menardi-it", "armelle-fr", "ivrvoice-ru", "speaker90", "speaker91", "big-fish-nl",
                    "small-fish-nl"]),
     "one": (2, ["allison"]),  # one voice throughout: a long call must not split it
+    # other mixes and orders (another seed: other talkativeness and turn order); thresholds are chosen on "fit*" only
+    "fit-3": (3, ["july-es", "carlo-it", "small-fish-cs"]),
+    "fit-5": (4, ["big-fish-cs", "allison", "june-fr", "small-fish-cs", "july-es"]),
+    "report-3": (5, ["armelle-fr", "menardi-it", "speaker90"]),  # the two report voices most alike, and a third
+    "report-5": (6, ["speaker91", "big-fish-nl", "ivrvoice-ru", "small-fish-nl", "speaker90"]),
+    "report-7b": (7, ["small-fish-nl", "speaker90", "armelle-fr", "big-fish-nl", "menardi-it", "speaker91",
+                      "ivrvoice-ru"]),
+    # 8 voices: more than either side has (6 fit, 7 report), so 4 of each; reported, never fitted on (as "one")
+    "mixed-8": (8, ["allison", "menardi-it", "june-fr", "armelle-fr", "big-fish-cs", "speaker91", "july-es",
+                    "small-fish-nl"]),
 }
+DEFAULT_SETS = ("fit", "report", "one")  # the other mixes when asked for (`--sets`): all at 60 min take an hour or more
 MINUTES = (15, 60)
 MIN_PIECE_S = 1.5
 WORD_MS, SEGMENT_MS = 300, 10_000  # the stand-in transcript's words and longest segment
@@ -194,7 +211,8 @@ def cell(now: float | int | bool | None, before: float | int | bool | None, fmt:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sets", nargs="+", choices=list(VOICE_SETS), default=list(VOICE_SETS))
+    parser.add_argument("--sets", nargs="+", choices=list(VOICE_SETS), default=list(DEFAULT_SETS),
+                        help=f"voice sets (default: {' '.join(DEFAULT_SETS)})")
     parser.add_argument("--minutes", nargs="+", type=int, default=list(MINUTES))
     parser.add_argument("--save", type=Path, help="write the figures to this JSON file")
     parser.add_argument("--baseline", type=Path, help="a JSON file written by --save: print it beside")

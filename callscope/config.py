@@ -246,6 +246,11 @@ class Settings(BaseSettings):
     llm_context_tokens: int = Field(
         8192, ge=1024, description="Context window of the language model in tokens; longer transcripts are cut."
     )
+    llm_field_tokens: int = Field(
+        256, ge=64, le=8192, description="Tokens of transcript the language model reads per field it is asked about "
+        "(English calls): the spans of the call most relevant to the field; a call whose transcript fits is read "
+        "whole.",
+    )
 
     analysis_executor: Literal["ray", "inline"] = Field(
         "ray", description="Where recordings are analysed: Ray actors (the default), or threads of the dispatcher."

@@ -173,7 +173,8 @@ class Pipeline:
         run.models += [model.info for model in (llm, embedder) if model is not None]
         goals = self._goals(project, segments, roles, embedder, llm, run)
         categories = self._categories(project, segments, embedder, run)
-        fields = self._fields(project, segments, roles, llm, called_on, run)
+        # the text model that chooses the spans the fields are asked about reads English only
+        fields = self._fields(project, segments, roles, llm, called_on, run, embedder if language == "en" else None)
         if redaction is not None:
             fields = redact_fields(fields, redaction)
         summary_language = (project.summary_language if project else None) or language or "en"
@@ -362,14 +363,15 @@ class Pipeline:
         return found
 
     def _fields(self, project: ProjectSpec | None, segments: list[TranscriptSegment], roles: dict[str, str], llm,
-                called_on: date | None, run: _Run) -> list[ExtractedValue]:
+                called_on: date | None, run: _Run, embedder=None) -> list[ExtractedValue]:
         run.at("fields")
         if not (project and project.fields):
             run.skipped("fields", "the project defines no fields")
             return []
         # a language model that fails leaves the values it was asked for null (fields.extract_fields)
         found = extract_fields(project.fields, segments, llm, region=self.settings.default_phone_region,
-                               reference_date=called_on, roles=roles)
+                               reference_date=called_on, roles=roles, embedder=embedder,
+                               field_tokens=self.settings.llm_field_tokens)
         run.ran("fields", f"{sum(1 for f in found if f.value is not None)} of {len(found)} found"
                 + ("" if llm is not None else "; typed extractors only (no language model)"))
         return found

@@ -3,8 +3,10 @@ and shown with the words they come from. A value that cannot be shown in the tra
 
 `extract_fields` takes phone, email, date and number values from what was said (spoken.py), choosing among several
 mentions by the field's words; boolean, string and enum values come from the language model (all fields in one
-request, `ask_model`) and are kept only when the transcript says them. A date is ISO 8601, anchored by
-`reference_date`. The rules per type: docs/analysis.md.
+request, `ask_model`) and are kept only when the transcript says them. With the text model the request holds only
+the spans of the call that can hold each field (`field_spans`), a bounded number of tokens per field whatever the
+call's length, and a field no span is relevant to is not asked. A date is ISO 8601, anchored by `reference_date`.
+The rules per type: docs/analysis.md.
 """
 
 from __future__ import annotations
@@ -16,11 +18,23 @@ from datetime import date
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import structlog
 
 from callscope.analysis.models.language_model import LanguageModelError
 from callscope.analysis.result import Evidence, ExtractedValue, TranscriptSegment
-from callscope.analysis.stages.evidence import SENTENCE, excerpt, quote_in_transcript, token_spans, tokens, word_time
+from callscope.analysis.stages.evidence import (
+    SENTENCE,
+    Similarities,
+    excerpt,
+    query_text,
+    quote_in_transcript,
+    token_spans,
+    tokens,
+    word_time,
+)
+from callscope.analysis.stages.goal_examples import ACTS
+from callscope.analysis.stages.salience import READ_CHARS, turns_of
 from callscope.analysis.stages.spoken import (
     Mention,
     date_mentions,
@@ -30,7 +44,7 @@ from callscope.analysis.stages.spoken import (
     phone_mentions,
     spoken_digits,
 )
-from callscope.analysis.stages.summary import transcript_budget, transcript_prompt
+from callscope.analysis.stages.summary import CHARS_PER_TOKEN, speaker_names, transcript_budget, transcript_prompt
 
 if TYPE_CHECKING:
     from callscope.resources.kinds import ExtractedField
@@ -236,6 +250,176 @@ def ask_model(questions: Sequence[_Question], llm: Any, prefix: str) -> list[Map
     return [answer.get(k, {}) for k in keys]
 
 
+# --- where a field can be said -----------------------------------------------------------------------------
+
+FIELD_TOKENS = 256  # transcript tokens read per field asked (CALLSCOPE_LLM_FIELD_TOKENS)
+SPAN_BEFORE, SPAN_AFTER = 1, 2  # segments read around a relevant one: the question before it, the answer after it
+RELEVANCE_FLOOR = 0.35  # a segment less relevant than this holds no field's value; a field with none is not asked
+LEXICAL_WEIGHT = 0.15  # added per word of the field said in a segment (stems compared), for at most MAX_LEXICAL
+MAX_LEXICAL = 2
+VALUE_WEIGHT = RELEVANCE_FLOOR  # an enum value said in a segment makes it relevant on its own
+# A field that asks for a name is also matched against utterances of an introduction ("This is Peter speaking."):
+# the text model puts "The first name of the agent who answered." far from "this is Maria speaking" (0.16-0.23).
+_NAME_CUE = re.compile(r"\b(?:names?|named|introduc\w*)\b", re.I)
+_INTRODUCTIONS = next(act.examples for act in ACTS if act.name == "an introduction")
+SPANS_HEAD = ("Transcript of a phone call, only the parts that may hold the fields below, one line per turn "
+              "(speaker: words); [...]: turns left out:\n")
+
+
+class _Relevance:
+    """How relevant each segment of a call is to a field: the cosine similarity of its closest sentence (or of the
+    segment whole) to the field's name, description and enum values (the text model), plus LEXICAL_WEIGHT for each
+    of the field's words it says (`field_words`) and VALUE_WEIGHT when it says one of an enum's values. The
+    segments are embedded once for every field."""
+
+    def __init__(self, segments: Sequence[TranscriptSegment], embedder: Any):
+        self.segments = segments
+        self.similarities = Similarities(embedder, segments)
+        at = {id(s): i for i, s in enumerate(segments)}
+        self._unit_segment = np.array([at[id(u.segment)] for u in self.similarities.units], dtype=np.int64)
+        self._stems = [{_stem(w) for w in tokens(s.text)} for s in segments]
+
+    @staticmethod
+    def queries(field: ExtractedField) -> list[str]:
+        """What the segments are compared with: the field's name and description (and an enum's values); for a
+        field that asks for a name, utterances of an introduction too."""
+        text = query_text(field.name, field.description)
+        said = list(_INTRODUCTIONS) if _NAME_CUE.search(f"{field.name.replace('_', ' ')} {field.description}") else []
+        return [f"{text} ({', '.join(field.values)})" if field.values else text, *said]
+
+    def prepare(self, fields: Sequence[ExtractedField]) -> None:
+        self.similarities.prepare([q for f in fields for q in self.queries(f)])  # embedded together: one batch
+
+    def __call__(self, field: ExtractedField) -> tuple[np.ndarray, np.ndarray]:
+        """Per segment, its relevance and the unit (index into similarities.units) closest in meaning (-1: none)."""
+        n = len(self.segments)
+        meaning, best = np.zeros(n, dtype=np.float32), np.full(n, -1, dtype=np.int64)
+        closest = np.max([self.similarities(q) for q in self.queries(field)], axis=0)
+        for unit, (i, similarity) in enumerate(zip(self._unit_segment, closest, strict=False)):  # no units: none
+            if best[i] < 0 or similarity > meaning[i]:
+                meaning[i], best[i] = max(float(similarity), 0.0), unit
+        words = field_words(field)
+        values = [[_stem(w) for w in tokens(v)] for v in field.values]
+        lexical = np.zeros(n, dtype=np.float32)
+        for i, (stems, segment) in enumerate(zip(self._stems, self.segments, strict=True)):
+            lexical[i] = LEXICAL_WEIGHT * min(MAX_LEXICAL, len(stems & words))
+            if values and any(all(w in stems for w in v) for v in values if v):
+                said = [_stem(w) for w in tokens(segment.text)]
+                if any(find_stems(said, v) >= 0 for v in values if v):
+                    lexical[i] += VALUE_WEIGHT
+        return meaning + lexical, best
+
+
+def find_stems(said: Sequence[str], wanted: Sequence[str]) -> int:
+    """Where the words `wanted` are said in a row in `said` (both stemmed), or -1."""
+    return next((i for i in range(len(said) - len(wanted) + 1) if said[i:i + len(wanted)] == list(wanted)), -1)
+
+
+def _clip(text: str, focus: int, max_chars: int) -> str:
+    """text, or its max_chars around character `focus` (a third before it), cut at spaces and marked with "..."."""
+    if len(text) <= max_chars:
+        return text
+    start = max(0, min(focus - max_chars // 3, len(text) - max_chars))
+    end = start + max_chars
+    if start > 0:
+        start = text.find(" ", start) + 1 or start
+    if end < len(text):
+        end = text.rfind(" ", start, end) if text.rfind(" ", start, end) > start else end
+    return ("... " if start > 0 else "") + text[start:end].strip() + (" ..." if end < len(text) else "")
+
+
+def field_spans(relevance: np.ndarray, anchors: Sequence[int], lengths: Sequence[int], max_chars: int
+                ) -> list[int]:
+    """The segments to read for one field, in the order chosen: each anchor at least RELEVANCE_FLOOR relevant, the
+    most relevant first, then the SPAN_BEFORE segments before it and the SPAN_AFTER after it, while their lines
+    (`lengths`, characters) fit max_chars; the first anchor always (its line is clipped to fit). [] when no anchor
+    is relevant enough: the field is not asked."""
+    ranked = sorted((i for i in dict.fromkeys(anchors) if relevance[i] >= RELEVANCE_FLOOR),
+                    key=lambda i: (-relevance[i], i))
+    chosen: list[int] = []
+    used = 0
+    for anchor in ranked:
+        if used >= max_chars:
+            break
+        window = [anchor, *range(anchor - 1, anchor - SPAN_BEFORE - 1, -1), *range(anchor + 1, anchor + SPAN_AFTER + 1)]
+        for i in window:
+            if 0 <= i < len(lengths) and i not in chosen and lengths[i] and (
+                    used + lengths[i] <= max_chars or not chosen):
+                chosen.append(i)
+                used += min(lengths[i], max_chars)
+    return chosen
+
+
+def spans_prompt(segments: Sequence[TranscriptSegment], focus: Mapping[int, int], roles: Mapping[str, str] | None,
+                 max_line: int) -> str:
+    """The transcript prefix of the segments in `focus` (index -> the character each is read around, when its text is
+    longer than max_line), in time order: consecutive segments of one speaker as one line, "[...]" where segments
+    are left out."""
+    names = speaker_names([s.speaker for s in segments], roles)
+    lines: list[str] = []
+    previous: int | None = None
+    for i in sorted(focus):
+        segment = segments[i]
+        text = " ".join(_clip(segment.text, focus[i], max_line).split())
+        if previous is not None and i == previous + 1 and segment.speaker == segments[previous].speaker:
+            lines[-1] += " " + text
+        else:
+            if i > (previous + 1 if previous is not None else 0):
+                lines.append("[...]")
+            lines.append(f"{names[segment.speaker]}: {text}")
+        previous = i
+    if previous is not None and previous < len(segments) - 1:
+        lines.append("[...]")
+    return SPANS_HEAD + "\n".join(lines) + "\n[end of transcript]\n"
+
+
+def _narrowed(asked: Sequence[tuple[int, _Question, list[Mention]]], segments: Sequence[TranscriptSegment],
+              embedder: Any, roles: Mapping[str, str] | None, field_tokens: int, whole: str
+              ) -> tuple[list[tuple[int, _Question, list[Mention]]], str]:
+    """The questions worth asking and the transcript prefix to ask them with: all of them and `whole` (the shared
+    transcript prefix) when it is no longer than the spans the fields may read or the summary reads the call whole
+    too (salience.py); else the spans of the call relevant to each field (`field_spans`, field_tokens each), one
+    prefix for all, a field with no relevant segment left out (null), and a choice among mentions keeping the values
+    said in its spans."""
+    max_chars = field_tokens * CHARS_PER_TOKEN
+    # the summary reads a call this short whole: the same prefix, evaluated once in the language model's KV cache
+    summary_reads_whole = sum(len(t.text) + 1 for t in turns_of(segments)) <= READ_CHARS
+    if summary_reads_whole or len(whole) <= len(asked) * max_chars:
+        return list(asked), whole
+    relevance = _Relevance(segments, embedder)
+    relevance.prepare([q.field for _, q, _ in asked])
+    max_line = max(max_chars // 2, 1)  # a long segment is read around what made it relevant
+    names = speaker_names([s.speaker for s in segments], roles)
+    lengths = [min(len(names[s.speaker]) + len(s.text.strip()) + 3, max_line + 12) if s.text.strip() else 0
+               for s in segments]
+    at = {id(s): i for i, s in enumerate(segments)}
+    narrowed, focus = [], {}
+    for i, question, mentions in asked:
+        scores, best = relevance(question.field)
+        if question.choices:  # the values' own segments, as relevant as they are or as the question before them
+            anchors = [at[id(m.segment)] for m in mentions if m.value in question.choices]
+            lifted = scores.copy()
+            lifted[1:] = np.maximum(scores[1:], scores[:-1])
+            chosen = field_spans(lifted, anchors, lengths, max_chars)
+        else:
+            chosen = field_spans(scores, range(len(segments)), lengths, max_chars)
+        if not chosen:
+            log.info("field_not_asked", field=question.field.name, reason="no span of the call is relevant to it")
+            continue
+        if question.choices:
+            read = set(chosen)
+            said = {m.value for m in mentions if at[id(m.segment)] in read}
+            question = _Question(question.field, tuple(c for c in question.choices if c in said))
+            for m in mentions:
+                if at[id(m.segment)] in read:
+                    focus.setdefault(at[id(m.segment)], m.start)
+        narrowed.append((i, question, mentions))
+        units = relevance.similarities.units
+        for j in chosen:
+            focus.setdefault(j, units[best[j]].start if best[j] >= 0 else 0)
+    return narrowed, spans_prompt(segments, focus, roles, max_line) if narrowed else whole
+
+
 # --- the stage ------------------------------------------------------------------------------------------
 
 
@@ -296,21 +480,26 @@ def _answered(question: _Question, answer: Mapping[str, Any], mentions: Sequence
 
 def extract_fields(fields: Sequence[ExtractedField], segments: Sequence[TranscriptSegment], llm: Any | None = None, *,
                    region: str = "US", reference_date: date | None = None,
-                   roles: Mapping[str, str] | None = None) -> list[ExtractedValue]:
+                   roles: Mapping[str, str] | None = None, embedder: Any | None = None,
+                   field_tokens: int = FIELD_TOKENS) -> list[ExtractedValue]:
     """Each field's value and evidence, in the order of fields (see the module docstring). region: where phone
     numbers without a country code are from; reference_date: the day of the call, which anchors dates without a
     year and relative ones; roles: speaker label -> role, named in the transcript prefix as the summary and goals
     name them (one shared prefix). The fields the model is asked about are asked in one request; a model that fails
-    leaves them null."""
+    leaves them null. embedder (TextEmbedder; an English call): the request holds only the spans relevant to each
+    field, at most field_tokens each (`_narrowed`), and a field no span is relevant to is null without asking;
+    None: the whole transcript (up to the model's context)."""
     if not any(tokens(s.text) for s in segments):
         return [_result(f, None, []) for f in fields]
     decided = [_by_rules(f, segments, llm, region, reference_date) for f in fields]
     asked = [(i, question, mentions) for i, (_, question, mentions) in enumerate(decided) if question is not None]
     results = [result for result, _, _ in decided]
+    prefix = transcript_prompt(segments, transcript_budget(llm), roles) if asked else ""
+    if asked and embedder is not None:
+        asked, prefix = _narrowed(asked, segments, embedder, roles, field_tokens, prefix)
     if asked:
         try:
-            answers = ask_model([q for _, q, _ in asked], llm,
-                                transcript_prompt(segments, transcript_budget(llm), roles))
+            answers = ask_model([q for _, q, _ in asked], llm, prefix)
         except LanguageModelError as exc:
             log.warning("fields_model_failed", error=str(exc), fields=[q.field.name for _, q, _ in asked])
             answers = [{"found": False}] * len(asked)
@@ -319,4 +508,4 @@ def extract_fields(fields: Sequence[ExtractedField], segments: Sequence[Transcri
     return [r if r is not None else _result(f, None, []) for r, f in zip(results, fields, strict=True)]
 
 
-__all__ = ["extract_fields", "supported"]
+__all__ = ["FIELD_TOKENS", "extract_fields", "field_spans", "supported"]

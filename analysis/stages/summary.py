@@ -2,10 +2,11 @@
 from a brief of the call.
 
 `summarize` asks the model for a brief of four one-sentence slots (`brief_schema`) about the call read whole or,
-past `salience.READ_CHARS`, its salient turns (`summary_prompt`; the same `transcript_prompt` the goals and fields
-start with, so llama.cpp evaluates it once). Every sentence is checked (faithfulness.py); one not supported is
-replaced by what was said closest to it, and when none is left or the model fails the summary is the call's key
-sentences. `SummaryResult.method` and `removed` say which happened. Why: docs/analysis.md, benchmarks/RESULTS.md.
+past `salience.READ_CHARS`, a digest of salient statements from each of its parts (`summary_prompt`; the same
+`transcript_prompt` the goals and fields start with, so llama.cpp evaluates it once). Every sentence is checked
+(faithfulness.py); one not supported is replaced by what was said closest to it; a part of a long call the brief says
+nothing of is quoted after it. When none is left or the model fails the summary is the call's key sentences.
+`SummaryResult.method` and `removed` say which happened. Why: docs/analysis.md, benchmarks/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -180,14 +181,14 @@ def _cut_middle(lines: list[str], max_chars: int) -> str:
     return "\n".join([*lines[:start], gap, *lines[end:]])
 
 
-def summary_prompt(segments: Sequence[TranscriptSegment], llm: LanguageModel,
-                   roles: Mapping[str, str] | None) -> tuple[str, list[Turn], bool]:
+def summary_prompt(segments: Sequence[TranscriptSegment], llm: LanguageModel, roles: Mapping[str, str] | None,
+                   embedder: Any | None = None) -> tuple[str, list[Turn], bool]:
     """What the summary reads, the turns in it, and whether turns are left out: the shared transcript prefix when
-    the call fits salience.READ_CHARS, else its salient turns ("[...]" where turns are left out)."""
-    turns = turns_of(segments)
-    read = salient_turns(turns)
+    the call fits salience.READ_CHARS, else its digest, statements from each of its parts ("[...]" where statements
+    are left out; `embedder`: the text model that chooses them, see salience.salient_turns)."""
+    read = salient_turns(segments, embedder)
     if None not in read:
-        return transcript_prompt(segments, transcript_budget(llm), roles), turns, False
+        return transcript_prompt(segments, transcript_budget(llm), roles), turns_of(segments), False
     head = "Parts of the transcript of a phone call, one line per turn (speaker: words); [...]: turns left out:\n"
     text = f"{head}" + "\n".join(_lines(read, roles)) + "\n[end of transcript]\n"
     return text, [t for t in read if t is not None], True
@@ -241,43 +242,102 @@ def courtesy(sentence: str) -> bool:
     return any(says(words, phrase) for phrase in _COURTESIES)
 
 
+class _Remembered:
+    """The text embedder, each text embedded once for the call: a long call's digest embeds its statements, and the
+    faithfulness check, which compares the summary with the same sentences, reads them back."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = [str(t) for t in texts]
+        missing = [t for t in dict.fromkeys(texts) if t not in self.vectors]
+        if missing:
+            self.vectors.update(zip(missing, np.asarray(self.embedder.embed(missing), dtype=np.float32), strict=True))
+        if not texts:
+            return np.asarray(self.embedder.embed([]), dtype=np.float32)
+        return np.stack([self.vectors[t] for t in texts])
+
+
 class _Quotes:
     """What was said, for repairing a sentence: the sentences of the turns read (at least KEY_MIN_WORDS words, else
-    all), each quoted once at most, the one closest in meaning to the unsupported sentence first."""
+    all), each quoted once at most, the one closest in meaning to the unsupported sentence first; each with the part
+    of the call it was said in (salience.PARTS), for `parts_untold`."""
 
     def __init__(self, turns: Sequence[Turn], embedder: Any, roles: Mapping[str, str] | None) -> None:
-        said = [(t.speaker, m.group().strip()) for t in turns for m in SENTENCE.finditer(t.text) if tokens(m.group())]
-        long = [(who, text) for who, text in said if len(tokens(text)) >= KEY_MIN_WORDS]
+        # the part of a long call each was said in; None: read as the call's closing (how it ends, not what its
+        # last part is about: "Talk to you next Monday.")
+        said = [(t.speaker, m.group().strip(), None if t.closing else t.part) for t in turns
+                for m in SENTENCE.finditer(t.text) if tokens(m.group())]
+        long = [(who, text, part) for who, text, part in said if len(tokens(text)) >= KEY_MIN_WORDS]
         # a question or a courtesy states nothing ("Could you give me your account number please?", "Thank you for
         # calling ..."): quoted only when nothing else is
-        stated = [(who, text) for who, text in long if not text.endswith("?") and not courtesy(text)]
-        self.said = list(dict.fromkeys(stated or long or said))
+        stated = [(who, text, part) for who, text, part in long if not text.endswith("?") and not courtesy(text)]
+        first: dict[tuple[str, str], int | None] = {}
+        for who, text, part in stated or long or said:
+            first.setdefault((who, text), part)
+        self.said = [(who, text, part) for (who, text), part in first.items()]
         self.embedder, self.roles = embedder, roles
         self.used: set[int] = set()
         self._vectors: np.ndarray | None = None
 
     def _embedded(self) -> np.ndarray:
         if self._vectors is None:
-            self._vectors = np.asarray(self.embedder.embed([text for _, text in self.said]), dtype=np.float32)
+            self._vectors = np.asarray(self.embedder.embed([text for _, text, _ in self.said]), dtype=np.float32)
         return self._vectors
 
     def _quote(self, i: int) -> str:
         self.used.add(i)
-        who, text = self.said[i]
+        who, text, _ = self.said[i]
         return f'{speaker_name(who, self.roles)} said: "{text}"' + ("" if text[-1] in ".!?" else ".")
+
+    def _news(self, summary: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+        """For each sentence said: its closeness in meaning to the summary's closest sentence, and how many of its
+        content words (stems) the summary lacks."""
+        told = {stem(w) for sentence in summary for w in tokens(sentence)}
+        closest = ((self._embedded() @ np.asarray(self.embedder.embed(list(summary)), dtype=np.float32).T).max(axis=1)
+                   if summary else np.zeros(len(self.said), dtype=np.float32))
+        return closest, [len({stem(w) for w in content_words(text)} - told) for _, text, _ in self.said]
 
     def untold(self, summary: Sequence[str], count: int) -> list[str]:
         """Up to `count` quotes of what was said that the summary's sentences do not say yet: none of them is
         NOVEL_MAX_SIMILARITY close in meaning, and at least NOVEL_MIN_WORDS of its content words are new to
         them; the most new words first, in the order said."""
-        if not self.said or not summary:
+        if not self.said or not summary or count <= 0:
             return []
-        told = {stem(w) for sentence in summary for w in tokens(sentence)}
-        closest = (self._embedded() @ np.asarray(self.embedder.embed(list(summary)), dtype=np.float32).T).max(axis=1)
-        news = [len({stem(w) for w in content_words(text)} - told) for _, text in self.said]
+        closest, news = self._news(summary)
         fresh = [i for i in range(len(self.said))
                  if i not in self.used and closest[i] < NOVEL_MAX_SIMILARITY and news[i] >= NOVEL_MIN_WORDS]
         return [self._quote(i) for i in sorted(sorted(fresh, key=lambda i: -news[i])[:count])]
+
+    def parts_untold(self, summary: Sequence[str]) -> list[str]:
+        """A quote for each part of a long call that the summary says nothing of: it names none of the part's own
+        words (content words said in that part and no other: "moving" tells the part about the move, "new" tells
+        none) and none of the part's statements is NOVEL_MAX_SIMILARITY close to a sentence of it (the call's
+        closing aside). The quote is the part's statement of at least NOVEL_MIN_WORDS content words with the most
+        of the part's own words (a part by time can begin with the end of the subject before it), then the most
+        words new to the summary, the first said of those; the quotes in the order said. The 1.5B model's brief of an
+        hour of four subjects named two of them. `summary`: the model's sentences kept (a repair quote, the closest to
+        a sentence that was wrong, tells no part: "Talk to you next Monday.")."""
+        if not self.said:
+            return []
+        closest, news = self._news(summary)
+        told = {stem(w) for sentence in summary for w in tokens(sentence)}
+        words = [{stem(w) for w in content_words(text)} for _, text, _ in self.said]
+        said_in: dict[int | None, set[str]] = {}  # the closing's words (None) are no part's own
+        for w, (_, _, part) in zip(words, self.said, strict=True):
+            said_in.setdefault(part, set()).update(w)
+        picks = []
+        for part in sorted(p for p in said_in if p is not None):
+            own = said_in[part].difference(*(w for p, w in said_in.items() if p != part))
+            mine = [i for i, (_, _, p) in enumerate(self.said) if p == part]
+            if own & told or any(closest[i] >= NOVEL_MAX_SIMILARITY for i in mine):
+                continue
+            fresh = [i for i in mine if i not in self.used and len(words[i]) >= NOVEL_MIN_WORDS]
+            if fresh:
+                picks.append(max(fresh, key=lambda i: (len(words[i] & own), news[i])))
+        return [self._quote(i) for i in sorted(picks)]
 
     def closest(self, sentence: str) -> str | None:
         if not self.said:
@@ -308,24 +368,30 @@ def summarize(
         return SummaryResult(text="", language=code, model=llm.info)
     roles = named_roles(segments, roles)
     agent = has_agent(roles)
-    prompt, read, excerpt = summary_prompt(segments, llm, roles)
+    embedder = _Remembered(embedder) if embedder is not None else None
+    prompt, read, excerpt = summary_prompt(segments, llm, roles, embedder)
     checker = SupportChecker(segments, embedder, names=code not in _NOUNS_CAPITALISED, roles=roles)
     answer = llm.generate_json(prompt + "\n" + _instruction(code, agent, excerpt),
                                brief_schema(code, agent), max_tokens=BRIEF_MAX_TOKENS)
     sentences = distinct(filter(None, (_whole_sentence(str(v)) for v in answer.values())))
     quotes = _Quotes(read, embedder, roles) if embedder is not None else None
     kept: list[str] = []
+    told: list[str] = []  # the model's sentences kept: what a part is told by (a repair quote is close to a wrong one)
     removed: list[Support] = []
     for check in checker.check(sentences):
         if check.supported(checker.threshold):
             kept.append(check.sentence)
+            told.append(check.sentence)
             continue
         removed.append(check)
         quote = quotes.closest(check.sentence) if quotes else None
         if quote:
             kept.append(quote)
     if quotes is not None:
-        kept += quotes.untold(kept, UNTOLD_QUOTES)
+        # a long call: each part the brief says nothing of quoted first, then what else it left out
+        parts = quotes.parts_untold(told) if excerpt else []
+        kept += parts
+        kept += quotes.untold(kept, UNTOLD_QUOTES - len(parts))
     if not removed:
         return SummaryResult(text=" ".join(kept), language=code, model=llm.info)
     # counts only: the sentences are the model's words about the call (the result keeps them, the log never)

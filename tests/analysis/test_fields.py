@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from datetime import date
 
+import numpy as np
 import pytest
 from pydantic import ValidationError
 
 from callscope.analysis.models.language_model import LanguageModelError
 from callscope.analysis.result import Evidence, ExtractedValue, TranscriptSegment
 from callscope.analysis.stages.evidence import quote_in_transcript
-from callscope.analysis.stages.fields import extract_fields, supported
+from callscope.analysis.stages.fields import FIELD_TOKENS, extract_fields, field_spans, supported
 from callscope.analysis.stages.spoken import (
     EMAIL,
     date_mentions,
@@ -23,9 +24,10 @@ from callscope.analysis.stages.spoken import (
     spoken_digits,
     spoken_number,
 )
+from callscope.analysis.stages.summary import CHARS_PER_TOKEN, transcript_prompt
 from callscope.resources.kinds import ExtractedField, ProjectSpec
 from tests.analysis.scripted_model import ScriptedModel
-from tests.analysis.transcripts import BILLING_CALL, long_dialogue, segments
+from tests.analysis.transcripts import BILLING_CALL, WAREHOUSE, WRITTEN_ROLES, long_dialogue, segments
 
 
 def seg(text: str, id: int = 0, speaker: str = "speaker-2", start_ms: int = 0) -> TranscriptSegment:
@@ -402,3 +404,78 @@ def test_an_hours_thousand_different_mentions_single_none_out():
         return [s.model_copy(update={"text": f"The account number is {4000 + s.id}."}) for s in long_dialogue(minutes)]
 
     assert extract_fields([field], numbered(60))[0].value is None
+
+
+# --- the spans each field is asked about -------------------------------------------------------------------
+
+DOG = [("speaker-1", "By the way, how is your new puppy doing? What did you name her?"),
+       ("speaker-2", "She is doing great. We named our dog Biscuit, she is a little beagle.")]
+
+
+def warehouse_call(minutes: float, said_at: float) -> list[TranscriptSegment]:
+    """`minutes` of WAREHOUSE said again and again, with DOG said `said_at` minutes in (timed as `segments`)."""
+    turns = WAREHOUSE * int(minutes * 60 / sum(len(t.split()) / 2.5 + 0.4 for _, t in WAREHOUSE) + 1)
+    at = next(s.id for s in segments(turns) if s.start_ms >= said_at * 60_000 and s.speaker == "speaker-2")
+    return segments(turns[:at + 1] + DOG + turns[at + 1:])
+
+
+def test_a_field_fifty_minutes_in_is_read_in_its_span_and_unrelated_fields_ask_nothing(embedder):
+    call = warehouse_call(55, 50)
+    dog = next(s for s in call if "Biscuit" in s.text)
+    fields = [field("dog_name", "string", "The name of the dog."),
+              field("blood_type", "string", "The blood type of the patient."),
+              field("policy_number", "number", "The number of the customer's insurance policy.")]  # numbers abound
+    model = ScriptedModel({"field_1": {"found": True, "value": "Biscuit"}})
+    dog_name, blood, policy = extract_fields(fields, call, model, embedder=embedder)
+    assert dog_name.value == "Biscuit" and dog_name.evidence[0].dialogue_id == dog.id
+    assert dog.start_ms >= 50 * 60_000
+    assert blood.value is None and policy.value is None  # no span relevant to them: not asked
+    [prompt] = model.prompts
+    assert list(model.schemas[0]["properties"]) == ["field_1"] and 'field "dog_name"' in prompt
+    assert "blood" not in prompt and "policy" not in prompt
+    transcript = prompt.split("[end of transcript]")[0]
+    assert "What did you name her?" in transcript and "We named our dog Biscuit" in transcript  # question, answer
+    assert len(transcript) <= FIELD_TOKENS * CHARS_PER_TOKEN + 200  # the span, not the hour: its lines and "[...]"
+    # an unrelated field alone: nothing is asked
+    assert extract_fields(fields[1:], call, ScriptedModel(), embedder=embedder)[0].value is None
+
+
+def test_a_short_call_is_read_whole_as_the_summary_reads_it(embedder):
+    call = segments(BILLING_CALL)
+    fields = [field("agent_name", "string", "The first name of the agent who answered."),
+              field("refund_reference", "string", "The refund reference the agent gave.")]
+    model = ScriptedModel({"field_1": {"found": True, "value": "Maria"}, "field_2": {"found": True, "value": "R7741"}})
+    name, reference = extract_fields(fields, call, model, roles=WRITTEN_ROLES, embedder=embedder)
+    assert (name.value, reference.value) == ("Maria", "R7741")
+    # the summary reads this call whole: the same transcript prefix, evaluated once for both
+    assert model.prompts[0].startswith(transcript_prompt(call, None, WRITTEN_ROLES))
+    model = ScriptedModel({"field_1": {"found": True, "value": "Maria"}})
+    assert extract_fields(fields[:1], call, model, roles=WRITTEN_ROLES, embedder=embedder)[0].value == "Maria"
+    assert model.prompts[0].startswith(transcript_prompt(call, None, WRITTEN_ROLES))  # longer than one field's spans
+
+
+def test_a_choice_among_values_reads_where_they_are_said(embedder):
+    call = warehouse_call(20, 12)
+    at = next(i for i, s in enumerate(call) if s.start_ms >= 15 * 60_000)
+    call[at:at] = segments([("speaker-1", "How many puppies did your beagle have?"),
+                            ("speaker-2", "Five, and we kept one of the puppies, the other four went to friends.")])
+    call = [s.model_copy(update={"id": i}) for i, s in enumerate(call)]
+    puppies = field("puppy_count", "number", "How many puppies the dog had.")
+    model = ScriptedModel({"field_1": {"value": "5"}})
+    [result] = extract_fields([puppies], call, model, embedder=embedder)
+    assert result.value == 5.0 and result.evidence[0].dialogue_id == at + 1
+    # asked only among the values said in its spans (the puppies' first), not the twelve drivers of the rest of the
+    # call: a question of "how many" too, but not about puppies
+    choices = model.schemas[0]["properties"]["field_1"]["properties"]["value"]["enum"]
+    assert choices[0] == "5" and "4" in choices and "12" not in choices and "3" not in choices
+    assert len(model.prompts[0].split("[end of transcript]")[0]) <= FIELD_TOKENS * CHARS_PER_TOKEN + 200
+
+
+def test_field_spans_take_the_window_around_each_relevant_segment_within_the_budget():
+    relevance = np.array([0.1, 0.5, 0.2, 0.1, 0.1, 0.35, 0.0, 0.0])
+    lengths = [100] * 8
+    assert field_spans(relevance, range(8), lengths, 450) == [1, 0, 2, 3]  # the question before, two answers after
+    assert field_spans(relevance, range(8), lengths, 800) == [1, 0, 2, 3, 5, 4, 6, 7]
+    assert field_spans(relevance, [5, 6], lengths, 800) == [5, 4, 6, 7]  # a choice: only its values' segments
+    assert field_spans(relevance * 0.5, range(8), lengths, 800) == []  # nothing relevant: not asked
+    assert field_spans(relevance, range(8), [1000] * 8, 450) == [1]  # the best one always, clipped to fit

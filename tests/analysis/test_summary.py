@@ -11,10 +11,11 @@ import pytest
 from callscope.analysis.models import llm_file
 from callscope.analysis.models.language_model import LlamaCppModel
 from callscope.analysis.result import TranscriptSegment
-from callscope.analysis.stages.faithfulness import split_sentences
-from callscope.analysis.stages.salience import READ_CHARS
+from callscope.analysis.stages.faithfulness import SupportChecker, split_sentences
+from callscope.analysis.stages.salience import PARTS, READ_CHARS, salient_turns
 from callscope.analysis.stages.summary import (
     SERVICE_SLOTS,
+    UNTOLD_QUOTES,
     brief_schema,
     distinct,
     language_name,
@@ -24,8 +25,11 @@ from callscope.analysis.stages.summary import (
     transcript_prompt,
     unsupported_details,
 )
+from tests.analysis.long_transcripts import RECORDINGS, long_call, subjects_named
+from tests.analysis.long_transcripts import ROLES as LONG_ROLES
 from tests.analysis.scripted_model import briefs
 from tests.analysis.transcripts import BILLING_CALL, BILLING_KEY_WORDS, DENTAL_CALL, DENTAL_KEY_WORDS, segments
+from tests.analysis.voices import AGENT, CUSTOMER
 
 CALL = segments(BILLING_CALL)
 ROLES = {"speaker-1": "agent", "speaker-2": "customer"}
@@ -192,3 +196,84 @@ def test_a_slot_that_says_an_earlier_slot_again_is_left_out():
     asked_and_done = ["The customer wanted to change their address on their account.",
                       "The agent changed the address on the account.", "The agent asked for the account number."]
     assert distinct(asked_and_done) == asked_and_done
+
+
+# --- a long call: every part of it read --------------------------------------------------------------------------
+
+
+def _read_lines(prompt: str) -> list[str]:
+    """The lines of a summary prompt between its head and the end of its transcript."""
+    return prompt.split("\n[end of transcript]\n")[0].splitlines()[1:]
+
+
+@pytest.mark.parametrize("with_text_model", [True, False], ids=["text-model", "word-rarity"])
+def test_a_long_call_is_read_from_each_of_its_quarters(request, with_text_model):
+    text_model = request.getfixturevalue("embedder") if with_text_model else None
+    for minutes in (15, 60):
+        for recording, subjects in RECORDINGS.items():
+            call = long_call(recording, minutes)
+            said = {" ".join(s.text.split()) for s in call}
+            read = salient_turns(call, text_model)
+            lines = [t for t in read if t is not None]
+            assert None in read and sum(len(t.text) + 1 for t in lines) <= READ_CHARS
+            by_part = {part: " ".join(t.text for t in lines if t.part == part) for part in range(PARTS)}
+            for part, subject in enumerate(subjects):  # each quarter read, and what it is about
+                assert len(by_part[part]) >= READ_CHARS // 8, (minutes, recording, part, by_part)
+                assert subjects_named(by_part[part], [subject]) == [subject], (minutes, recording, part, by_part)
+            for t in lines:  # statements as said, each once
+                assert any(t.text.removesuffix(" ...") in turn for turn in said), t
+            assert len({t.text for t in lines}) == len(lines)
+
+
+def test_a_long_call_summary_names_each_quarter_and_two_calls_that_share_their_opening_differ(embedder):
+    prompts, texts = {}, {}
+    for recording in ("A", "B"):
+        for minutes in (15, 60):
+            # the 1.5B model's kind of brief of a long call: its opening and the goodbye
+            model = briefs(["Laura and Daniel talk on their weekly call.",
+                            "They signed the lease for the new shop on Harbor Street.",
+                            "They will talk again next Monday."])
+            call = long_call(recording, minutes)
+            result = summarize(call, "en", model, roles=LONG_ROLES, embedder=embedder)
+            prompts[recording, minutes], texts[recording, minutes] = model.prompts[0], result.text
+            assert "Only parts of a long call are shown" in model.prompts[0]
+            # the parts the brief says nothing of are quoted: every quarter's subject is named
+            assert subjects_named(result.text, RECORDINGS[recording]) == list(RECORDINGS[recording]), result.text
+            checks = SupportChecker(call, embedder, roles=LONG_ROLES).check(split_sentences(result.text))
+            assert all(c.supported() for c in checks), [c.sentence for c in checks if not c.supported()]
+            assert len(split_sentences(result.text)) <= 3 + PARTS
+        # an hour reads as much as a quarter of an hour
+        assert abs(len(prompts[recording, 60]) - len(prompts[recording, 15])) < 200
+    for minutes in (15, 60):
+        assert _read_lines(prompts["A", minutes])[:4] == _read_lines(prompts["B", minutes])[:4]  # the same opening
+        assert prompts["A", minutes] != prompts["B", minutes] and texts["A", minutes] != texts["B", minutes]
+
+
+def test_a_call_said_again_to_length_is_read_once_and_quoted_as_before(embedder):
+    # the support dialogue repeated: nothing but its first round is new, so nothing else is read or quoted
+    dialogue = [(f"speaker-{i % 2 + 1}", line) for i, line in enumerate(
+        line for pair in zip(AGENT, CUSTOMER, strict=True) for line in pair)]
+    call = segments(dialogue * 40)
+    read = [t for t in salient_turns(call, embedder) if t is not None]
+    assert " ".join(t.text for t in read) == " ".join(text for _, text in dialogue)
+    model = briefs(["The customer called to change the address on the account."])
+    result = summarize(call, "en", model, roles=ROLES, embedder=embedder)
+    assert result.text.startswith("The customer called to change the address on the account.")
+    assert result.text.count('said: "') <= UNTOLD_QUOTES
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("language_model")
+@pytest.mark.timeout(900)  # minutes when other work shares the 2 cores
+@pytest.mark.skipif(LLAMA_SKIP is not None, reason=LLAMA_SKIP or "")
+def test_real_summary_of_an_hour_names_every_quarter(qwen, embedder):
+    texts = {}
+    for recording in ("A", "B"):
+        call = long_call(recording, 60)
+        result = summarize(call, "en", qwen, LONG_ROLES, embedder)
+        print(recording, result.text)
+        assert subjects_named(result.text, RECORDINGS[recording]) == list(RECORDINGS[recording]), result.text
+        checks = SupportChecker(call, embedder, roles=LONG_ROLES).check(split_sentences(result.text))
+        assert all(c.supported() for c in checks), [c.sentence for c in checks if not c.supported()]
+        texts[recording] = result.text
+    assert texts["A"] != texts["B"]  # the two share their first quarter only

@@ -50,6 +50,21 @@ WRITTEN_FIELDS = [
 ]
 DENTAL_KEY_WORDS = (("appointment", "booked", "rescheduled", "reschedule"), ("monday",))
 
+# A warehouse team's weekly call, to be said again and again around another call's turns (the fields' spans:
+# tests/analysis/test_fields.py, benchmarks/field_spans.py): numbers, and nothing about a dog, a flight or a policy.
+WAREHOUSE = [
+    ("speaker-1", "Let's go through the warehouse schedule for next week."),
+    ("speaker-2", "The first delivery of pallets arrives on Monday morning at the north gate."),
+    ("speaker-1", "How many drivers do we have on the early shift?"),
+    ("speaker-2", "We have twelve drivers, and three of them can also run the forklift."),
+    ("speaker-1", "Good. The inventory count should be finished before the end of the month."),
+    ("speaker-2", "I will ask the team to count the shelves in aisle seven first."),
+    ("speaker-1", "The new scanners still lose their connection in the cold storage area."),
+    ("speaker-2", "The supplier promised a firmware update for the scanners this week."),
+    ("speaker-1", "Let's also plan the safety training for the new staff."),
+    ("speaker-2", "The safety training is on Thursday afternoon and takes two hours."),
+]
+
 
 def segments(turns: list[tuple[str, str]], words_per_second: float = 2.5) -> list[TranscriptSegment]:
     """Timed dialogue segments of (speaker, text) turns; the timing follows the number of words."""
