@@ -1,6 +1,8 @@
 """The one place where exceptions become the spec's error bodies: `{error}`, `{errors: [...]}` for 422,
 `{error, retry_after}` for 429; a `Retry-After` header wherever the error says when to retry (429, the 503 of an
-unreachable catalog). Nothing escapes as a traceback."""
+unreachable catalog). Nothing escapes as a traceback. A WebSocket handshake that fails (a path no route serves) has
+no response to shape: it is closed with the error's status as a WebSocket code (4xx: 34xx), which the server answers
+as HTTP 403, and logged in one line."""
 
 from __future__ import annotations
 
@@ -30,8 +32,16 @@ def error_body(status: int, exc: CallscopeError) -> dict:
     return {"error": exc.message}
 
 
-async def handle_callscope_error(req: falcon.asgi.Request, resp: falcon.asgi.Response, exc: CallscopeError,
-                                 params) -> None:
+async def _refuse_websocket(req: falcon.asgi.Request, ws: falcon.asgi.WebSocket, status: int) -> None:
+    log.info("websocket_refused", status=status, path=redact_path(req.path))
+    await ws.close(3000 + status)  # WebSocket codes 3000-3999 are the application's: Falcon's 3000 + HTTP status
+
+
+async def handle_callscope_error(req: falcon.asgi.Request, resp: falcon.asgi.Response | None, exc: CallscopeError,
+                                 params, ws: falcon.asgi.WebSocket | None = None) -> None:
+    if resp is None and ws is not None:
+        return await _refuse_websocket(req, ws, exc.status)
+    assert resp is not None
     resp.status = exc.status
     resp.media = error_body(exc.status, exc)
     if exc.retry_after is not None:
@@ -42,8 +52,11 @@ async def handle_callscope_error(req: falcon.asgi.Request, resp: falcon.asgi.Res
         log.warning("request_failed", status=exc.status, error=exc.message, path=redact_path(req.path))
 
 
-async def handle_http_error(req: falcon.asgi.Request, resp: falcon.asgi.Response, exc: falcon.HTTPError,
-                            params) -> None:
+async def handle_http_error(req: falcon.asgi.Request, resp: falcon.asgi.Response | None, exc: falcon.HTTPError,
+                            params, ws: falcon.asgi.WebSocket | None = None) -> None:
+    if resp is None and ws is not None:
+        return await _refuse_websocket(req, ws, exc.status_code)
+    assert resp is not None
     resp.status = exc.status
     status = exc.status_code
     message = _HTTP_MESSAGES.get(status) or exc.description or exc.title or "Error"
@@ -52,8 +65,12 @@ async def handle_http_error(req: falcon.asgi.Request, resp: falcon.asgi.Response
         resp.set_header(name, value)
 
 
-async def handle_unexpected(req: falcon.asgi.Request, resp: falcon.asgi.Response, exc: Exception, params) -> None:
+async def handle_unexpected(req: falcon.asgi.Request, resp: falcon.asgi.Response | None, exc: Exception, params,
+                            ws: falcon.asgi.WebSocket | None = None) -> None:
     log.exception("unhandled_error", path=redact_path(req.path), method=req.method)
+    if resp is None and ws is not None:
+        return await ws.close(1011)  # the WebSocket code of an internal error
+    assert resp is not None
     resp.status = 500
     resp.media = {"error": "Internal server error"}
 

@@ -114,9 +114,9 @@ def route_not_found(page_prefixes: tuple[str, ...], api_handler):
     """The error handler of a URL no route matches (a page's id that is no number, or past the catalog's BIGINT,
     matches none): the pages' own 404 page under `page_prefixes`, `api_handler`'s JSON body anywhere else."""
 
-    async def handle(req, resp, exc: falcon.HTTPRouteNotFound, params) -> None:
-        if not any(req.path == p or req.path.startswith(p + "/") for p in page_prefixes):
-            await api_handler(req, resp, exc, params)
+    async def handle(req, resp, exc: falcon.HTTPRouteNotFound, params, ws=None) -> None:
+        if resp is None or not any(req.path == p or req.path.startswith(p + "/") for p in page_prefixes):
+            await api_handler(req, resp, exc, params, ws=ws)  # a WebSocket handshake has no page either
             return
         render(req, resp, "error.html", status=404, title=_TITLES[404], message="There is no page here.", person=None)
     return handle
