@@ -13,8 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from callscope.analysis.result import TranscriptSegment
+from callscope.analysis.result import TranscriptSegment, TranscriptWord
 
+# A word the recogniser gave a probability below this is doubtful: a sentence with one is never quoted, and a number
+# said only in doubtful words supports no summary sentence and makes a field's value uncertain. Fitted on the FIT
+# clips of the real-speech set (benchmarks/doubtful_words.py; the figures: benchmarks/RESULTS.md).
+DOUBTFUL_WORD_PROBABILITY = 0.5
 SIMILARITY_FLOOR = 0.10  # about the median similarity of unrelated (goal, sentence) pairs
 SIMILARITY_CEILING = 0.70  # above the 90th percentile of the positives: certainly about the goal
 QUOTE_MAX_CHARS = 240
@@ -89,6 +93,93 @@ def word_time(segment: TranscriptSegment, index: int) -> int:
         if len(timed) == len(tokens(segment.text)) and 0 <= index < len(timed):
             return timed[index][1]
     return segment.start_ms
+
+
+def doubtful(word: TranscriptWord) -> bool:
+    """Whether the recogniser doubted the word (its probability is below DOUBTFUL_WORD_PROBABILITY)."""
+    return word.probability < DOUBTFUL_WORD_PROBABILITY
+
+
+def token_words(segment: TranscriptSegment) -> list[TranscriptWord | None]:
+    """For each token of segment.text (`tokens`), the word of segment.words it was said in: the words walked in
+    order, each matched to the next tokens that are its own; None for a token no word has (a segment without words,
+    a text edited after recognition)."""
+    said = tokens(segment.text)
+    out: list[TranscriptWord | None] = [None] * len(said)
+    at = 0
+    for word in segment.words:
+        for token in tokens(word.text):
+            found = next((i for i in range(at, min(at + 3, len(said))) if said[i] == token), -1)
+            if found >= 0:
+                out[found], at = word, found + 1
+    return out
+
+
+def sentence_words(segment: TranscriptSegment) -> list[tuple[str, list[TranscriptWord]]]:
+    """Each sentence of segment.text (SENTENCE, those with words) and the words of segment.words said in it."""
+    owners = token_words(segment)
+    out, at = [], 0
+    for m in SENTENCE.finditer(segment.text):
+        count = len(tokens(m.group()))
+        if count:
+            words = [w for w in owners[at:at + count] if w is not None]
+            out.append((m.group().strip(), list({id(w): w for w in words}.values())))
+            at += count
+    return out
+
+
+def span_words(segment: TranscriptSegment, start: int, end: int) -> list[TranscriptWord]:
+    """The words of segment.words said in the characters start..end of segment.text (a value found there)."""
+    words = [w for (_, s, e), w in zip(token_spans(segment.text), token_words(segment), strict=True)
+             if w is not None and s < end and e > start]
+    return list({id(w): w for w in words}.values())
+
+
+def doubtful_sentences(segment: TranscriptSegment) -> list[tuple[str, bool]]:
+    """Each sentence of segment.text (as `sentence_words`) and whether a word of it is doubtful; a segment without
+    words (a written transcript) has none."""
+    return [(text, any(doubtful(w) for w in words)) for text, words in sentence_words(segment)]
+
+
+class Doubts:
+    """Where a call's recogniser doubted its words, looked up by what was said: each speaker's turns (consecutive
+    segments of one speaker) as tokens, each token doubtful or not; and `sure`, the transcript without them."""
+
+    def __init__(self, segments: Sequence[TranscriptSegment]) -> None:
+        self.turns: list[tuple[str, list[str], list[bool]]] = []
+        sure = []
+        for segment in segments:
+            said = tokens(segment.text)
+            flags = [w is not None and doubtful(w) for w in token_words(segment)]
+            text = segment.text
+            for (_, start, end), doubted in zip(token_spans(segment.text), flags, strict=True):
+                text = text[:start] + " " * (end - start) + text[end:] if doubted else text
+            sure.append(text)
+            if self.turns and self.turns[-1][0] == segment.speaker:
+                self.turns[-1][1].extend(said)
+                self.turns[-1][2].extend(flags)
+            elif said:
+                self.turns.append((segment.speaker, said, flags))
+        self.any = any(any(flags) for _, _, flags in self.turns)
+        self.sure = "\n".join(sure)  # the transcript (one line a segment), each doubtful word blanked out
+
+    def only_doubtful(self, text: str, speaker: str | None = None) -> bool:
+        """Whether the words of text are said (in a row, by `speaker` when given) only where a word of them is
+        doubtful: said once with none of them doubtful, or not found, they are not."""
+        wanted = tokens(text)
+        if not self.any or not wanted:
+            return False
+        found = False
+        for who, said, flags in self.turns:
+            if speaker is not None and who != speaker:
+                continue
+            at = find_words(said, wanted)
+            while at >= 0:
+                if not any(flags[at:at + len(wanted)]):
+                    return False
+                found = True
+                at = find_words(said, wanted, at + 1)
+        return found
 
 
 def quote_locations(quote: str, segments: Sequence[TranscriptSegment]) -> list[tuple[TranscriptSegment, int]]:

@@ -16,9 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import structlog
 
 from callscope.analysis.result import TranscriptSegment
-from callscope.analysis.stages.evidence import SENTENCE, tokens, without_role_words
+from callscope.analysis.stages.evidence import SENTENCE, Doubts, doubtful_sentences, tokens, without_role_words
+
+log = structlog.get_logger()
 
 SUPPORT_THRESHOLD = 0.45
 KEY_SENTENCES = 3
@@ -65,17 +68,11 @@ def _english_number_words(n: int) -> set[str]:
     return set()
 
 
-def unsupported_details(summary: str, transcript: str, names: bool = True) -> list[str]:
-    """Numbers and capitalised names in `summary` that `transcript` does not contain, in order of appearance.
-
-    A number is supported when the transcript has the same number (separators ignored) or, below 100, when
-    the transcript spells it out in English ("twenty-five"). With `names`, a capitalised word inside a
-    sentence is a name to check; it is supported when the transcript has the word in any case.
-    """
+def unsupported_numbers(summary: str, transcript: str) -> list[str]:
+    """The numbers of `summary` that `transcript` does not contain (see unsupported_details), in order."""
     found: list[str] = []
     transcript_lower = transcript.lower()
     transcript_digits = {re.sub(r"\D", "", n) for n in _NUMBER.findall(transcript)}
-    transcript_words = {w.lower() for w in _WORD.findall(transcript)}
     for number in _NUMBER.findall(summary):
         digits = re.sub(r"\D", "", number)
         if digits in transcript_digits:
@@ -83,6 +80,33 @@ def unsupported_details(summary: str, transcript: str, names: bool = True) -> li
         if len(digits) <= 2 and any(w in transcript_lower for w in _english_number_words(int(digits))):
             continue
         found.append(number)
+    return found
+
+
+# Spelt-out numbers of a written sentence checked against the words the recogniser was sure of ("one" is a pronoun
+# as often as a number).
+_NUMBER_WORDS = {*_UNITS[2:], *_TENS, "hundred", "thousand", "million"}
+
+
+def doubtful_numbers(summary: str, transcript: str, sure: str) -> list[str]:
+    """The numbers of `summary` (digits, or spelt out in English) that `transcript` has only in words the recogniser
+    doubted: `sure` is the transcript with those words left out (evidence.Doubts.sure), in order."""
+    said = {w.lower() for w in _WORD.findall(transcript)}
+    sure_words = {w.lower() for w in _WORD.findall(sure)}
+    missing = set(unsupported_numbers(summary, transcript))
+    spelt = [w for w in _WORD.findall(summary) if w.lower() in _NUMBER_WORDS and w.lower() in said - sure_words]
+    return list(dict.fromkeys([*(n for n in unsupported_numbers(summary, sure) if n not in missing), *spelt]))
+
+
+def unsupported_details(summary: str, transcript: str, names: bool = True) -> list[str]:
+    """Numbers and capitalised names in `summary` that `transcript` does not contain, in order of appearance.
+
+    A number is supported when the transcript has the same number (separators ignored) or, below 100, when
+    the transcript spells it out in English ("twenty-five"). With `names`, a capitalised word inside a
+    sentence is a name to check; it is supported when the transcript has the word in any case.
+    """
+    found = unsupported_numbers(summary, transcript)
+    transcript_words = {w.lower() for w in _WORD.findall(transcript)}
     for sentence in re.split(r"(?<=[.!?])\s+", summary) if names else ():
         for match in list(_WORD.finditer(sentence))[1:]:  # the first word is capitalised anyway
             word = match.group()
@@ -151,6 +175,7 @@ class Support:
     details: tuple[str, ...]  # numbers and names the transcript does not contain
     new: tuple[str, ...] = ()  # content words the transcript does not have (checked with the meaning)
     roles: tuple[str, ...] = ()  # role words for speakers the call gives no role (invented_roles)
+    doubtful: tuple[str, ...] = ()  # numbers the transcript has only in words the recogniser doubted
 
     def supported(self, threshold: float = SUPPORT_THRESHOLD) -> bool:
         return not self.reason(threshold)
@@ -159,6 +184,8 @@ class Support:
         """Why the sentence is not supported (empty when it is)."""
         if self.details:
             return f"the transcript does not contain {', '.join(self.details)}"
+        if self.doubtful:
+            return f"the recogniser doubted the words of {', '.join(self.doubtful)}"
         if self.roles:
             return f"no speaker of the call is known to be the {', '.join(self.roles)}"
         if self.similarity is None:
@@ -202,6 +229,7 @@ class SupportChecker:
         self.transcript = "\n".join(s.text for s in segments)
         self.stretches = stretches(segments)
         self.stems = {stem(w) for s in segments for w in tokens(s.text)}
+        self.doubts = Doubts(segments)
         self._said = [f" {' '.join(tokens(stretch))} " for stretch in self.stretches]
         self._vectors: np.ndarray | None = None
 
@@ -226,14 +254,19 @@ class SupportChecker:
                     if q else self.check([s])[0] for s, q in zip(sentences, quotes, strict=True)]
         details = [tuple(unsupported_details(s, self.transcript, names=self.names)) for s in sentences]
         roles = [invented_roles(s, self.roles, self.stems) for s in sentences]
+        doubted = [tuple(doubtful_numbers(s, self.transcript, self.doubts.sure)) if self.doubts.any else ()
+                   for s in sentences]
+        if any(doubted):  # a count only: the numbers are the call's
+            log.info("numbers_in_doubtful_words", sentences=sum(map(bool, doubted)))
         if self.embedder is None or not self.stretches or not sentences:
-            return [Support(s, None, "", d, roles=r) for s, d, r in zip(sentences, details, roles, strict=True)]
+            return [Support(s, None, "", d, roles=r, doubtful=n)
+                    for s, d, r, n in zip(sentences, details, roles, doubted, strict=True)]
         claims = np.asarray(self.embedder.embed([claim_text(s) for s in sentences]), dtype=np.float32)
         similarity = claims @ self._stretch_vectors().T
         best = similarity.argmax(axis=1)
         return [Support(s, round(float(similarity[i, best[i]]), 3), self.stretches[best[i]], d,
-                        new_words(s, self.stems), r)
-                for i, (s, d, r) in enumerate(zip(sentences, details, roles, strict=True))]
+                        new_words(s, self.stems), r, n)
+                for i, (s, d, r, n) in enumerate(zip(sentences, details, roles, doubted, strict=True))]
 
     def supported_text(self, text: str) -> tuple[list[str], list[Support]]:
         """The sentences of text that are supported, and the checks of those that are not."""
@@ -255,11 +288,15 @@ def key_sentences(segments: Sequence[TranscriptSegment], embedder: Any | None,
                   count: int = KEY_SENTENCES) -> list[tuple[TranscriptSegment, str]]:
     """The call's `count` most central sentences of at least KEY_MIN_WORDS words, in the order said. Without an
     embedder, the longest ones. Greetings and goodbyes are short or far from the centre: they are seldom chosen.
+    A sentence with a word the recogniser doubted is chosen only when every sentence has one.
     A sentence said again (the same words) is a candidate once: a long call repeats itself, a summary must not."""
-    found = [(s, m.group().strip()) for s in segments for m in SENTENCE.finditer(s.text)
-             if len(tokens(m.group())) >= KEY_MIN_WORDS]
-    if not found:  # a call of short sentences: its longest turns
-        found = [(s, " ".join(s.text.split())) for s in segments if tokens(s.text)]
+    said = [(s, text, doubted) for s in segments for text, doubted in doubtful_sentences(s)
+            if len(tokens(text)) >= KEY_MIN_WORDS]
+    if not said:  # a call of short sentences: its longest turns
+        said = [(s, " ".join(s.text.split()), any(doubted for _, doubted in doubtful_sentences(s)))
+                for s in segments if tokens(s.text)]
+    # the sentences without a word the recogniser doubted, when there are any (evidence.doubtful)
+    found = [(s, text) for s, text, doubted in said if not doubted] or [(s, text) for s, text, _ in said]
     first: dict[str, tuple[TranscriptSegment, str]] = {}
     for s, text in found:
         first.setdefault(" ".join(tokens(text)), (s, text))

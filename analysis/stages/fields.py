@@ -26,9 +26,11 @@ from callscope.analysis.result import Evidence, ExtractedValue, TranscriptSegmen
 from callscope.analysis.stages.evidence import (
     SENTENCE,
     Similarities,
+    doubtful,
     excerpt,
     query_text,
     quote_in_transcript,
+    span_words,
     token_spans,
     tokens,
     word_time,
@@ -478,6 +480,34 @@ def _answered(question: _Question, answer: Mapping[str, Any], mentions: Sequence
     return _result(question.field, value, [m.evidence() for m in mentions if m.value == value])
 
 
+def doubtful_mention(mention: Mention) -> bool:
+    """Whether a word the value is said in is one the recogniser doubted (evidence.doubtful)."""
+    return any(doubtful(w) for w in span_words(mention.segment, mention.start, mention.end))
+
+
+def uncertain_values(fields: Sequence[ExtractedField], values: Sequence[ExtractedValue],
+                     segments: Sequence[TranscriptSegment], *, region: str = "US",
+                     reference_date: date | None = None) -> list[str]:
+    """The names of the values found (extract_fields' `values`, in the order of `fields`) that the transcript says
+    only in words the recogniser doubted: each place the value is said has a doubtful word. A boolean is not
+    checked (the model's reading of words, not a value said); a segment without words (a written transcript) is
+    sure. The result model has no confidence for a value: the pipeline names these in the fields stage's detail."""
+    out = []
+    for field, found in zip(fields, values, strict=True):
+        if found.value is None or field.type == "boolean":
+            continue
+        if field.type in ("string", "enum"):
+            mentions = where_said(str(found.value), segments)
+        else:
+            mentions = [m for m in mentions_of(field, segments, region, reference_date)
+                        if _display(m.value) == _display(found.value)]
+        if mentions and all(doubtful_mention(m) for m in mentions):
+            out.append(field.name)
+    if out:  # a count only: the names are the project's, the values the call's
+        log.info("field_values_doubtful", values=len(out))
+    return out
+
+
 def extract_fields(fields: Sequence[ExtractedField], segments: Sequence[TranscriptSegment], llm: Any | None = None, *,
                    region: str = "US", reference_date: date | None = None,
                    roles: Mapping[str, str] | None = None, embedder: Any | None = None,
@@ -508,4 +538,4 @@ def extract_fields(fields: Sequence[ExtractedField], segments: Sequence[Transcri
     return [r if r is not None else _result(f, None, []) for r, f in zip(results, fields, strict=True)]
 
 
-__all__ = ["FIELD_TOKENS", "extract_fields", "field_spans", "supported"]
+__all__ = ["FIELD_TOKENS", "extract_fields", "field_spans", "supported", "uncertain_values"]

@@ -20,7 +20,7 @@ import structlog
 
 from callscope.analysis.models.language_model import DEFAULT_CONTEXT_TOKENS, LanguageModel
 from callscope.analysis.result import ModelUsed, TranscriptSegment
-from callscope.analysis.stages.evidence import SENTENCE, says, tokens
+from callscope.analysis.stages.evidence import SENTENCE, Doubts, says, tokens
 from callscope.analysis.stages.faithfulness import (
     KEY_MIN_WORDS,
     Support,
@@ -263,9 +263,12 @@ class _Remembered:
 class _Quotes:
     """What was said, for repairing a sentence: the sentences of the turns read (at least KEY_MIN_WORDS words, else
     all), each quoted once at most, the one closest in meaning to the unsupported sentence first; each with the part
-    of the call it was said in (salience.PARTS), for `parts_untold`."""
+    of the call it was said in (salience.PARTS), for `parts_untold`. A sentence said only with a word the recogniser
+    doubted (evidence.Doubts, of `segments`: the call's) is never quoted; it still counts as said for what the
+    summary tells."""
 
-    def __init__(self, turns: Sequence[Turn], embedder: Any, roles: Mapping[str, str] | None) -> None:
+    def __init__(self, turns: Sequence[Turn], embedder: Any, roles: Mapping[str, str] | None,
+                 segments: Sequence[TranscriptSegment] = ()) -> None:
         # the part of a long call each was said in; None: read as the call's closing (how it ends, not what its
         # last part is about: "Talk to you next Monday.")
         said = [(t.speaker, m.group().strip(), None if t.closing else t.part) for t in turns
@@ -280,12 +283,18 @@ class _Quotes:
         self.said = [(who, text, part) for (who, text), part in first.items()]
         self.embedder, self.roles = embedder, roles
         self.used: set[int] = set()
+        doubts = Doubts(segments)
+        self.doubted = {i for i, (who, text, _) in enumerate(self.said) if doubts.only_doubtful(text, who)}
         self._vectors: np.ndarray | None = None
 
     def _embedded(self) -> np.ndarray:
         if self._vectors is None:
             self._vectors = np.asarray(self.embedder.embed([text for _, text, _ in self.said]), dtype=np.float32)
         return self._vectors
+
+    def _free(self, i: int) -> bool:
+        """Whether the i-th sentence may be quoted: not quoted yet, and its words not doubted."""
+        return i not in self.used and i not in self.doubted
 
     def _quote(self, i: int) -> str:
         self.used.add(i)
@@ -308,7 +317,7 @@ class _Quotes:
             return []
         closest, news = self._news(summary)
         fresh = [i for i in range(len(self.said))
-                 if i not in self.used and closest[i] < NOVEL_MAX_SIMILARITY and news[i] >= NOVEL_MIN_WORDS]
+                 if self._free(i) and closest[i] < NOVEL_MAX_SIMILARITY and news[i] >= NOVEL_MIN_WORDS]
         return [self._quote(i) for i in sorted(sorted(fresh, key=lambda i: -news[i])[:count])]
 
     def parts_untold(self, summary: Sequence[str]) -> list[str]:
@@ -334,7 +343,7 @@ class _Quotes:
             mine = [i for i, (_, _, p) in enumerate(self.said) if p == part]
             if own & told or any(closest[i] >= NOVEL_MAX_SIMILARITY for i in mine):
                 continue
-            fresh = [i for i in mine if i not in self.used and len(words[i]) >= NOVEL_MIN_WORDS]
+            fresh = [i for i in mine if self._free(i) and len(words[i]) >= NOVEL_MIN_WORDS]
             if fresh:
                 picks.append(max(fresh, key=lambda i: (len(words[i] & own), news[i])))
         return [self._quote(i) for i in sorted(picks)]
@@ -344,7 +353,7 @@ class _Quotes:
             return None
         similarity = self._embedded() @ np.asarray(self.embedder.embed([claim_text(sentence)]), dtype=np.float32)[0]
         for i in np.argsort(-similarity, kind="stable"):
-            if int(i) not in self.used:
+            if self._free(int(i)):
                 return self._quote(int(i))
         return None
 
@@ -374,7 +383,7 @@ def summarize(
     answer = llm.generate_json(prompt + "\n" + _instruction(code, agent, excerpt),
                                brief_schema(code, agent), max_tokens=BRIEF_MAX_TOKENS)
     sentences = distinct(filter(None, (_whole_sentence(str(v)) for v in answer.values())))
-    quotes = _Quotes(read, embedder, roles) if embedder is not None else None
+    quotes = _Quotes(read, embedder, roles, segments) if embedder is not None else None
     kept: list[str] = []
     told: list[str] = []  # the model's sentences kept: what a part is told by (a repair quote is close to a wrong one)
     removed: list[Support] = []
