@@ -25,7 +25,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServe
         live.stop()
 
 
-@pytest.mark.parametrize("path", ["/api/v1/public/live", "/api/v1/public/projects", "/no/such/path", "/settings/no-such-page"])
+@pytest.mark.parametrize("path", ["/api/v1/public/live", "/api/v1/public/projects", "/no/such/path",
+                                  "/settings/no-such-page"])
 def test_a_websocket_to_a_path_no_route_serves_is_refused_in_one_log_line(served, path):
     server, log = served
     before = log.read_text()
