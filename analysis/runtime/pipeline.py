@@ -380,8 +380,7 @@ class Pipeline:
                 + ("" if llm is not None else "; typed extractors only (no language model)"))
         return found
 
-    @staticmethod
-    def _summary(segments: list[TranscriptSegment], language: str, roles: dict[str, str], llm, embedder,
+    def _summary(self, segments: list[TranscriptSegment], language: str, roles: dict[str, str], llm, embedder,
                  run: _Run) -> str | None:
         """The model's summary, its unsupported sentences removed (summary.py); when the model fails, the call's
         key sentences. `embedder` checks the sentences' meaning (None: names and numbers only)."""
@@ -393,7 +392,8 @@ class Pipeline:
             run.skipped("summary", "no speech to summarise")
             return None
         try:
-            result = summarize(segments, language, llm, roles=roles, embedder=embedder)  # roles: who is who
+            result = summarize(segments, language, llm, roles=roles, embedder=embedder,  # roles: who is who
+                               judge=self.settings.llm_checks_claims)
         except LanguageModelError as exc:
             run.ran("summary", f"language model failed ({one_line(exc)}): the call's key sentences instead")
             # quoted by the roles a summary may name: no "The agent said" in a chat between two friends

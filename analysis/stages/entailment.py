@@ -36,6 +36,7 @@ def claims_of(sentence: str) -> list[str]:
     parts = [p for p in parts if p]
     if len(parts) < 2 or any(len(p.split()) < _MIN_CLAIM_WORDS for p in parts):
         return [sentence.strip()]
+    parts = [p[0].upper() + p[1:] for p in parts]  # each read as a sentence of its own
     return [p if p.endswith((".", "!", "?")) else f"{p}." for p in parts]
 
 

@@ -176,6 +176,8 @@ class Support:
     new: tuple[str, ...] = ()  # content words the transcript does not have (checked with the meaning)
     roles: tuple[str, ...] = ()  # role words for speakers the call gives no role (invented_roles)
     doubtful: tuple[str, ...] = ()  # numbers the transcript has only in words the recogniser doubted
+    quoted: bool = False  # it reports speech said word for word: supported as it stands
+    unstated: tuple[str, ...] = ()  # its claims the language model judged the transcript does not state (entailment)
 
     def supported(self, threshold: float = SUPPORT_THRESHOLD) -> bool:
         return not self.reason(threshold)
@@ -188,6 +190,8 @@ class Support:
             return f"the recogniser doubted the words of {', '.join(self.doubtful)}"
         if self.roles:
             return f"no speaker of the call is known to be the {', '.join(self.roles)}"
+        if self.unstated:
+            return "the transcript does not state it (the language model's reading)"
         if self.similarity is None:
             return ""
         if self.similarity < threshold:
@@ -250,7 +254,8 @@ class SupportChecker:
         """Each sentence's support, in order."""
         quotes = [self._quote(s) for s in sentences]
         if any(quotes):  # speech quoted: only who said it is checked
-            return [Support(s, 1.0, q, (), roles=invented_roles(s.split(" said: ")[0], self.roles, self.stems))
+            return [Support(s, 1.0, q, (), roles=invented_roles(s.split(" said: ")[0], self.roles, self.stems),
+                            quoted=True)
                     if q else self.check([s])[0] for s, q in zip(sentences, quotes, strict=True)]
         details = [tuple(unsupported_details(s, self.transcript, names=self.names)) for s in sentences]
         roles = [invented_roles(s, self.roles, self.stems) for s in sentences]

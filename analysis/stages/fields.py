@@ -395,7 +395,8 @@ def _narrowed(asked: Sequence[tuple[int, _Question, list[Mention]]], segments: S
     lengths = [min(len(names[s.speaker]) + len(s.text.strip()) + 3, max_line + 12) if s.text.strip() else 0
                for s in segments]
     at = {id(s): i for i, s in enumerate(segments)}
-    narrowed, focus = [], {}
+    narrowed: list = []
+    focus: dict[int, int] = {}
     for i, question, mentions in asked:
         scores, best = relevance(question.field)
         if question.choices:  # the values' own segments, as relevant as they are or as the question before them

@@ -175,13 +175,13 @@ def _choose(found: Sequence[Statement], embedder: Any | None, max_chars: int, pa
         if not open_parts:
             return chosen, closing
         part = min(open_parts, key=lambda p: (used[p], p))
-        k = worth.best(fits[part])
-        if k is None:  # what is left of this part was read already, said again
+        best = worth.best(fits[part])
+        if best is None:  # what is left of this part was read already, said again
             del waiting[part]
             continue
-        take(k)
-        worth.read(k)
-        waiting[part].remove(k)
+        take(best)
+        worth.read(best)
+        waiting[part].remove(best)
 
 
 def salient_turns(segments: Sequence[TranscriptSegment], embedder: Any | None = None, max_chars: int = READ_CHARS,

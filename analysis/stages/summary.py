@@ -12,14 +12,15 @@ nothing of is quoted after it. When none is left or the model fails the summary 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import structlog
 
-from callscope.analysis.models.language_model import DEFAULT_CONTEXT_TOKENS, LanguageModel
+from callscope.analysis.models.language_model import DEFAULT_CONTEXT_TOKENS, LanguageModel, LanguageModelError
 from callscope.analysis.result import ModelUsed, TranscriptSegment
+from callscope.analysis.stages.entailment import claims_of, entailed
 from callscope.analysis.stages.evidence import SENTENCE, Doubts, says, tokens
 from callscope.analysis.stages.faithfulness import (
     KEY_MIN_WORDS,
@@ -358,9 +359,32 @@ class _Quotes:
         return None
 
 
+def judged(checks: Sequence[Support], llm: LanguageModel, prefix: str, threshold: float) -> list[Support]:
+    """`checks`, with each sentence they pass (a quote aside: said word for word) judged claim by claim by the
+    language model after `prefix`, the transcript the summary was written from, which its cache still holds
+    (entailment.py); a sentence with a claim it finds not stated is unsupported. A judge that fails leaves the checks
+    as they were (logged): the similarity checks still hold."""
+    asked = [i for i, check in enumerate(checks) if check.supported(threshold) and not check.quoted]
+    claims = [claims_of(checks[i].sentence) for i in asked]
+    out = list(checks)
+    try:
+        verdicts = entailed(llm, prefix, [claim for found in claims for claim in found])
+    except LanguageModelError:
+        log.warning("summary_claims_not_judged", sentences=len(asked))
+        return out
+    at = 0
+    for i, found in zip(asked, claims, strict=True):
+        unstated = tuple(claim for claim, stated in zip(found, verdicts[at:at + len(found)], strict=True)
+                         if not stated)
+        at += len(found)
+        if unstated:
+            out[i] = replace(checks[i], unstated=unstated)
+    return out
+
+
 def summarize(
     segments: Sequence[TranscriptSegment], language: str | None, llm: LanguageModel,
-    roles: Mapping[str, str] | None = None, embedder: Any | None = None,
+    roles: Mapping[str, str] | None = None, embedder: Any | None = None, judge: bool = True,
 ) -> SummaryResult:
     """A summary of the call's brief in `language` (ISO 639-1, a regional tag is cut; None: the transcript's).
 
@@ -368,6 +392,7 @@ def summarize(
     agent among them: no sentence may name one). `embedder`: the text embedder that checks each sentence's meaning
     against the transcript and finds what was said in place of an unsupported one (English only: give it when the
     summary and the transcript are both English); None: names and numbers only, unsupported sentences removed.
+    `judge`: the language model also reads each sentence those checks pass, claim by claim (`judged`).
 
     A call without words has nothing to summarise: the text is empty and the model is not asked.
     Raises LanguageModelError when the model gives no usable answer.
@@ -387,7 +412,10 @@ def summarize(
     kept: list[str] = []
     told: list[str] = []  # the model's sentences kept: what a part is told by (a repair quote is close to a wrong one)
     removed: list[Support] = []
-    for check in checker.check(sentences):
+    checks = checker.check(sentences)
+    if judge:
+        checks = judged(checks, llm, prompt, checker.threshold)
+    for check in checks:
         if check.supported(checker.threshold):
             kept.append(check.sentence)
             told.append(check.sentence)

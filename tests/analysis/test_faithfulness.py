@@ -73,7 +73,7 @@ def test_an_invented_sentence_is_repaired_with_what_was_said(embedder):
     assert quote.startswith(("The agent said: \"", "The customer said: \""))  # in the slot's place, as said
     assert result.method == "repaired" and [r.sentence for r in result.removed] == [INVENTED]
     assert result.note == "1 sentence(s) the transcript does not support replaced by what was said"
-    assert len(model.prompts) == 1
+    assert len(model.asked) == 1  # the brief is never asked for again
     assert all(c.supported() for c in SupportChecker(CALL, embedder).check(split_sentences(result.text)))
 
 
@@ -155,3 +155,63 @@ def test_what_the_brief_left_out_is_quoted_after_it_but_no_question_or_courtesy(
                    for q in quotes), result.text
     # nothing the brief already says is quoted again
     assert "has been down since yesterday" not in " ".join(quotes)
+
+
+# --- the claim judge (analysis/stages/entailment.py) after the similarity checks -----------------------------------
+
+AGREED = "The customer agreed to pay the internet bill again."  # the call's own words; nobody agrees to that
+
+
+def test_a_sentence_the_judge_finds_not_stated_is_repaired_though_its_words_are_the_calls(embedder):
+    model = briefs(["The customer was charged twice for the internet bill.", AGREED],
+                   verdicts=[["yes", "no"]])
+    assert SupportChecker(CALL, embedder).check([AGREED])[0].supported()  # word overlap alone passes it
+    result = summarize(CALL, "en", model, roles=ROLES, embedder=embedder)
+    assert AGREED not in result.text and result.text.startswith("The customer was charged twice")
+    assert [(r.sentence, r.unstated) for r in result.removed] == [(AGREED, (AGREED,))]
+    assert "does not state it" in result.removed[0].reason() and result.method == "repaired"
+    # one judgement of both claims, after the very transcript the brief was written from (the model's cache holds it)
+    [judgement] = model.judgements
+    brief = model.asked[0]
+    transcript = brief[:brief.index("[end of transcript]")]
+    assert judgement.startswith(transcript) and judgement.endswith(f"1. The customer was charged twice for the "
+                                                                   f"internet bill.\n2. {AGREED}")
+
+
+def test_each_claim_of_a_sentence_is_judged_and_one_not_stated_removes_it(embedder):
+    joined = "The agent fixed the problem on the account, and the customer will be charged twice next month."
+    model = briefs([joined], verdicts=[["yes", "no"]])
+    result = summarize(CALL, "en", model, roles=ROLES, embedder=embedder)
+    assert model.judgements[0].endswith("1. The agent fixed the problem on the account.\n"
+                                        "2. The customer will be charged twice next month.")
+    assert [r.unstated for r in result.removed] == [("The customer will be charged twice next month.",)]
+
+
+def test_quotes_and_sentences_already_unsupported_are_not_judged_and_judge_off_asks_nothing(embedder):
+    quote = 'The agent said: "I can see the two payments."'
+    model = briefs([quote, "The caller was refunded $99 by Maria.", "The agent fixed the problem on the account."])
+    summarize(CALL, "en", model, roles=ROLES, embedder=embedder)
+    assert model.judgements[0].endswith("\n\n1. The agent fixed the problem on the account.")
+    off = briefs(["The agent fixed the problem on the account."])
+    assert summarize(CALL, "en", off, roles=ROLES, embedder=embedder, judge=False).text.startswith("The agent fixed")
+    assert off.judgements == []
+
+
+class _JudgeFails:
+    """The scripted brief, then an error where the judgement is asked."""
+
+    def __init__(self, brief: list[str]):
+        self.model = briefs(brief)
+        self.info, self.context_tokens = self.model.info, self.model.context_tokens
+
+    def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
+        if self.model.prompts:
+            raise LanguageModelError("the judge's answer was not valid JSON")
+        return self.model.generate_json(prompt, schema, max_tokens)
+
+
+def test_a_judge_that_fails_leaves_the_similarity_checks_standing(embedder):
+    result = summarize(CALL, "en", _JudgeFails(["The agent fixed the problem on the account.", AGREED]), roles=ROLES,
+                       embedder=embedder)
+    assert result.text.startswith(f"The agent fixed the problem on the account. {AGREED}")
+    assert result.removed == ()

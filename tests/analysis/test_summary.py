@@ -89,7 +89,7 @@ def test_unsupported_details_flags_numbers_and_names_not_in_the_transcript():
 def test_a_short_call_is_read_whole_as_the_shared_prefix_and_briefed_in_the_language_asked():
     model = briefs(["Der Kunde wurde doppelt belastet.", "Maria erstattet $49.99 zurück.", "Es dauert 5 Tage."])
     result = summarize(CALL, "de-AT", model, roles=ROLES)
-    (prompt,), (schema,) = model.prompts, model.schemas
+    (prompt,), (schema,) = model.asked, model.schemas[:1]
     shared = transcript_prompt(CALL, transcript_budget(model), ROLES)
     assert prompt.startswith(shared)  # the prefix the goals and fields prompts start with: evaluated once
     instruction = prompt[len(shared):]
@@ -104,12 +104,12 @@ def test_a_short_call_is_read_whole_as_the_shared_prefix_and_briefed_in_the_lang
 def test_without_an_embedder_an_invention_is_removed_and_the_model_asked_once():
     model = briefs(["Maria refunded the duplicate payment.", "The caller was refunded $99 by Maria."])
     result = summarize(CALL, "en", model, roles=ROLES)
-    assert len(model.prompts) == 1 and result.text == "Maria refunded the duplicate payment."
+    assert len(model.asked) == 1 and result.text == "Maria refunded the duplicate payment."
     assert result.method == "trimmed" and [r.details for r in result.removed] == [("99",)]
 
     invented = briefs(["Refund of $99 by Maria to John."])
     result = summarize(CALL, "en", invented, roles=ROLES)
-    assert len(invented.prompts) == 1 and result.method == "extractive"
+    assert len(invented.asked) == 1 and result.method == "extractive"
     assert "$99" not in result.text and "John" not in result.text
     assert result.text.startswith(("The agent", "The customer")) and 'said: "' in result.text
 
