@@ -13,6 +13,7 @@ from callscope.api.resources.files import SignedFile
 from callscope.api.resources.operators import OperatorCollection, OperatorItem
 from callscope.api.resources.projects import ProjectCollection, ProjectItem
 from callscope.api.resources.recordings import RecordingCollection, RecordingFilters, RecordingItem
+from callscope.api.resources.search import Search
 from callscope.api.resources.service import Health, Metrics, OpenApiDocument
 from callscope.api.resources.settings import AppSettingsResource
 from callscope.api.resources.shares import ShareCollection, ShareItem
@@ -73,6 +74,7 @@ def create_app(ctx: Context, usage: UsageRecorder, limiter: RateLimiter | None =
                suffix="remove_operator")
     router.add("/tags", TagCollection(ctx), tag="tags")
     router.add("/tags/{id:int}", TagItem(ctx), tag="tags")
+    router.add("/search", Search(ctx), tag="search")
     router.add("/app/settings", AppSettingsResource(ctx), tag="settings")
 
     router.add("/healthz", Health(ctx), tag="service", prefix="")

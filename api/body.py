@@ -108,9 +108,15 @@ def parse_fields(model: type[M], values: dict[str, str | list[str]]) -> M:
         raise ValidationFailed(messages(exc)) from None
 
 
-def parse_query(req: falcon.asgi.Request, model: type[M]) -> M:
+def parse_query(req: falcon.asgi.Request, model: type[M], *, only_known: bool = False) -> M:
     """The query string read into `model`. A list field also takes its name without `[]`
-    (`tag_ids[]=1&tag_ids=2`); an empty value is a value (`page=` is not an integer)."""
+    (`tag_ids[]=1&tag_ids=2`); an empty value is a value (`page=` is not an integer). `only_known`: a parameter
+    the model does not read is 422 (where ignoring it would answer something else than was asked, such as a
+    filter misspelt)."""
+    if only_known:
+        known = {f.alias or name for name, f in model.model_fields.items()}
+        if unknown := sorted(set(req.params) - known - {k.removesuffix("[]") for k in known}):
+            raise ValidationFailed([f"{name} is not a parameter of this operation" for name in unknown])
     values: dict[str, str | list[str]] = {}
     for name, field in model.model_fields.items():
         key = field.alias or name

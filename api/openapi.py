@@ -81,6 +81,7 @@ TAGS = {
     "virtual_numbers": "Phone numbers bought through the provider, the operators each one rings and its recent calls.",
     "tags": "A project's labels for recordings.",
     "settings": "The account's processing settings and the calling key's own.",
+    "search": "Search across the calls' transcripts, by words and by meaning.",
 }
 PERMISSIONS = {"read": "reading", "write": "creating and changing", "delete": "deleting"}
 DEFAULT_SCOPE = ("Sees and changes only what belongs to its own project; anything of another project answers 404, as "

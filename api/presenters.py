@@ -10,6 +10,7 @@ from callscope.analysis import readouts, stored
 from callscope.analysis.readouts import Subject
 from callscope.analysis.result import AnalysisResult
 from callscope.api import schemas as s
+from callscope.catalog.search import SearchFilters
 from callscope.catalog.tables import Recording
 from callscope.resources import Operator, Project, Tag, VirtualNumber
 from callscope.services import analyses, scope
@@ -17,6 +18,7 @@ from callscope.services.context import Context, Principal
 from callscope.services.naming import initials
 from callscope.services.numbers import attached_operators, available_operators, call_activity
 from callscope.services.recordings import STATUSES, Found, recordings_per_project, recordings_per_tag
+from callscope.services.search import Hit
 from callscope.services.shares import ShareView, recording_page_url
 
 
@@ -179,6 +181,24 @@ def share_out(ctx: Context, view: ShareView) -> s.ShareDetail:
         shared_by=s.SharedBy(type=view.shared_by_type, name=share.shared_by_name), created_at=share.created_at,
         url=recording_page_url(ctx, view.recording_public_id),
     )
+
+
+# ----- search -------------------------------------------------------------------------------------
+
+def search_filters(query: s.SearchQuery) -> SearchFilters:
+    return SearchFilters(project_id=query.project_id, operator_id=query.operator_id, role=query.speaker,
+                         tag_id=query.tag, category=query.category, goal_id=query.goal_id, goal_met=query.goal_met,
+                         emotion=query.emotion, created_from=query.created_from, created_to=query.created_to,
+                         status=query.status)
+
+
+def search_hit(hit: Hit) -> s.SearchHit:
+    row = hit.row
+    return s.SearchHit(
+        recording=s.SearchRecording(public_id=row.public_id, name=row.name), start=row.start_ms / 1000,
+        end=row.end_ms / 1000, speaker=row.speaker, role=row.role, operator_id=hit.operator_id, emotion=row.emotion,
+        text=row.text, highlights=[s.Highlight(start=a, end=b) for a, b in hit.highlights], score=hit.score,
+        url=hit.url)
 
 
 # ----- analysis read-outs: the stored analysis read once into its AnalysisResult, the read-outs derived from it ------

@@ -288,3 +288,10 @@ SHARE: dict[str, Any] = {
 }
 
 META: dict[str, Any] = {"current_page": 1, "per_page": 20, "total_pages": 1, "total_count": 1}
+
+SEARCH_HIT: dict[str, Any] = {
+    "recording": {"public_id": "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "name": "Call with Alex Smith"},
+    "start": 42.5, "end": 47.25, "speaker": "speaker-2", "role": "customer", "operator_id": None, "emotion": "angry",
+    "text": "I want a refund today, not next week.", "highlights": [{"start": 9, "end": 15}, {"start": 16, "end": 21}],
+    "score": 0.032522, "url": "https://callscope.example.com/recordings/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b#t=42.5",
+}

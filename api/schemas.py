@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, RootModel
 from pydantic_core import PydanticCustomError
@@ -17,11 +17,13 @@ from callscope import validation as v
 from callscope.analysis.readouts import Results as Results  # the analysis read-outs, declared once with the result
 from callscope.analysis.readouts import Summary as Summary
 from callscope.analysis.readouts import Transcription as Transcription
+from callscope.analysis.result import Emotion
 from callscope.api import schema_examples as ex
 from callscope.catalog.calls import CallRecord as RecentCall  # the call records' own shapes
 from callscope.catalog.calls import NumberStats
 from callscope.catalog.tables import BIGINT_MAX
 from callscope.resources.kinds import NumberType, RedactionEntity, RoutingStrategy, unique_entities
+from callscope.search.syntax import MAX_CHARS as QUERY_MAX_CHARS
 from callscope.statuses import AudioRedaction, RecordingStatus
 
 T = TypeVar("T")
@@ -676,6 +678,77 @@ class AudioUrl(Shape):
     expires_at: datetime
 
 
+# ----- search ---------------------------------------------------------------------------------
+
+if TYPE_CHECKING:  # to mypy a parameter left out is None; pydantic reads the types that check one sent
+    _Int = int | None
+    _Time = datetime | None
+    _Speaker = str | None
+    _Name = str | None
+    _Flag = bool | None
+    _Emotion = str | None
+    _Status = str | None
+else:
+    _Int, _Time, _Speaker, _Flag, _Emotion, _Status = (TextInt, TextTime, Literal["agent", "customer"], bool, Emotion,
+                                                       RecordingStatus)
+    _Name = v.line(pattern=v.NON_BLANK_LINE)
+
+
+class SearchQuery(PageQuery):
+    q: str = Field(max_length=QUERY_MAX_CHARS, pattern=v.NON_BLANK_LINE,
+                   description='The words to find, as typed into a search box: `refund today` (both words), `"refund '
+                   'today"` (the phrase), `cancel -subscription` (without the word), `refund OR credit` (either); '
+                   f'case and accents do not matter, and each call\'s language stems the words. At most '
+                   f'{QUERY_MAX_CHARS} characters.')
+    mode: Literal["keyword", "meaning", "hybrid"] = Field(
+        "hybrid", description="keyword: by the words; meaning: by what the segments mean (sentence embeddings); "
+        "hybrid: both, fused by reciprocal rank.")
+    project_id: _Int = None
+    operator_id: _Int = Field(None, description="The recording's operator.")
+    speaker: _Speaker = Field(None, description="The role of the segment's speaker: agent or customer.")
+    tag: _Int = Field(None, description="A tag id: calls carrying it.")
+    category: _Name = Field(None, description="A category's name: calls it was found in.")
+    goal_id: _Int = Field(None, description="Calls that evaluated this goal of their project (see goal_met).")
+    goal_met: _Flag = Field(None, description="With goal_id: calls that met it (true) or did not (false).")
+    emotion: _Emotion = Field(None, description="The segment's strongest emotion.")
+    created_from: _Time = None
+    created_to: _Time = None
+    status: _Status = None
+
+
+class SearchRecording(Shape):
+    """The recording a hit is in."""
+
+    public_id: str
+    name: str
+
+
+class Highlight(Shape):
+    """A word of `text` the query sought: its characters from `start` (inclusive) to `end` (exclusive)."""
+
+    start: int
+    end: int
+
+
+class SearchHit(Shape):
+    """A transcript segment found: where it is, who said it, its text with the words sought marked."""
+
+    model_config = examples(ex.SEARCH_HIT)
+
+    recording: SearchRecording
+    start: float = Field(description="Seconds from the start of the call.")
+    end: float = Field(description="Seconds from the start of the call.")
+    speaker: str = Field(description="The speaker's label (speaker-1, speaker-2...).")
+    role: Literal["agent", "customer", "unknown"]
+    operator_id: int | None = Field(description="The operator whose enrolled voice the speaker's matched, or null.")
+    emotion: Emotion | None = Field(description="The segment's strongest emotion, or null.")
+    text: str = Field(description="The segment's text (as stored: redacted where the project redacts).")
+    highlights: list[Highlight]
+    score: float = Field(description="Higher is better, within one search: keyword, the engine's text rank; meaning, "
+                         "the cosine similarity; hybrid, the reciprocal-rank-fusion score.")
+    url: str = Field(description="The recording's page, its player at the segment's start (`#t=` seconds).")
+
+
 # ----- shares ---------------------------------------------------------------------------------
 
 SHARE_MESSAGE_MAX = 1000
@@ -866,6 +939,12 @@ class RecordingSummary(Data[Summary]):
     """The recording's AI summary (null until its analysis has completed)."""
 
     model_config = _one(ex.SUMMARY)
+
+
+class SearchHitList(Page[SearchHit]):
+    """A page of the segments found, best first, with where the page stands (meta)."""
+
+    model_config = examples({"data": [ex.SEARCH_HIT], "meta": ex.META})
 
 
 class Share(Data[ShareDetail]):

@@ -1,4 +1,5 @@
-"""`callscope jobs list` and `callscope reanalyze`: the analysis job queue from the command line."""
+"""`callscope jobs list`, `callscope reanalyze` and `callscope reindex`: the analysis job queue and what the
+analyses stored, from the command line."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from callscope.catalog import jobs
 from callscope.catalog import recordings as recording_rows
 from callscope.cli_support import ACCOUNT_OPTION, CATALOG_ID, COUNT, load_settings, run_async
 from callscope.runtime import opened
-from callscope.services import analyses
+from callscope.services import analyses, search_index
 from callscope.statuses import FINISHED, RecordingStatus
 
 
@@ -48,6 +49,19 @@ def reanalyze(recordings: tuple[str, ...], account: str, project_id: int | None,
     run()
 
 
+@click.command("reindex")
+def reindex() -> None:
+    """Make searchable the analysed calls that are not yet (analysed before search existed), from their stored
+    transcripts and results: nothing is analysed again. Every account; safe to repeat."""
+
+    @run_async
+    async def run() -> None:
+        async with opened(load_settings()) as rt:
+            indexed = await search_index.reindex(rt.ctx)
+        click.echo(f"{indexed} recording(s) indexed for search")
+    run()
+
+
 @click.group("jobs")
 def jobs_group() -> None:
     """The analysis job queue."""
@@ -82,5 +96,5 @@ def jobs_list(account: str, states: tuple[str, ...], limit: int, output: str) ->
 
 
 def register(group: click.Group) -> None:
-    for command in (reanalyze, jobs_group):
+    for command in (reanalyze, reindex, jobs_group):
         group.add_command(command)

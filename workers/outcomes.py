@@ -3,7 +3,8 @@
 Completion: the transcript document goes to the blob store under a NEW key per version
 (``accounts/<account>/recordings/<public_id>/transcript-v<n>.json``, beside the audio, so deleting or purging a
 recording removes it with the audio); then ONE transaction checks the job's lease is still ours, upserts the
-``analyses`` row (version n), moves the recording to ``completed`` with its counters, ends the job and writes the
+``analyses`` row (version n), replaces the call's search entries (its segments, with their vectors embedded before
+the transaction), moves the recording to ``completed`` with its counters, ends the job and writes the
 ``recording.analyzed`` webhook event. Readers see the old analysis or the new one, never a mix. After the commit the
 previous transcript blob is deleted; if the transaction did not commit (lease lost), the new blob is.
 
@@ -30,12 +31,12 @@ from sqlalchemy.orm import Session
 
 from callscope.analysis.stored import Completion
 from callscope.catalog import analyses as analysis_rows
-from callscope.catalog import jobs, trend_sums
+from callscope.catalog import jobs, search, trend_sums
 from callscope.catalog import recordings as recording_rows
 from callscope.catalog.jobs import Claimed
 from callscope.catalog.tables import Recording
 from callscope.resources import Project
-from callscope.services import scope
+from callscope.services import scope, search_index
 from callscope.services.context import Context
 from callscope.services.recordings import blob_prefix
 from callscope.services.webhooks import enqueue_recording_analyzed
@@ -85,14 +86,15 @@ class _Committed:
 
 
 def _commit_completion(session: Session, claimed: Claimed, current: analysis_rows.Current, key: str,
-                       completion: Completion, audio: RedactedAudio | None, project,
-                       now: datetime) -> _Committed | None:
-    """One transaction: the lease still ours, the analysis row, the recording's counters and redacted audio, the
-    job's end, the event. None when the lease was lost."""
+                       completion: Completion, entries: search_index.SearchEntries, audio: RedactedAudio | None,
+                       project, now: datetime) -> _Committed | None:
+    """One transaction: the lease still ours, the analysis row and search entries, the recording's counters and
+    redacted audio, the job's end, the event. None when the lease was lost."""
     if not jobs.holds_lease(session, claimed):
         return None
     if not analysis_rows.store(session, claimed.recording_id, current.version, key, completion.results, now):
         return None  # written meanwhile by another owner: ours is stale
+    search.index(session, claimed.recording_id, entries.call, entries.vectors)
     replaced = _swap_audio(session, claimed.recording_id, audio, now) if audio is not None else None
     jobs.move_recording(session, claimed.recording_id, claimed.kind, {
         "status": RecordingStatus.COMPLETED, "status_reason": None, "stage": "done", "progress": 100,
@@ -131,8 +133,9 @@ async def complete(ctx: Context, claimed: Claimed, completion: Completion, redac
         await writer.commit()
     project = _project_spec(ctx, recording)
     try:
-        committed = await ctx.catalog.write(_commit_completion, claimed, current, key, completion, audio, project,
-                                            ctx.clock())
+        entries = await search_index.entries(ctx, completion.results, completion.transcript, recording.language)
+        committed = await ctx.catalog.write(_commit_completion, claimed, current, key, completion, entries, audio,
+                                            project, ctx.clock())
     except BaseException:
         await _delete(ctx, written)
         raise

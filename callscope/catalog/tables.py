@@ -261,6 +261,57 @@ class RecordingGoal(Base):
     met: Mapped[bool] = mapped_column(Boolean, primary_key=True)
 
 
+class SearchSegment(Base):
+    """One transcript segment of an analysed call, as search finds it (callscope/catalog/search.py): written with the
+    call's analysis, replaced by its re-analysis, deleted with the recording (the foreign key cascades).
+
+    Each engine indexes `terms` its own way, beside this table and outside these models (migration 0010, and
+    :func:`modelled`): SQLite an FTS5 table its triggers keep, PostgreSQL a tsvector column a trigger fills (with a
+    GIN index per language). Rows are inserted and deleted, never updated."""
+
+    __tablename__ = "search_segments"
+
+    id: Mapped[int] = mapped_column(_serial(), primary_key=True, autoincrement=True)
+    recording_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), nullable=False, index=True)
+    position: Mapped[int] = mapped_column(Integer, nullable=False)  # the segment's dialogue id
+    start_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    end_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    speaker: Mapped[str] = mapped_column(String(64), nullable=False)
+    role: Mapped[str] = mapped_column(String(16), nullable=False)
+    operator_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    emotion: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    config: Mapped[str] = mapped_column(String(16), nullable=False)  # the stemmer of the call's language
+    text: Mapped[str] = mapped_column(Text, nullable=False)  # as stored in the transcript (redacted where it was)
+    terms: Mapped[str] = mapped_column(Text, nullable=False)  # the words as the engine indexes them
+    vector: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # float32, L2-normalised
+
+
+class RecordingCategory(Base):
+    """A category the current analysis of a recording found (search's category filter)."""
+
+    __tablename__ = "recording_categories"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+    recording_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), primary_key=True)
+
+
+# The full-text structures migration 0010 makes beside search_segments, one engine's each, which no model describes:
+# SQLite's FTS5 table and the tables FTS5 keeps it in; PostgreSQL's tsvector column and its GIN index per language.
+ENGINE_SEARCH_TABLES = frozenset({"search_fts", "search_fts_data", "search_fts_idx", "search_fts_docsize",
+                                  "search_fts_config"})
+ENGINE_SEARCH_INDEXES = "ix_search_segments_tsv_"
+
+
+def modelled(obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any) -> bool:
+    """Alembic's `include_object`: every object of the database but those full-text structures."""
+    engine_owned = name in ENGINE_SEARCH_TABLES or (type_ == "column" and name == "tsv") or (
+        type_ == "index" and (name or "").startswith(ENGINE_SEARCH_INDEXES))
+    return not (reflected and compare_to is None and engine_owned)
+
+
 class TrendDay(Base):
     """The trends' sums (callscope/catalog/trends.py): of the analysed recordings (those with figures) of an account
     added on one UTC day, per project (0: every project), operator (0: every operator, those of no operator included)

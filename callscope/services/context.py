@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING
 
 from callscope.catalog.recordings import Scope
 from callscope.config import Settings
+from callscope.search.vectors import VectorCache
 
 if TYPE_CHECKING:
     from callscope.blobs.base import BlobStore
     from callscope.catalog.db import Catalog
     from callscope.mail import MailQueue
+    from callscope.search.embedding import SearchEmbedder
     from callscope.store.cache import CachedStore
     from callscope.telephony.base import NumberProvider
 
@@ -35,6 +37,8 @@ class Context:
     mail: MailQueue
     url_secret: bytes  # signs the audio URLs this service serves itself
     clock: Callable[[], datetime] = field(default=utcnow)
+    embedder: SearchEmbedder | None = None  # search's sentence embedder; None: calls indexed by their words only
+    vectors: VectorCache = field(default_factory=VectorCache)  # meaning search's segment vectors, this process's
     # exclusive()'s first step: within this process, before the catalog's lock
     account_locks: defaultdict[str, asyncio.Lock] = field(default_factory=lambda: defaultdict(asyncio.Lock))
 

@@ -257,6 +257,24 @@ def recording_filters(key: Key, w: World) -> Iterator[Probe]:
     yield Probe("own", "filter values")
 
 
+@probes("GET /search")
+def search(key: Key, w: World) -> Iterator[Probe]:
+    yield Probe("own", "search", params={"q": "call"})
+    for p in w.foreign(key, "project"):
+        yield pair(lambda v: Probe("list", f"search in {p.label}", params={"q": "call", "project_id": v}), p.id,
+                   UNKNOWN_ID)
+    for o in w.foreign(key, "operator"):
+        yield pair(lambda v: Probe("list", f"search by {o.label}", params={"q": "call", "operator_id": v}), o.id,
+                   UNKNOWN_ID)
+    for t in w.foreign(key, "tag"):
+        yield pair(lambda v: Probe("list", f"search with {t.label}", params={"q": "call", "tag": v}), t.id,
+                   UNKNOWN_ID)
+    for r in w.foreign(key, "recording"):
+        name = r.extra["name"]
+        yield pair(lambda v: Probe("list", f"search for the name of {r.label}", params={"q": v}, echo=(name,)), name,
+                   f"unknown {w.tok}")
+
+
 # -- shares --
 
 @probes("POST /recordings/{id}/shares")

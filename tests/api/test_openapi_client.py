@@ -16,8 +16,8 @@ OPERATION_IDS = [
     "getOperator", "getProject", "getRecording", "getRecordingAudioUrl", "getRecordingFilters", "getRecordingResults",
     "getRecordingSummary", "getRecordingTranscription", "getVirtualNumber", "listAvailableVirtualNumbers",
     "listOperators", "listProjects", "listRecordingShares", "listRecordings", "listTags", "listVirtualNumbers",
-    "purchaseVirtualNumber", "removeOperatorFromNumber", "removeOperatorFromProject", "updateOperator",
-    "updateProject", "updateRecording", "updateVirtualNumber", "uploadRecording",
+    "purchaseVirtualNumber", "removeOperatorFromNumber", "removeOperatorFromProject", "searchRecordings",
+    "updateOperator", "updateProject", "updateRecording", "updateVirtualNumber", "uploadRecording",
 ]
 
 

@@ -1,5 +1,6 @@
-// The recording page: seek by segment, word, quote or timeline; follow and highlight the segment being played;
-// search the transcript; while the analysis runs, poll its state and swap in the finished page (no reload).
+// The recording page: seek by segment, word, quote, timeline or a link's #t=SECONDS; follow and highlight the
+// segment being played; search the transcript; while the analysis runs, poll its state and swap in the finished page
+// (no reload).
 "use strict";
 (function () {
   var audio, segments, starts, current = -1, hits = [], hit = -1, polling = null, renewed = 0;
@@ -143,6 +144,15 @@
       });
   }
 
+  // A link to a moment of the call (a search hit's: #t=SECONDS) opens the page with the player there.
+  function startAt() {
+    var found = /^#t=(\d+(?:\.\d+)?)$/.exec(location.hash);
+    if (!found || !audio) return;
+    var ms = Number(found[1]) * 1000;
+    function go() { audio.currentTime = ms / 1000; show(ms); }
+    if (audio.readyState >= 1) go(); else audio.addEventListener("loadedmetadata", go, {once: true});
+  }
+
   function init() {
     var main = document.getElementById("main");
     audio = document.getElementById("audio");
@@ -152,6 +162,7 @@
     if (audio) {
       audio.addEventListener("timeupdate", function () { show(audio.currentTime * 1000); });
       audio.addEventListener("error", renewAudio);
+      startAt();
     }
     var box = document.getElementById("search");
     if (box) { box.addEventListener("input", search); box.addEventListener("keydown", nextHit); }

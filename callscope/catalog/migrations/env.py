@@ -12,7 +12,7 @@ from alembic import context
 from sqlalchemy import create_engine, pool
 from sqlalchemy.engine import Connection
 
-from callscope.catalog.tables import Base, UTCDateTime
+from callscope.catalog.tables import Base, UTCDateTime, modelled
 
 config = context.config
 target_metadata = Base.metadata
@@ -30,6 +30,7 @@ def _configure(**kwargs: Any) -> None:
         target_metadata=target_metadata,
         compare_type=True,
         render_item=_render_item,
+        include_object=modelled,
         **kwargs,
     )
 

@@ -1,0 +1,209 @@
+"""Search's queries (tables ``search_segments``, ``recording_categories``, and each engine's full-text index beside
+them): a call's entries written with its analysis, the words matched and ranked by the engine, the calls and segment
+vectors meaning search compares, and the rows of the hits shown. One interface for both engines; each engine's own
+syntax and ranking are in search_sqlite.py and search_postgres.py.
+
+Every query narrows by the caller's Scope (recordings.in_scope) and by the filters inside the query itself, before
+any ranking or limit, so that a filter never shortens a page of hits that exist."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Select, delete, exists, func, insert, select
+from sqlalchemy.orm import Session
+
+from callscope.catalog import search_postgres, search_sqlite
+from callscope.catalog.recordings import Scope, in_scope
+from callscope.catalog.tables import Analysis, Recording, RecordingCategory, RecordingGoal, RecordingTag, SearchSegment
+from callscope.search.entries import CallEntries
+from callscope.search.syntax import Match, Query
+from callscope.search.words import configuration
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """What a search is narrowed to: of the call (project, operator, tag, category found, goal met or not, when it
+    was added, status) and of the segment (the speaker's role, its emotion)."""
+
+    project_id: int | None = None
+    operator_id: int | None = None
+    role: str | None = None
+    tag_id: int | None = None
+    category: str | None = None
+    goal_id: int | None = None
+    goal_met: bool | None = None  # with goal_id; None: the goal evaluated, met or not
+    emotion: str | None = None
+    created_from: datetime | None = None
+    created_to: datetime | None = None
+    status: str | None = None
+
+
+@dataclass(frozen=True)
+class Ranked:
+    segment_id: int
+    score: float
+
+
+@dataclass(frozen=True)
+class HitRow:
+    """A segment found, with its recording's public id and name."""
+
+    segment_id: int
+    public_id: str
+    name: str
+    start_ms: int
+    end_ms: int
+    speaker: str
+    role: str
+    operator_id: int | None
+    emotion: str | None
+    config: str
+    text: str
+
+
+def _engine(session: Session):
+    return search_sqlite if session.get_bind().dialect.name == "sqlite" else search_postgres
+
+
+# ----- the index ----------------------------------------------------------------------------------
+
+def index(session: Session, recording_id: int, call: CallEntries, vectors: Sequence[bytes] | None) -> None:
+    """Replace the recording's entries with `call`'s (`vectors`: one per segment, float32 bytes; None without the
+    text embedder), in the caller's transaction: the analysis and its entries are stored together."""
+    session.execute(delete(SearchSegment).where(SearchSegment.recording_id == recording_id))
+    session.execute(delete(RecordingCategory).where(RecordingCategory.recording_id == recording_id))
+    terms = _engine(session).terms
+    if call.segments:
+        session.execute(insert(SearchSegment), [
+            {"recording_id": recording_id, "position": e.position, "start_ms": e.start_ms, "end_ms": e.end_ms,
+             "speaker": e.speaker, "role": e.role, "operator_id": e.operator_id, "emotion": e.emotion,
+             "config": call.config, "text": e.text, "terms": terms(call.config, e.text),
+             "vector": vectors[i] if vectors is not None else None}
+            for i, e in enumerate(call.segments)])
+    if call.categories:
+        session.execute(insert(RecordingCategory),
+                        [{"recording_id": recording_id, "name": name} for name in call.categories])
+
+
+def index_version(session: Session, recording_id: int, version: int, call: CallEntries,
+                  vectors: Sequence[bytes] | None) -> bool:
+    """:func:`index` while the recording's analysis is still `version` (a newer one indexed itself); whether it did."""
+    current = session.scalar(select(Analysis.version).where(Analysis.recording_id == recording_id).with_for_update())
+    if current != version:
+        return False
+    index(session, recording_id, call, vectors)
+    return True
+
+
+def unindexed(session: Session, after_id: int, limit: int) -> list[int]:
+    """Ids of analysed recordings (of every account) above `after_id` that have no entries, in order: those analysed
+    before search existed (and those whose transcript said nothing)."""
+    return list(session.scalars(
+        select(Analysis.recording_id).where(Analysis.recording_id > after_id,
+                                            ~exists().where(SearchSegment.recording_id == Analysis.recording_id))
+        .order_by(Analysis.recording_id).limit(limit)))
+
+
+# ----- narrowing ------------------------------------------------------------------------------------
+
+def _calls_narrowed(statement: Select, scope: Scope, f: SearchFilters) -> Select:
+    """`statement` (whose FROM has recordings) narrowed to the scope and the call's filters."""
+    statement = in_scope(statement, scope)
+    for column, value in ((Recording.project_id, f.project_id), (Recording.operator_id, f.operator_id),
+                          (Recording.status, f.status)):
+        if value is not None:
+            statement = statement.where(column == value)
+    if f.created_from is not None:
+        statement = statement.where(Recording.created_at >= f.created_from)
+    if f.created_to is not None:
+        statement = statement.where(Recording.created_at <= f.created_to)
+    if f.tag_id is not None:
+        statement = statement.where(Recording.id.in_(
+            select(RecordingTag.recording_id).where(RecordingTag.tag_id == f.tag_id)))
+    if f.category is not None:
+        statement = statement.where(Recording.id.in_(
+            select(RecordingCategory.recording_id).where(RecordingCategory.name == f.category)))
+    if f.goal_id is not None:
+        goals = select(RecordingGoal.recording_id).where(RecordingGoal.goal_id == f.goal_id)
+        if f.goal_met is not None:
+            goals = goals.where(RecordingGoal.met == f.goal_met)
+        statement = statement.where(Recording.id.in_(goals))
+    return statement
+
+
+def _narrowed(scope: Scope, f: SearchFilters):
+    """A function narrowing a select of search_segments to the scope and every filter."""
+    def narrow(statement: Select) -> Select:
+        statement = statement.join(Recording, Recording.id == SearchSegment.recording_id)
+        if f.role is not None:
+            statement = statement.where(SearchSegment.role == f.role)
+        if f.emotion is not None:
+            statement = statement.where(SearchSegment.emotion == f.emotion)
+        return _calls_narrowed(statement, scope, f)
+    return narrow
+
+
+# ----- words --------------------------------------------------------------------------------------
+
+def configs(session: Session, scope: Scope) -> list[str]:
+    """The stemmers of the languages of the scope's recordings: those a query is rendered in."""
+    languages = session.scalars(in_scope(select(Recording.language).distinct(), scope))
+    return sorted({configuration(language) for language in languages})
+
+
+def _ranked(session: Session, scope: Scope, f: SearchFilters, query: Query, in_configs: list[str]):
+    return _engine(session).ranked(query, in_configs, _narrowed(scope, f)).subquery()
+
+
+def keyword(session: Session, scope: Scope, f: SearchFilters, query: Query, in_configs: list[str], offset: int,
+            limit: int) -> tuple[list[Ranked], int]:
+    """A page of the segments matching `query`, best first (ties: in the order they were indexed), and how many
+    match (counted in the same pass: ranking reads every match anyway)."""
+    if not in_configs:
+        return [], 0
+    ranked = _ranked(session, scope, f, query, in_configs)
+    rows = session.execute(select(ranked.c.id, ranked.c.score, func.count().over())
+                           .order_by(ranked.c.score.desc(), ranked.c.id).offset(offset).limit(limit)).all()
+    if rows or not offset:
+        return [Ranked(int(segment_id), float(score)) for segment_id, score, _ in rows], int(rows[0][2]) if rows else 0
+    return [], session.scalar(select(func.count()).select_from(ranked)) or 0  # a page past the last: counted apart
+
+
+def matching_ids(session: Session, scope: Scope, f: SearchFilters, matches: tuple[Match, ...],
+                 in_configs: list[str]) -> set[int]:
+    """The segments holding any of `matches` (the words a meaning search leaves out)."""
+    if not matches or not in_configs:
+        return set()
+    ranked = _ranked(session, scope, f, Query((matches,), ()), in_configs)
+    return set(session.scalars(select(ranked.c.id)))
+
+
+# ----- meaning --------------------------------------------------------------------------------------
+
+def calls(session: Session, scope: Scope, f: SearchFilters) -> list[tuple[int, int]]:
+    """(recording id, analysis version) of the analysed calls the scope and the call's filters allow."""
+    statement = select(Recording.id, Analysis.version).join(Analysis, Analysis.recording_id == Recording.id)
+    return [(int(rid), int(version)) for rid, version in session.execute(_calls_narrowed(statement, scope, f))]
+
+
+def vectors(session: Session, recording_ids: list[int]) -> list[tuple[int, int, str, str | None, bytes]]:
+    """(segment id, recording id, role, emotion, vector) of the recordings' segments that have a vector, by
+    recording (found in a scope by :func:`calls`)."""
+    s = SearchSegment
+    return [tuple(row) for row in session.execute(  # type: ignore[misc]
+        select(s.id, s.recording_id, s.role, s.emotion, s.vector)
+        .where(s.recording_id.in_(recording_ids), s.vector.is_not(None)).order_by(s.recording_id, s.id))]
+
+
+# ----- hits -----------------------------------------------------------------------------------------
+
+def hits(session: Session, segment_ids: list[int]) -> dict[int, HitRow]:
+    """The rows of segments found in a scope (by :func:`keyword` or by meaning), by id."""
+    s, r = SearchSegment, Recording
+    rows = session.execute(select(s.id, r.public_id, r.name, s.start_ms, s.end_ms, s.speaker, s.role, s.operator_id,
+                                  s.emotion, s.config, s.text)
+                           .join(r, r.id == s.recording_id).where(s.id.in_(segment_ids)))
+    return {row[0]: HitRow(*row) for row in rows}
