@@ -180,7 +180,7 @@ class Pipeline:
         summary_language = (project.summary_language if project else None) or language or "en"
         # the text model that checks the summary's sentences reads English only
         checker = embedder if summary_language == language == "en" else None
-        summary = self._summary(segments, summary_language, roles, llm, checker, run)
+        summary = self._summary(segments, summary_language, roles, llm, checker, run, self.settings.llm_checks_claims)
         run.at("done")
         _note_language(run, language)
         return AnalysisResult(
@@ -380,8 +380,9 @@ class Pipeline:
                 + ("" if llm is not None else "; typed extractors only (no language model)"))
         return found
 
-    def _summary(self, segments: list[TranscriptSegment], language: str, roles: dict[str, str], llm, embedder,
-                 run: _Run) -> str | None:
+    @staticmethod
+    def _summary(segments: list[TranscriptSegment], language: str, roles: dict[str, str], llm, embedder,
+                 run: _Run, judge: bool = False) -> str | None:
         """The model's summary, its unsupported sentences removed (summary.py); when the model fails, the call's
         key sentences. `embedder` checks the sentences' meaning (None: names and numbers only)."""
         run.at("summary")
@@ -393,7 +394,7 @@ class Pipeline:
             return None
         try:
             result = summarize(segments, language, llm, roles=roles, embedder=embedder,  # roles: who is who
-                               judge=self.settings.llm_checks_claims)
+                               judge=judge)
         except LanguageModelError as exc:
             run.ran("summary", f"language model failed ({one_line(exc)}): the call's key sentences instead")
             # quoted by the roles a summary may name: no "The agent said" in a chat between two friends
