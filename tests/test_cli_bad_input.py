@@ -332,7 +332,7 @@ def test_a_yaml_file_up_to_the_limit_is_read_and_one_byte_more_is_not(world, mon
     assert stored(world) == before
 
 
-NO_INPUT = {"migrate", "controller", "operator"}  # nothing to give, or the cluster's Kopf controller
+NO_INPUT = {"migrate", "reindex", "controller", "operator"}  # nothing to give, or the cluster's Kopf controller
 
 
 def command_of(args: tuple[str, ...]) -> str:
