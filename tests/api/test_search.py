@@ -275,6 +275,7 @@ async def test_hostile_queries_are_words_or_a_422_never_a_500(create_project, ca
     ({"q": "refund", "speaker": "robot"}, "speaker must be one of: agent, customer"),
     ({"q": "refund", "emotion": "bored"}, None),
     ({"q": "refund", "tag": "vip"}, "tag must be an integer"),
+    ({"q": "refund", "project_id": "99999999999999999999"}, None),
     ({"q": "refund", "created_from": "yesterday"}, "created_from must be an ISO 8601 timestamp"),
 ])
 async def test_bad_input_is_a_422_naming_it(client, admin, params, message):
