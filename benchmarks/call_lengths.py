@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.*,
 
 LENGTHS = (1, 5, 15, 60)
 # This machine's targets (seconds) per call length in minutes; the spec's indicative times are spec_for's
-TARGETS = {1: 20, 5: 60, 15: 180, 60: 600}
+TARGETS = {1: 20, 5: 60, 15: 180, 60: 480}
 
 
 def spec_for(minutes: float) -> tuple[str, int]:

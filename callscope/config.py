@@ -297,9 +297,9 @@ class Settings(BaseSettings):
         "default verdicts rest on evidence found in the transcript."
     )
     llm_checks_claims: bool = Field(
-        False, description="Let the language model read each summary sentence the similarity checks pass, claim by "
-        "claim, after the transcript the summary was written from, and remove one whose claim the transcript does "
-        "not state (one more request per call, its prompt mostly in the model's cache)."
+        True, description="Let the language model read each summary sentence the similarity checks pass, claim by "
+        "claim, after the transcript the summary was written from, and replace one whose claim the transcript does "
+        "not state (each claim's own tokens and one answer token: the transcript is in the model's cache)."
     )
     llm_phrases_goals: bool = Field(
         False, description="Let the language model phrase the explanations of goals met from evidence (a larger "

@@ -237,6 +237,9 @@ class _RawModel:
         return _generate_json(lambda messages, schema, max_tokens: next(replies), prompt, schema, max_tokens,
                               "scripted")
 
+    def yes_probabilities(self, head: str, questions: list[str]) -> list[float]:
+        return [1.0] * len(questions)  # the claim judge finds each sentence stated
+
 
 def _echoing_endpoint():
     """An OpenAI-compatible server that refuses every request with a validation error quoting what it was sent

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
 import re
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from importlib.util import find_spec
 from pathlib import Path
@@ -53,6 +55,11 @@ class LanguageModel(Protocol):
     def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict: ...
 
     def generate_text(self, prompt: str, max_tokens: int = 256) -> str: ...
+
+    def yes_probabilities(self, head: str, questions: Sequence[str]) -> list[float]:
+        """For each question, the probability that the answer to the prompt `head + question` starts with yes rather
+        than no (a judge's confidence, not a greedy verdict: the caller chooses the threshold)."""
+        ...
 
 
 def skeleton(schema: dict) -> str:
@@ -135,6 +142,15 @@ def _generate_json(complete, prompt: str, schema: dict, max_tokens: int, who: st
     if value is None:
         raise LanguageModelError(f"{who} gave no usable JSON answer in two attempts: {problem}")
     return value
+
+
+_YES = ("yes", "Yes", "YES")
+_NO = ("no", "No", "NO")
+
+
+def _yes_share(yes: float, no: float) -> float:
+    """P(yes) / (P(yes) + P(no)); an even 0.5 where the model gives neither any weight."""
+    return yes / (yes + no) if yes + no > 0 else 0.5
 
 
 @dataclass(frozen=True)
@@ -233,6 +249,8 @@ class LlamaCppModel:
         )
         # One Llama object is one KV cache: calls from several threads must take turns.
         self._lock = threading.Lock()
+        self._chat = _chat_formatter(self._llama)
+        self._yes, self._no = (sorted(_single_tokens(self._llama, words)) for words in (_YES, _NO))
         self.last_request: Request | None = None
         runtime = f"llama-cpp-python {llama_cpp.__version__}, {threads} threads, {n_ctx} context" + (
             f", {'all' if gpu_layers < 0 else gpu_layers} layers on the GPU" if gpu_layers else "")
@@ -276,6 +294,72 @@ class LlamaCppModel:
     def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
         return self._complete([{"role": "user", "content": prompt}], None, max_tokens).strip()
 
+    def yes_probabilities(self, head: str, questions: Sequence[str]) -> list[float]:
+        """The next-token distribution after each prompt, read from llama.cpp's logits (no sampling). The prompts'
+        shared start (`head`, as the chat template frames it) is evaluated once, or not at all where the KV cache
+        holds it from the previous request (a judge after the summary it judges); then each question alone."""
+        if not questions:
+            return []
+        if self._chat is None:
+            raise LanguageModelError(f"{self.path.name} has no chat template to frame the judge's questions")
+        llama = self._llama
+        prompts = [self._chat_tokens(head + question) for question in questions]
+        if max(map(len, prompts)) >= self.context_tokens:
+            raise LanguageModelError(f"{self.path.name}: the judge's prompt is longer than the context")
+        shared = min(llama.longest_token_prefix(prompts[0], p) for p in prompts)
+        shared = min(shared, min(map(len, prompts)) - 1)  # each prompt evaluates at least its last token
+        start = time.perf_counter()
+        try:
+            with self._lock:
+                reused = llama.longest_token_prefix(list(llama._input_ids[: llama.n_tokens]), prompts[0][:shared])
+                llama.n_tokens = reused
+                llama.eval(prompts[0][reused:shared])
+                shares = []
+                for tokens in prompts:
+                    llama.n_tokens = shared
+                    llama.eval(tokens[shared:])
+                    logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),))
+                    odds = np.exp(logits.astype(np.float64) - float(logits.max()))
+                    shares.append(_yes_share(float(odds[self._yes].sum()), float(odds[self._no].sum())))
+        except RuntimeError as exc:  # llama_decode failed
+            raise LanguageModelError(f"{self.path.name}: {exc}") from exc
+        evaluated = shared - reused + sum(len(p) - shared for p in prompts)
+        self.last_request = Request(reused + evaluated, reused, 0, time.perf_counter() - start)
+        log.debug("language_model_request", model=self.path.name, **asdict(self.last_request))
+        return shares
+
+    def _chat_tokens(self, text: str) -> list[int]:
+        """`text` as the user's message of a chat, framed by the model's template as create_chat_completion frames
+        it, ready for the assistant's answer."""
+        framed = self._chat(messages=[{"role": "user", "content": text}])
+        return self._llama.tokenize(framed.prompt.encode("utf-8"), add_bos=not framed.added_special, special=True)
+
+
+def _chat_formatter(llama):
+    """The GGUF's own chat template as llama-cpp-python applies it ("chat_template.default"); None without one."""
+    template = llama.metadata.get("tokenizer.chat_template")
+    if not template:
+        return None
+    from llama_cpp import llama_chat_format
+
+    def text(token: int) -> str:
+        return llama._model.token_get_text(token) if token != -1 else ""
+
+    return llama_chat_format.Jinja2ChatFormatter(template=template, eos_token=text(llama.token_eos()),
+                                                 bos_token=text(llama.token_bos()),
+                                                 stop_token_ids=[llama.token_eos()])
+
+
+def _single_tokens(llama, words: Sequence[str]) -> set[int]:
+    """The tokens that are one of `words` whole, with or without a leading space."""
+    found = set()
+    for word in words:
+        for form in (word, f" {word}"):
+            tokens = llama.tokenize(form.encode("utf-8"), add_bos=False, special=False)
+            if len(tokens) == 1:
+                found.add(tokens[0])
+    return found
+
 
 class OpenAICompatibleModel:
     """A model served over the OpenAI chat-completions API (vLLM, Ollama, Ray Serve, ...)."""
@@ -303,12 +387,19 @@ class OpenAICompatibleModel:
                      asking_with="llama.cpp's json_object and schema")
             self._openai_form = False
             response = self._post({**body, "response_format": self._schema_format(schema)})
+        return self._choice(response, messages)["message"]["content"] or ""
+
+    def _choice(self, response: httpx.Response, messages: list[dict]) -> dict:
+        """The completion's first choice; a LanguageModelError for an HTTP error or another kind of answer."""
         where = f"{self.base_url}/chat/completions"
         if response.status_code >= 400:
             text = " ".join(response.text.split())[:300]  # one readable line, however the server formats it
             raise LanguageModelError(f"{where} answered HTTP {response.status_code}: {_unechoed(text, messages)}")
         try:
-            return response.json()["choices"][0]["message"]["content"] or ""
+            choice = response.json()["choices"][0]
+            if "content" not in choice["message"]:  # a chat completion has it, None or not
+                raise KeyError("content")
+            return choice
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise LanguageModelError(f"{where} answered something other than a chat completion: {exc!r}") from exc
 
@@ -331,6 +422,24 @@ class OpenAICompatibleModel:
 
     def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
         return self._complete([{"role": "user", "content": prompt}], None, max_tokens).strip()
+
+    def yes_probabilities(self, head: str, questions: Sequence[str]) -> list[float]:
+        """One token asked per question with its log-probabilities (OpenAI's `logprobs`, which vLLM, llama.cpp's
+        server and Ollama answer); a server that gives none is taken at its word: 1.0 for yes, 0.0 for anything else."""
+        shares = []
+        for question in questions:
+            messages = [{"role": "user", "content": head + question}]
+            body = {**self._extra_body, "model": self.model, "messages": messages, "temperature": 0, "max_tokens": 1,
+                    "logprobs": True, "top_logprobs": 20}
+            choice = self._choice(self._post(body), messages)
+            top = ((choice.get("logprobs") or {}).get("content") or [{}])[0].get("top_logprobs") or []
+            weight = {answer: sum(math.exp(t["logprob"]) for t in top if str(t.get("token", "")).strip() in words)
+                      for answer, words in (("yes", _YES), ("no", _NO))}
+            if weight["yes"] + weight["no"] > 0:
+                shares.append(_yes_share(weight["yes"], weight["no"]))
+            else:
+                shares.append(1.0 if (choice["message"]["content"] or "").strip().lower().startswith("yes") else 0.0)
+        return shares
 
     def close(self) -> None:
         self._client.close()

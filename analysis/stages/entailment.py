@@ -1,10 +1,13 @@
 """Claim-level faithfulness: each sentence a language model wrote about a call is split into its claims, and the
-language model, as a judge constrained to yes or no, says of each whether the transcript states it.
+language model, as a judge, gives the probability that the transcript states each; a claim below
+STATED_PROBABILITY is not stated.
 
 The similarity check of faithfulness.py passes an invention made of the call's own words ("Sheila and Texas agree to
 the design"): only reading can tell what the words say. The judge reads the same transcript prefix the summary was
-written from, so the language model's cache already holds it and a judgement costs only its question. Its prompt
-and figures: benchmarks/RESULTS.md ("Claim-level faithfulness"); docs/analysis.md.
+written from, so the language model's cache already holds it, and each claim is asked alone after it: a judgement
+costs the claim's own tokens and one answer token, whose yes/no probability is read rather than sampled (a greedy
+yes/no missed most inventions: the model says yes to what it half believes). Its prompt, threshold and figures:
+benchmarks/RESULTS.md ("Claim-level faithfulness"); docs/analysis.md.
 """
 
 from __future__ import annotations
@@ -19,14 +22,18 @@ if TYPE_CHECKING:
 # Clauses joined by these are claims of their own ("The agent refunded the payment, and the customer agreed").
 _CLAUSE_JOINS = re.compile(r"(?:,|;)\s+(?:and|but|so|while|then|and then)\s+|;\s+", re.IGNORECASE)
 _MIN_CLAIM_WORDS = 3
-JUDGE_TOKENS_PER_CLAIM = 8  # '"3": "yes", ' and the braces
+
+# The judge's P(yes) under which a claim is not stated: the threshold that balances precision and recall of the
+# unsupported class on the FIT sentences of tests/analysis/claim_labels.py (benchmarks/claim_check.py --fit).
+STATED_PROBABILITY = 0.76
 
 _QUESTION = (
-    "Below are statements someone wrote about the call above. For each one, answer \"yes\" only if the transcript "
-    "states it: a speaker said it, or it follows plainly from what they said. Answer \"no\" if it adds anything the "
-    "speakers did not say, even in the call's own words: an event, an agreement, a decision, an offer, a promise, "
-    "a feeling, a reason, who did what, a number, a day, a time or a name that belongs to something else.\n"
+    "Below is a statement someone wrote about the call above. Answer \"yes\" only if the transcript states it: a "
+    "speaker said it, or it follows plainly from what they said. Answer \"no\" if it adds anything the speakers did "
+    "not say, even in the call's own words: an event, an agreement, a decision, an offer, a promise, a feeling, a "
+    "reason, who did what, a number, a day, a time or a name that belongs to something else.\n\nStatement: "
 )
+_ASK = "\nAnswer yes or no."
 
 
 def claims_of(sentence: str) -> list[str]:
@@ -40,23 +47,13 @@ def claims_of(sentence: str) -> list[str]:
     return [p if p.endswith((".", "!", "?")) else f"{p}." for p in parts]
 
 
-def judge_schema(count: int) -> dict:
-    keys = [str(i) for i in range(1, count + 1)]
-    return {"type": "object", "properties": {k: {"enum": ["yes", "no"]} for k in keys}, "required": keys,
-            "additionalProperties": False}
-
-
-def judge_prompt(transcript_prefix: str, claims: Sequence[str]) -> str:
-    listed = "\n".join(f"{i}. {claim}" for i, claim in enumerate(claims, 1))
-    return f"{transcript_prefix}\n{_QUESTION}\n{listed}"
+def stated_probabilities(llm: LanguageModel, transcript_prefix: str, claims: Sequence[str]) -> list[float]:
+    """The judge's probability that the transcript states each claim, each asked alone after `transcript_prefix`
+    (the prompt the claims were written from, so that its evaluation is reused). Raises LanguageModelError when
+    the model cannot answer."""
+    return llm.yes_probabilities(f"{transcript_prefix}\n{_QUESTION}", [f"{claim}{_ASK}" for claim in claims])
 
 
 def entailed(llm: LanguageModel, transcript_prefix: str, claims: Sequence[str]) -> list[bool]:
-    """Whether the transcript states each claim, by the language model's judgement in one request after
-    `transcript_prefix` (the prompt the claims were written from, so that its evaluation is reused). Raises
-    LanguageModelError when the model gives no usable answer."""
-    if not claims:
-        return []
-    answer = llm.generate_json(judge_prompt(transcript_prefix, claims), judge_schema(len(claims)),
-                               max_tokens=JUDGE_TOKENS_PER_CLAIM * len(claims) + 8)
-    return [answer[str(i)] == "yes" for i in range(1, len(claims) + 1)]
+    """Whether the transcript states each claim: its stated probability at least STATED_PROBABILITY."""
+    return [p >= STATED_PROBABILITY for p in stated_probabilities(llm, transcript_prefix, claims)]

@@ -3,19 +3,24 @@ language-model stage does with answers, never for figures (the slow tests and be
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from callscope.analysis.result import ModelUsed
 
 
-def _is_judgement(schema: dict) -> bool:
-    """Whether `schema` asks yes or no of each claim (analysis/stages/entailment.py's judge_schema)."""
-    properties = schema.get("properties") or {}
-    return bool(properties) and all(p == {"enum": ["yes", "no"]} for p in properties.values())
+@dataclass(frozen=True)
+class Judgement:
+    """One yes_probabilities request: the prompt's shared start and the questions asked after it."""
+
+    head: str
+    questions: tuple[str, ...]
 
 
 class ScriptedModel:
-    """Answers each request from `answers` in order; a claim judge's request (entailment.py) from `verdicts` in
-    order, each the claims' answers ("yes"/"no" strings), and "yes" to every claim when none is left: a test of
-    what a stage does with a brief need not script its judgement."""
+    """Answers each JSON request from `answers` in order; a claim judge's request (entailment.py) from `verdicts` in
+    order, each the claims' answers ("yes"/"no" strings: probability 1 or 0), and "yes" to every claim when none is
+    left: a test of what a stage does with a brief need not script its judgement."""
 
     def __init__(self, *answers: dict, context_tokens: int = 8192, verdicts: list[list[str]] | None = None):
         self.info = ModelUsed(stage="language-model", name="scripted", version="0")
@@ -24,24 +29,23 @@ class ScriptedModel:
         self.verdicts = list(verdicts or [])
         self.prompts: list[str] = []
         self.schemas: list[dict] = []
+        self.judgements: list[Judgement] = []
 
     def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
         self.prompts.append(prompt)
         self.schemas.append(schema)
-        if _is_judgement(schema):
-            said = self.verdicts.pop(0) if self.verdicts else ["yes"] * len(schema["properties"])
-            return {str(i): answer for i, answer in enumerate(said, 1)}
         return self.answers.pop(0)
+
+    def yes_probabilities(self, head: str, questions: Sequence[str]) -> list[float]:
+        self.judgements.append(Judgement(head, tuple(questions)))
+        said = self.verdicts.pop(0) if self.verdicts else ["yes"] * len(questions)
+        assert len(said) == len(questions), f"{len(questions)} claims judged, {len(said)} verdicts scripted"
+        return [1.0 if answer == "yes" else 0.0 for answer in said]
 
     @property
     def asked(self) -> list[str]:
-        """The prompts of the requests that were not a claim judge's."""
-        return [p for p, s in zip(self.prompts, self.schemas, strict=True) if not _is_judgement(s)]
-
-    @property
-    def judgements(self) -> list[str]:
-        """The prompts of the claim judge's requests."""
-        return [p for p, s in zip(self.prompts, self.schemas, strict=True) if _is_judgement(s)]
+        """The prompts of the JSON requests (a brief, fields, goals), in order."""
+        return self.prompts
 
     def generate_text(self, prompt: str, max_tokens: int = 256) -> str:
         raise AssertionError("the stages ask for JSON")

@@ -170,20 +170,22 @@ def test_a_sentence_the_judge_finds_not_stated_is_repaired_though_its_words_are_
     assert AGREED not in result.text and result.text.startswith("The customer was charged twice")
     assert [(r.sentence, r.unstated) for r in result.removed] == [(AGREED, (AGREED,))]
     assert "does not state it" in result.removed[0].reason() and result.method == "repaired"
-    # one judgement of both claims, after the very transcript the brief was written from (the model's cache holds it)
+    # one request, each claim a question of its own after the very transcript the brief was written from (the
+    # model's cache holds it)
     [judgement] = model.judgements
     brief = model.asked[0]
     transcript = brief[:brief.index("[end of transcript]")]
-    assert judgement.startswith(transcript) and judgement.endswith(f"1. The customer was charged twice for the "
-                                                                   f"internet bill.\n2. {AGREED}")
+    assert judgement.head.startswith(transcript)
+    assert [q.split("\n")[0] for q in judgement.questions] == ["The customer was charged twice for the internet bill.",
+                                                                AGREED]
 
 
 def test_each_claim_of_a_sentence_is_judged_and_one_not_stated_removes_it(embedder):
     joined = "The agent fixed the problem on the account, and the customer will be charged twice next month."
     model = briefs([joined], verdicts=[["yes", "no"]])
     result = summarize(CALL, "en", model, roles=ROLES, embedder=embedder)
-    assert model.judgements[0].endswith("1. The agent fixed the problem on the account.\n"
-                                        "2. The customer will be charged twice next month.")
+    assert [q.split("\n")[0] for q in model.judgements[0].questions] == [
+        "The agent fixed the problem on the account.", "The customer will be charged twice next month."]
     assert [r.unstated for r in result.removed] == [("The customer will be charged twice next month.",)]
 
 
@@ -191,7 +193,7 @@ def test_quotes_and_sentences_already_unsupported_are_not_judged_and_judge_off_a
     quote = 'The agent said: "I can see the two payments."'
     model = briefs([quote, "The caller was refunded $99 by Maria.", "The agent fixed the problem on the account."])
     summarize(CALL, "en", model, roles=ROLES, embedder=embedder)
-    assert model.judgements[0].endswith("\n\n1. The agent fixed the problem on the account.")
+    assert [q.split("\n")[0] for q in model.judgements[0].questions] == ["The agent fixed the problem on the account."]
     off = briefs(["The agent fixed the problem on the account."])
     assert summarize(CALL, "en", off, roles=ROLES, embedder=embedder, judge=False).text.startswith("The agent fixed")
     assert off.judgements == []
@@ -205,9 +207,10 @@ class _JudgeFails:
         self.info, self.context_tokens = self.model.info, self.model.context_tokens
 
     def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
-        if self.model.prompts:
-            raise LanguageModelError("the judge's answer was not valid JSON")
         return self.model.generate_json(prompt, schema, max_tokens)
+
+    def yes_probabilities(self, head: str, questions: list[str]) -> list[float]:
+        raise LanguageModelError("the judge's prompt is longer than the context")
 
 
 def test_a_judge_that_fails_leaves_the_similarity_checks_standing(embedder):

@@ -309,3 +309,49 @@ def test_llama_prompts_that_share_a_prefix_evaluate_it_once(qwen):
     second = qwen.last_request
     assert first.prompt_tokens > 200 and second.reused_tokens >= 200  # the chat template and the transcript
     assert second.prompt_tokens - second.reused_tokens < 40  # only the question and the answer's skeleton
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("language_model")
+@pytest.mark.timeout(900)
+@needs_llama
+def test_llama_judge_reads_yes_from_the_logits_after_the_prefix_it_holds(qwen):
+    prefix = "Transcript of a phone call:\n" + "Agent: Anna lives in Lyon with her 3 cats.\n" * 20
+    qwen.generate_json(prefix + "Where does Anna live?", SCHEMA, max_tokens=24)
+    stated, invented = qwen.yes_probabilities(prefix + "Does the transcript say this? Statement: ",
+                                              ["Anna lives in Lyon. Answer yes or no.",
+                                               "Anna lives in Paris with a dog. Answer yes or no."])
+    assert stated > 0.5 > invented, (stated, invented)
+    judged = qwen.last_request
+    # the transcript comes from the cache the JSON request left; each question costs only its own tokens
+    assert judged.reused_tokens >= 200 and judged.generated_tokens == 0
+    assert judged.prompt_tokens - judged.reused_tokens < 60
+    # the model's state stays one a later request can reuse
+    assert qwen.generate_json(prefix + "Where does Anna live?", SCHEMA, max_tokens=24)["city"] == "Lyon"
+    assert qwen.last_request.reused_tokens >= 200
+
+
+def test_endpoint_judge_reads_the_first_tokens_log_probabilities(httpserver):
+    import math
+
+    def answer(request):
+        said = request.get_json()["messages"][0]["content"]
+        top = [{"token": "Yes", "logprob": math.log(0.6)}, {"token": " no", "logprob": math.log(0.2)},
+               {"token": "Maybe", "logprob": math.log(0.2)}] if said.endswith("Lyon?") else []
+        body = completion("Yes" if top else "No")
+        body["choices"][0]["logprobs"] = {"content": [{"token": "Yes", "logprob": -0.5, "top_logprobs": top}]}
+        return Response(json.dumps(body), content_type="application/json")
+
+    httpserver.expect_request("/v1/chat/completions").respond_with_handler(answer)
+    shares = remote(httpserver).yes_probabilities(PROMPT, [" Anna lives in Lyon?", " Anna has a dog?"])
+    assert shares[0] == pytest.approx(0.75)  # 0.6 / (0.6 + 0.2): the other answers do not count
+    assert shares[1] == 0.0  # no log-probabilities given: the answer taken at its word
+    bodies = [request.get_json() for request, _ in httpserver.log]
+    assert all(b["max_tokens"] == 1 and b["logprobs"] is True and b["temperature"] == 0 for b in bodies)
+    assert bodies[0]["messages"][0]["content"] == PROMPT + " Anna lives in Lyon?"
+
+
+def test_endpoint_judge_error_is_a_language_model_error(httpserver):
+    httpserver.expect_request("/v1/chat/completions").respond_with_json({"error": "overloaded"}, status=503)
+    with pytest.raises(LanguageModelError, match="HTTP 503"):
+        remote(httpserver).yes_probabilities(PROMPT, [" Anna lives in Lyon?"])

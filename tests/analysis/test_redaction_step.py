@@ -196,6 +196,10 @@ class Model:
             return {"field_1": {"found": True, "value": "[PAYMENT_CARD]"}, "field_2": {"found": True, "value": EMAIL}}
         return self._fill(schema)
 
+    def yes_probabilities(self, head: str, questions: list[str]) -> list[float]:
+        self.prompts += [head + question for question in questions]  # the claim judge reads the transcript too
+        return [1.0] * len(questions)
+
     def _fill(self, schema: dict):
         if "enum" in schema:
             return schema["enum"][0]

@@ -55,6 +55,9 @@ class Summariser:
         # the same sentence in every slot: the summary keeps it once (summary.distinct)
         return {slot: SUMMARY for slot in schema["properties"]}
 
+    def yes_probabilities(self, head: str, questions: list[str]) -> list[float]:
+        return [1.0] * len(questions)  # the claim judge finds its sentence stated
+
 
 @pytest.fixture
 async def runtime(tmp_path: Path):
