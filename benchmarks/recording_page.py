@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=60.0)
     parser.add_argument("--runs", type=int, default=5, help="page loads measured (the first is cold)")
-    parser.add_argument("--screenshots", type=Path, help="save screenshots of a stereo and a mono call here")
+    parser.add_argument("--screenshots", type=Path, help="save screenshots of a stereo and a mono call here, and of "
+                        "the page opened at a search hit's moment (#t=)")
     args = parser.parse_args(argv)
     if NO_BROWSER:
         sys.exit(NO_BROWSER_REASON)
@@ -206,6 +207,17 @@ def main(argv: list[str] | None = None) -> None:
                         path = args.screenshots / f"recording-page-{name}-{kind}.png"
                         driver.save_screenshot(str(path))
                         say(f"screenshot: {path}")
+                # a search hit's link (the page at its moment: player there, the segment marked and in view)
+                [hit] = site.api("GET", "/search", params={"q": "refund", "mode": "keyword", "per_page": 1,
+                                                           "project_id": site.project_id}).json()["data"]
+                moment = hit["url"].split("/recordings/", 1)[1]
+                for width, height, kind in ((1280, 900, "desktop"), (390, 844, "phone")):
+                    driver.set_window_size(width, height)
+                    driver.get("about:blank")  # a new load each time, not a move to the same page's #t=
+                    driver.get(f"{site.url}/recordings/{moment}")
+                    path = args.screenshots / f"recording-page-search-hit-{kind}.png"
+                    driver.save_screenshot(str(path))
+                    say(f"screenshot: {path} (search hit #t={hit['start']:g}: {hit['text'][:40]})")
         finally:
             driver.quit()
     finally:

@@ -1,5 +1,5 @@
-"""The members' web pages: sign-in by emailed link, the recording page every share links to, the list, and the
-account's Settings (API keys, members, webhooks) for its admins.
+"""The members' web pages: sign-in by emailed link, the recording page every share links to, the list, search across
+calls, and the account's Settings (API keys, members, webhooks) for its admins.
 
 They are not API operations: routed straight on the Falcon app (outside the operation table, so neither the
 OpenAPI document nor API-key authentication sees them) and authenticated by a session cookie
@@ -15,6 +15,8 @@ from callscope.api.errors import handle_http_error
 from callscope.api.pages import settings_keys, settings_members, settings_processing, settings_webhooks, web
 from callscope.api.pages.listing import RecordingList
 from callscope.api.pages.recording import RecordingPage, RecordingState
+from callscope.api.pages.search import PATH as SEARCH_PATH
+from callscope.api.pages.search import SearchPage
 from callscope.api.pages.settings_keys import KeyAction, KeyDetail, KeyList
 from callscope.api.pages.settings_members import MemberAction, MemberList
 from callscope.api.pages.settings_processing import ProcessingHome, ProcessingProject
@@ -29,7 +31,7 @@ from callscope.services.context import Context
 from callscope.services.member_auth import HOME_PATH
 
 # Where a URL that matches no route is a mistyped page (an HTML 404) rather than an API path (JSON).
-PAGE_PREFIXES = (HOME_PATH, TRENDS_PATH, UPLOAD_PATH, "/settings", "/sign-in", "/accounts")
+PAGE_PREFIXES = (HOME_PATH, SEARCH_PATH, TRENDS_PATH, UPLOAD_PATH, "/settings", "/sign-in", "/accounts")
 
 
 class Home:
@@ -57,6 +59,7 @@ def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter) -> None:
     app.add_route(HOME_PATH, RecordingList(ctx))
     app.add_route(HOME_PATH + "/{id}", RecordingPage(ctx))
     app.add_route(HOME_PATH + "/{id}/state", RecordingState(ctx))
+    app.add_route(SEARCH_PATH, SearchPage(ctx))
     app.add_route(TRENDS_PATH, TrendsPage(ctx))
     app.add_route(UPLOAD_PATH, UploadPage(ctx))
     app.add_route("/settings", SettingsHome(ctx))

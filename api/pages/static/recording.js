@@ -1,6 +1,6 @@
-// The recording page: seek by segment, word, quote, timeline or a link's #t=SECONDS; follow and highlight the
-// segment being played; search the transcript; while the analysis runs, poll its state and swap in the finished page
-// (no reload).
+// The recording page: seek by segment, word, quote, timeline or a link's #t=SECONDS (which also marks the segment
+// said then); follow and highlight the segment being played; search the transcript; while the analysis runs, poll its
+// state and swap in the finished page (no reload).
 "use strict";
 (function () {
   var audio, segments, starts, current = -1, hits = [], hit = -1, polling = null, renewed = 0;
@@ -144,13 +144,29 @@
       });
   }
 
-  // A link to a moment of the call (a search hit's: #t=SECONDS) opens the page with the player there.
+  // A link to a moment of the call (a search hit's: #t=SECONDS) opens the page with the player there and the
+  // segment said then marked, scrolled into view and its timestamp focused (Enter plays from it).
   function startAt() {
     var found = /^#t=(\d+(?:\.\d+)?)$/.exec(location.hash);
-    if (!found || !audio) return;
-    var ms = Number(found[1]) * 1000;
+    if (!found) return;
+    var ms = Math.round(Number(found[1]) * 1000);
+    markMoment(ms);
+    if (!audio) return;
     function go() { audio.currentTime = ms / 1000; show(ms); }
     if (audio.readyState >= 1) go(); else audio.addEventListener("loadedmetadata", go, {once: true});
+  }
+
+  function markMoment(ms) {
+    var marked = document.querySelector("#segments .seg.moment");
+    if (marked) marked.classList.remove("moment");
+    var i = segmentAt(ms);
+    if (i < 0) return;
+    var segment = segments[i];
+    segment.classList.add("moment");
+    segment.scrollIntoView({block: "center"});
+    segment.querySelector(".ts").focus({preventScroll: true});
+    // the segments above it are drawn as they near the viewport (content-visibility), which moves it: again, once
+    requestAnimationFrame(function () { segment.scrollIntoView({block: "center"}); });
   }
 
   function init() {
@@ -174,5 +190,6 @@
 
   document.addEventListener("click", onClick);
   document.addEventListener("keydown", onKey);
+  window.addEventListener("hashchange", startAt);
   init();
 })();
