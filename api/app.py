@@ -9,7 +9,9 @@ from callscope.api import errors
 from callscope.api.middleware import ApiMiddleware
 from callscope.api.openapi import build_document
 from callscope.api.pages import install as install_pages
+from callscope.api.resources import live
 from callscope.api.resources.files import SignedFile
+from callscope.api.resources.live_twilio import TwilioMediaStream
 from callscope.api.resources.operators import OperatorCollection, OperatorItem
 from callscope.api.resources.projects import ProjectCollection, ProjectItem
 from callscope.api.resources.recordings import RecordingCollection, RecordingFilters, RecordingItem
@@ -75,6 +77,12 @@ def create_app(ctx: Context, usage: UsageRecorder, limiter: RateLimiter | None =
     router.add("/tags", TagCollection(ctx), tag="tags")
     router.add("/tags/{id:int}", TagItem(ctx), tag="tags")
     router.add("/search", Search(ctx), tag="search")
+    # live calls: a WebSocket each for the generic endpoint and the carrier's stream, and their events as SSE
+    live.install(app)
+    live_calls = live.live_calls(ctx)
+    router.add("/live", live.LiveCallSocket(ctx, live_calls), tag="live")
+    router.add("/recordings/{id}/live", live.LiveCallEvents(ctx, live_calls), tag="recordings")
+    router.add("/telephony/twilio/stream", TwilioMediaStream(ctx, live_calls), tag="telephony", prefix="")
     router.add("/app/settings", AppSettingsResource(ctx), tag="settings")
 
     router.add("/healthz", Health(ctx), tag="service", prefix="")

@@ -227,6 +227,23 @@ class Settings(BaseSettings):
     )
     llm_enabled: bool = Field(
         True, description="Use a language model (summary, goals); false: those stages report that they did not run."
+    live_whisper_model: str | None = Field(
+        None, description="Whisper model of live calls (a name or directory, as whisper_model); unset: "
+        "whisper_model. `tiny.en` keeps up with more calls on a CPU, in English only.",
+    )
+    live_partial_interval_seconds: float = Field(
+        1.0, ge=0.2, le=10, description="Seconds of a live utterance's audio between two decodes of it (partials)."
+    )
+    live_idle_timeout_seconds: float = Field(
+        30, gt=0, description="A live call's socket that sends nothing for this long is ended (close code 4408); "
+        "its audio is kept and analysed.",
+    )
+    live_max_frame_bytes: int = Field(
+        65_536, ge=1024, description="Largest binary audio frame of the generic live endpoint (close code 1009)."
+    )
+    live_keep_events_seconds: float = Field(
+        3600, ge=0, description="How long an ended live call's events stay readable at /recordings/{id}/live."
+    )
     )
     llm_model: str | None = Field(
         None, description="GGUF file of the local language model (llama.cpp); unset: the embedded "

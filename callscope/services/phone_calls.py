@@ -10,14 +10,16 @@ call's recording through the upload service. The flow in full: docs/phone-calls.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable
 from urllib.parse import urlencode
 
 import structlog
 from sqlalchemy.exc import IntegrityError
 
 from callscope.catalog import calls
+from callscope.catalog.recordings import Found
 from callscope.catalog.tables import Call
-from callscope.errors import PayloadTooLarge, ProviderError
+from callscope.errors import Forbidden, NotFound, PayloadTooLarge, ProviderError
 from callscope.resources import Operator, Project, VirtualNumber
 from callscope.services import scope, uploads
 from callscope.services.context import Context, Principal
@@ -48,6 +50,11 @@ def webhook_url(ctx: Context, name: str, **query: str | int) -> str:
     """An absolute URL of one of the carrier's webhooks, on the public base URL the carrier reaches."""
     path = f"{ctx.settings.base_url}/telephony/{ctx.provider.voice_dialect}/{name}"
     return f"{path}?{urlencode(query)}" if query else path
+
+
+def live_stream_url(ctx: Context) -> str:
+    """The WebSocket the carrier streams a live call's audio to: the webhooks' address, as ws:// or wss://."""
+    return "ws" + webhook_url(ctx, "stream").removeprefix("http")
 
 
 def called_number(ctx: Context, phone_number: str) -> VirtualNumber | None:
@@ -109,14 +116,17 @@ async def _route(ctx: Context, number: VirtualNumber | None, call: Call) -> Inst
         return _voicemail(ctx, number, call)
     targets = rounds[call.dial_attempt]
     several = len(targets) > 1  # who answered is then told by the answered callback
+    project = _recording_project(ctx, number)
+    # the audio is streamed from the first round on: one stream lasts the whole call, through every later round
+    live = project is not None and project.spec.live and project.spec.live_allowed and call.dial_attempt == 0
     return Dial(
         targets=[Target(phone_number=phone, answered_url=webhook_url(
             ctx, "answered", call=call.provider_call_id, operator=operator_id) if several else None)
                  for operator_id, phone in targets],
         timeout=ctx.settings.call_ring_timeout_seconds,
         action_url=webhook_url(ctx, "dial", attempt=call.dial_attempt),
-        recording_url=webhook_url(ctx, "recording", call=call.provider_call_id)
-        if _recording_project(ctx, number) is not None else None,
+        recording_url=webhook_url(ctx, "recording", call=call.provider_call_id) if project is not None else None,
+        stream_url=live_stream_url(ctx) if live else None,
     )
 
 
@@ -178,6 +188,17 @@ def _answered_by(call: Call) -> int | None:
     return targets[0][0] if len(targets) == 1 else None
 
 
+def _recording_fields(ctx: Context, call: Call, project: Project, agent_channel: int | None) -> uploads.UploadFields:
+    """What a call's recording is: its project's, by its CallSid, of the operator who answered."""
+    operator_id = _answered_by(call)
+    operator = scope.by_id(ctx, Operator, call.account, operator_id) if operator_id else None
+    return uploads.UploadFields(
+        project_id=project.status.id, external_id=call.provider_call_id,
+        name=f"{'Voicemail' if call.call_status == MISSED else 'Call'} from {call.caller_name or call.phone_number}",
+        operator_id=operator.status.id if operator else None, called_at=call.created_at,
+        recording_source=RECORDING_SOURCE, agent_channel=agent_channel)
+
+
 async def recording_ready(ctx: Context, ready: RecordingReady) -> None:
     call = await ctx.catalog.read(calls.by_provider_id, ready.call_id)
     if call is None or call.recording_id is not None or not ready.completed:
@@ -189,9 +210,6 @@ async def recording_ready(ctx: Context, ready: RecordingReady) -> None:
         log.info("call_recording_not_stored", account=call.account, call_id=call.provider_call_id,
                  reason="the number does not record, or has no project")
         return
-    operator_id = _answered_by(call)
-    operator = scope.by_id(ctx, Operator, call.account, operator_id) if operator_id else None
-    caller = call.caller_name or call.phone_number
     upload = uploads.Upload(ctx, _principal(call.account), f"{ready.recording_id}.wav")
     limit = ctx.settings.call_recording_max_bytes
     try:
@@ -200,12 +218,8 @@ async def recording_ready(ctx: Context, ready: RecordingReady) -> None:
                 if upload.writer.size + len(chunk) > limit:
                     raise PayloadTooLarge(f"The call recording is larger than {limit} bytes")
                 await upload.write(chunk)
-        found, created = await uploads.finish(upload, uploads.UploadFields(
-            project_id=project.status.id, external_id=call.provider_call_id,
-            name=f"{'Voicemail' if call.call_status == MISSED else 'Call'} from {caller}",
-            operator_id=operator.status.id if operator else None, called_at=call.created_at,
-            recording_source=RECORDING_SOURCE,
-            agent_channel=ctx.provider.operator_channel if ready.channels == 2 else None))
+        found, created = await uploads.finish(upload, _recording_fields(
+            ctx, call, project, ctx.provider.operator_channel if ready.channels == 2 else None))
     except BaseException:
         await upload.abort()
         raise
@@ -217,3 +231,31 @@ async def recording_ready(ctx: Context, ready: RecordingReady) -> None:
             await ctx.provider.delete_recording(ready)
         except ProviderError as exc:  # stored here already; the provider's copy outlives it, no more
             log.warning("call_recording_provider_delete_failed", call_id=call.provider_call_id, error=exc.message)
+
+
+# ----- the live stream --------------------------------------------------------------------------
+
+LIVE_OFF = "Live calls are off for this call's number or project"
+
+
+async def live_call(ctx: Context, call_id: str) -> tuple[
+        Principal, Project, Callable[[], Awaitable[uploads.UploadFields]], Callable[[Found], Awaitable[None]]]:
+    """A call whose audio the carrier streams (callscope/live): the writer who stores its recording, its project,
+    the recording's fields (read when the call ends, when who answered is known; the agent on the first channel,
+    as live calls store them) and what is done once it is stored: the call points at it, so the carrier's own
+    recording of the call, when its callback comes, is not stored again."""
+    call = await ctx.catalog.read(calls.by_provider_id, call_id)
+    if call is None:
+        raise NotFound("Unknown call")
+    project = _recording_project(ctx, _number_of(ctx, call))
+    if project is None or not project.spec.live:
+        raise Forbidden(LIVE_OFF)
+
+    async def fields() -> uploads.UploadFields:
+        latest = await ctx.catalog.read(calls.by_provider_id, call_id) or call
+        return _recording_fields(ctx, latest, project, 0)
+
+    async def stored(found: Found) -> None:
+        await ctx.catalog.write(calls.set_recording, call.id, found.recording.id)
+
+    return _principal(call.account), project, fields, stored

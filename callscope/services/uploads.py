@@ -45,9 +45,10 @@ class UploadFields:
 class Upload:
     """One audio upload in progress: write chunks, then finish (or abort)."""
 
-    def __init__(self, ctx: Context, principal: Principal, filename: str | None):
+    def __init__(self, ctx: Context, principal: Principal, filename: str | None, public_id: str | None = None):
+        """`public_id`: one the recording was promised before its audio came (a live call's); default a new one."""
         self.ctx, self.principal, self.filename = ctx, principal, filename
-        self.public_id = str(uuid7())
+        self.public_id = public_id or str(uuid7())
         self.key = audio_key(principal.account, self.public_id)
         limits = ctx.settings.upload_limits_mb
         # While streaming only the name hints at the format; the probe's verdict is checked again at the end.

@@ -58,7 +58,7 @@ def signature(auth_token: str, url: str, params: Iterable[tuple[str, str]]) -> s
 
 def _port_variants(url: str) -> list[str]:
     parts = urlsplit(url)
-    default = 443 if parts.scheme == "https" else 80
+    default = 443 if parts.scheme in ("https", "wss") else 80
     host = parts.hostname or ""
     host = f"[{host}]" if ":" in host else host
     without = urlunsplit(parts._replace(netloc=host))
@@ -192,6 +192,10 @@ def twiml(instruction: Instruction) -> str:
     elif isinstance(instruction, Hangup):
         ElementTree.SubElement(response, "Hangup")
     elif isinstance(instruction, Dial):
+        if instruction.stream_url:
+            # Media Streams: the caller's audio (inbound) and what Twilio plays to them (outbound: the operator)
+            start = ElementTree.SubElement(response, "Start")
+            ElementTree.SubElement(start, "Stream", url=instruction.stream_url, track="both_tracks")
         dial = ElementTree.SubElement(response, "Dial", action=instruction.action_url, method="POST",
                                       timeout=str(instruction.timeout))
         if instruction.recording_url:

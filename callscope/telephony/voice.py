@@ -61,6 +61,8 @@ class Dial(BaseModel):
     timeout: int
     action_url: str
     recording_url: str | None = Field(None, description="Set: record both parties on two channels from answer.")
+    stream_url: str | None = Field(None, description="Set: stream both parties' audio to this WebSocket while the "
+                                   "call lasts (a live call).")
 
 
 class Voicemail(BaseModel):

@@ -166,6 +166,13 @@ def recording_reads(key: Key, w: World) -> Iterator[Probe]:
     yield from own_in_path(key, w, "recording")
 
 
+@probes("GET /recordings/{id}/live")
+def live_call_reads(key: Key, w: World) -> Iterator[Probe]:
+    """A live call's events: a foreign recording's are as absent as those of one that exists nowhere (the live
+    calls themselves: tests/live_calls/test_live_calls_served.py)."""
+    yield from foreign_in_path(key, w, "recording")
+
+
 @probes("PATCH /recordings/{id}")
 def recording_patch(key: Key, w: World) -> Iterator[Probe]:
     yield from foreign_in_path(key, w, "recording", json={"name": f"pwned-{w.tok}"})

@@ -12,7 +12,8 @@ from referencing import Registry, Resource
 
 OPERATION_IDS = [
     "addOperatorToNumber", "addOperatorToProject", "createOperator", "createProject", "createRecordingShare",
-    "createTag", "deleteProject", "deleteRecording", "deleteRecordingShare", "deleteTag", "getAppSettings",
+    "createTag", "deleteProject", "deleteRecording", "deleteRecordingShare", "deleteTag", "followLiveCall",
+    "getAppSettings",
     "getOperator", "getProject", "getRecording", "getRecordingAudioUrl", "getRecordingFilters", "getRecordingResults",
     "getRecordingSummary", "getRecordingTranscription", "getVirtualNumber", "listAvailableVirtualNumbers",
     "listOperators", "listProjects", "listRecordingShares", "listRecordings", "listTags", "listVirtualNumbers",
