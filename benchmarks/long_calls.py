@@ -30,6 +30,9 @@ the process's peak RSS (each call runs in a process of its own, which also holds
 Timings on a shared machine are noisy.
 
 `--save FILE` writes the figures as JSON; `--baseline FILE` prints each beside the saved one ("before > now").
+Each run keeps each call's model outputs (VAD regions, CAM++ embeddings, the segmentation's chunks) beside its WAV;
+`--cached` diarizes from them (a change to the clustering measured in seconds, not an hour; no timings, no speakers
+stage), running the models only for calls that have none saved from the same WAV by the same model versions.
 
 How to run (repository root; after `scripts/fetch_real_speech.py`)::
 
@@ -37,11 +40,14 @@ How to run (repository root; after `scripts/fetch_real_speech.py`)::
     .venv/bin/python -P benchmarks/long_calls.py --baseline /tmp/long-before.json
     .venv/bin/python -P benchmarks/long_calls.py --sets fit --minutes 15
     .venv/bin/python -P benchmarks/long_calls.py --sets report-3 report-5 report-7b mixed-8 --minutes 15
+    .venv/bin/python -P benchmarks/long_calls.py --cached --sets fit fit-3 fit-5 report report-3 report-5 \\
+        report-7b mixed-8 one --minutes 15 60
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import resource
 import subprocess
@@ -174,9 +180,60 @@ def stand_in_segments(regions: list) -> list:
     return segments
 
 
-def run_case(name: str, minutes: int) -> dict:
-    """The figures of one call (run in a process of its own, for its peak RSS)."""
-    from callscope.analysis.models.campplus import EMBEDDING_DIM
+def outputs_file(name: str, minutes: int) -> Path:
+    """Where a call's model outputs are kept (`save_outputs`)."""
+    seed, _ = VOICE_SETS[name]
+    return cache_folder() / f"{name}-{minutes}min-seed{seed}-outputs.npz"
+
+
+def outputs_key(wav_path: Path) -> str:
+    """What the saved model outputs depend on: the call's WAV (as written), the models' files and the VAD's version
+    and threshold."""
+    from callscope.analysis.models import campplus, segmentation
+    from callscope.analysis.stages import vad
+
+    wav = wav_path.stat()
+    return json.dumps([wav.st_size, wav.st_mtime_ns, campplus.EMBEDDED_SHA256, segmentation.EMBEDDED_SHA256,
+                       vad.MODEL.version, vad.THRESHOLD])
+
+
+def save_outputs(path: Path, wav_path: Path, regions: list, windows: list, embeddings: np.ndarray, chunks,
+                 models: list) -> None:
+    """The call's model outputs: VAD regions, CAM++ windows and embeddings, the segmentation's chunks, the models
+    (ModelUsed) and `outputs_key`."""
+    np.savez_compressed(
+        path, regions=np.array([(r.start_ms, r.end_ms) for r in regions], dtype=np.int64).reshape(-1, 2),
+        windows=np.array([(w.start_ms, w.end_ms, w.speech_ms) for w in windows], dtype=np.int64).reshape(-1, 3),
+        embeddings=embeddings, chunk_starts=chunks.starts, chunk_active=np.packbits(chunks.active, axis=None),
+        models=np.array([json.dumps([m.model_dump() for m in models])]), key=np.array([outputs_key(wav_path)]))
+
+
+def load_outputs(path: Path, wav_path: Path) -> tuple | None:
+    """`save_outputs`' figures (regions, windows, embeddings, chunks, models), or None when missing or saved with
+    another `outputs_key`."""
+    from callscope.analysis.models.segmentation import CHUNK_FRAMES, LOCAL_SPEAKERS, ChunkActivity
+    from callscope.analysis.result import ModelUsed
+    from callscope.analysis.stages.diarize_by_voice import Window
+    from callscope.analysis.types import SpeechRegion
+
+    if not path.is_file():
+        return None
+    data = np.load(path)
+    if str(data["key"][0]) != outputs_key(wav_path):
+        return None
+    saved = [ModelUsed(**m) for m in json.loads(str(data["models"][0]))]
+    starts = data["chunk_starts"]
+    active = np.unpackbits(data["chunk_active"])[: len(starts) * CHUNK_FRAMES * LOCAL_SPEAKERS].astype(bool)
+    return ([SpeechRegion(0, int(a), int(b)) for a, b in data["regions"]],
+            [Window(int(a), int(b), int(c)) for a, b, c in data["windows"]], data["embeddings"],
+            ChunkActivity(starts, active.reshape(len(starts), CHUNK_FRAMES, LOCAL_SPEAKERS)), saved)
+
+
+def run_case(name: str, minutes: int, cached: bool = False) -> dict:
+    """The figures of one call (run in a process of its own, for its peak RSS). Its model outputs are saved
+    (`save_outputs`); `cached`: the diarization runs on those saved by an earlier run (no models, no timings)."""
+    from callscope.analysis.models.campplus import EMBEDDING_DIM, CamPlusPlus
+    from callscope.analysis.models.segmentation import load_segmenter
     from callscope.analysis.stages import diarize_by_voice, vad
     from callscope.analysis.stages.decode import decode
     from callscope.analysis.stages.speakers import KnownVoice, load_speaker_analyzer
@@ -184,23 +241,41 @@ def run_case(name: str, minutes: int) -> dict:
 
     wav_path, rttm_path = call_files(name, minutes)
     reference = read_rttm(rttm_path)
-    analyzer = load_speaker_analyzer(Settings(llm_enabled=False))
+    saved = load_outputs(outputs_file(name, minutes), wav_path) if cached else None
+    if saved is not None:
+        regions, windows, embeddings, chunks, (model, segmentation) = saved
+        turns = diarize_by_voice.campplus_turns(windows, embeddings, model, lambda: chunks, segmentation)
+        segments, info = diarize_by_voice.assign(stand_in_segments(regions), turns)
+        return {"speakers": len({k for _, _, k in reference}), "found": info.speakers, "windows": info.windows,
+                "segmented": info.segmentation is not None,
+                "der": der(reference, [(s.start_ms / 1000, s.end_ms / 1000, s.speaker) for s in segments])}
+    settings = Settings(llm_enabled=False)
+    analyzer = load_speaker_analyzer(settings)
+    campplus = analyzer.encoder  # the default install's diarization and voiceprint model
+    assert isinstance(campplus, CamPlusPlus), "the long-call benchmark runs the default install's CAM++"
+    segmenter = load_segmenter(threads=settings.analysis_threads)
     audio = decode(wav_path)
     regions = [r for r in vad.detect_speech(audio, 0) if r.channel == 0]
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # the stage as `SpeakerAnalyzer.turns` runs it (`find_turns`), its parts kept for `--cached` runs
     started = time.perf_counter()
-    turns = analyzer.turns(audio, regions)
+    windows, embeddings = diarize_by_voice.campplus_embeddings(audio, regions, campplus)
+    segment = functools.cache(lambda: segmenter.activity(np.asarray(audio.channels[0], dtype=np.float32)))
+    turns = diarize_by_voice.campplus_turns(windows, embeddings, campplus.info, segment, segmenter.info)
     segments, info = diarize_by_voice.assign(stand_in_segments(regions), turns)
     seconds = time.perf_counter() - started
     started = time.perf_counter()  # the speakers stage: each speaker's voice compared with an enrolled one
     enrolled = KnownVoice(1, np.ones(EMBEDDING_DIM, dtype=np.float32) / EMBEDDING_DIM**0.5, analyzer.model)
     roles = analyzer.speakers(audio, segments, [enrolled])
     roles_s = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    save_outputs(outputs_file(name, minutes), wav_path, regions, windows, embeddings, segment(),
+                 [campplus.info, segmenter.info])
     return {"speakers": len({k for _, _, k in reference}), "found": info.speakers, "windows": info.windows,
             "segmented": info.segmentation is not None,
             "der": der(reference, [(s.start_ms / 1000, s.end_ms / 1000, s.speaker) for s in segments]),
             "seconds": seconds, "roles_s": roles_s, "roles": len(roles), "rss_before_mb": rss_before,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "peak_rss_mb": peak}
 
 
 def cell(now: float | int | bool | None, before: float | int | bool | None, fmt: str, width: int,
@@ -216,18 +291,20 @@ def main() -> None:
     parser.add_argument("--minutes", nargs="+", type=int, default=list(MINUTES))
     parser.add_argument("--save", type=Path, help="write the figures to this JSON file")
     parser.add_argument("--baseline", type=Path, help="a JSON file written by --save: print it beside")
+    parser.add_argument("--cached", action="store_true",
+                        help="diarize from the model outputs an earlier run saved (no timings); calls without are run")
     parser.add_argument("--case", nargs=2, metavar=("SET", "MINUTES"), help=argparse.SUPPRESS)  # one child's call
     args = parser.parse_args()
     if args.case:
-        print(json.dumps(run_case(args.case[0], int(args.case[1]))))
+        print(json.dumps(run_case(args.case[0], int(args.case[1]), args.cached)))
         return
     before = json.loads(args.baseline.read_text()) if args.baseline else {}
     rows = {}
     for name in args.sets:
         for minutes in args.minutes:
             call_files(name, minutes)  # built once, outside the measured process
-            child = subprocess.run([sys.executable, "-P", __file__, "--case", name, str(minutes)], check=True,
-                                   capture_output=True, text=True)
+            child = subprocess.run([sys.executable, "-P", __file__, "--case", name, str(minutes),
+                                    *(["--cached"] if args.cached else [])], check=True, capture_output=True, text=True)
             rows[f"{name}-{minutes}"] = json.loads(child.stdout.strip().splitlines()[-1])
             print(f"{name} {minutes} min: done", flush=True)
     wide = args.baseline is not None
@@ -238,7 +315,7 @@ def main() -> None:
     for key, row in rows.items():
         old = before.get(key, {})
         print(f"{key:<10} {row['speakers']:>4} "
-              + " ".join(cell(row[k], old.get(k), fmt, width, wide) for k, fmt in (
+              + " ".join(cell(row.get(k), old.get(k), fmt, width, wide) for k, fmt in (
                   ("found", "d"), ("der", ".1%"), ("seconds", ".1f"), ("roles_s", ".1f"), ("rss_before_mb", ".0f"),
                   ("peak_rss_mb", ".0f"), ("windows", "d")))
               + " " + cell(row["segmented"], old.get("segmented"), "", width + 4, wide))

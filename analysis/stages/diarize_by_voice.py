@@ -10,12 +10,13 @@ How it decides: docs/analysis.md; why, with the figures: benchmarks/RESULTS.md.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from callscope.analysis.models.campplus import CamPlusPlus
-from callscope.analysis.models.segmentation import Segmenter
+from callscope.analysis.models.campplus import EMBEDDING_DIM, CamPlusPlus
+from callscope.analysis.models.segmentation import ChunkActivity, Segmenter
 from callscope.analysis.models.speaker_encoder import (
     HOP,
     PARTIAL_FRAMES,
@@ -228,16 +229,22 @@ def merge_similar_clusters(embeddings: np.ndarray, labels: np.ndarray, cosine: f
     return np.unique(labels, return_inverse=True)[1]
 
 
-def label_speech_campplus(audio: Audio, speech_regions: list[SpeechRegion], model: CamPlusPlus,
-                          max_speakers: int = MAX_SPEAKERS) -> tuple[list[Window], np.ndarray]:
-    """The CAM++ windows over channel 0's speech and the speaker cluster (0..k-1, first to speak first) of each."""
+def campplus_embeddings(audio: Audio, speech_regions: list[SpeechRegion], model: CamPlusPlus) -> tuple[
+        list[Window], np.ndarray]:
+    """The CAM++ windows over channel 0's speech and their L2-normalised embeddings (n, 192)."""
     windows = campplus_windows([r for r in speech_regions if r.channel == 0])
     windows = [w for w in windows if w.end_ms <= audio.duration_ms]
     if not windows:
-        return windows, np.zeros(0, dtype=int)
+        return windows, np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
     rate = SAMPLE_RATE // 1000
-    embeddings = model.embed_segments(np.asarray(audio.channels[0], dtype=np.float32),
-                                      [(w.start_ms * rate, w.end_ms * rate) for w in windows])
+    return windows, model.embed_segments(np.asarray(audio.channels[0], dtype=np.float32),
+                                         [(w.start_ms * rate, w.end_ms * rate) for w in windows])
+
+
+def label_speech_campplus(audio: Audio, speech_regions: list[SpeechRegion], model: CamPlusPlus,
+                          max_speakers: int = MAX_SPEAKERS) -> tuple[list[Window], np.ndarray]:
+    """The CAM++ windows over channel 0's speech and the speaker cluster (0..k-1, first to speak first) of each."""
+    windows, embeddings = campplus_embeddings(audio, speech_regions, model)
     return windows, _first_seen_order(cluster_windows(embeddings, max_speakers))
 
 
@@ -245,7 +252,12 @@ def speaker_activity(audio: Audio, windows: list[Window], labels: np.ndarray,
                      segmenter: Segmenter) -> sa.SpeakerActivity:
     """Who speaks in each frame of channel 0: the segmentation model's local speakers mapped to the clusters of the
     CAM++ `windows` (`speaker_activity.py`)."""
-    chunks = segmenter.activity(np.asarray(audio.channels[0], dtype=np.float32))
+    return chunk_speaker_activity(segmenter.activity(np.asarray(audio.channels[0], dtype=np.float32)), windows,
+                                  labels)
+
+
+def chunk_speaker_activity(chunks: ChunkActivity, windows: list[Window], labels: np.ndarray) -> sa.SpeakerActivity:
+    """`speaker_activity` from the segmentation model's output `chunks`."""
     speakers = int(labels.max()) + 1 if len(labels) else 1
     coverage = sa.window_coverage(chunks.frames(), [(w.start_ms, w.end_ms) for w in windows], labels, speakers)
     by_frame = sa.frame_labels(coverage, np.array([w.center_ms for w in windows]), labels)
@@ -443,13 +455,26 @@ def find_turns(
     """The speakers of a mono call from its audio: `speech_regions` are channel 0's VAD regions; `encoder` the GE2E
     encoder or the CAM++ model (`label_speech`); `segmenter` (with CAM++ only): the segmentation model that places
     the turns and finds overlapped speech."""
+    if isinstance(encoder, CamPlusPlus):
+        windows, embeddings = campplus_embeddings(audio, speech_regions, encoder)
+        segment = None if segmenter is None else (
+            lambda: segmenter.activity(np.asarray(audio.channels[0], dtype=np.float32)))
+        return campplus_turns(windows, embeddings, encoder.info, segment,
+                              segmenter.info if segmenter is not None else None, max_speakers)
     windows, labels = label_speech(audio, speech_regions, encoder, threshold, max_speakers)
-    campplus = isinstance(encoder, CamPlusPlus)
+    return SpeakerTurns(windows, labels, None, encoder.info, "ge2e", threshold)
+
+
+def campplus_turns(windows: list[Window], embeddings: np.ndarray, model: ModelUsed,
+                   segment: Callable[[], ChunkActivity] | None, segmentation: ModelUsed | None,
+                   max_speakers: int = MAX_SPEAKERS) -> SpeakerTurns:
+    """`find_turns` from the CAM++ `windows` and their `embeddings`; `segment` gives the segmentation model's output
+    for the call (asked for only when there are turns to place)."""
+    labels = _first_seen_order(cluster_windows(embeddings, max_speakers))
     # one voice has no turns to place: the segmentation's wider speech would only add false alarm (fit clips)
-    placed = campplus and segmenter is not None and len(labels) > 0 and labels.max() > 0
-    activity = speaker_activity(audio, windows, labels, segmenter) if placed else None
-    return SpeakerTurns(windows, labels, activity, encoder.info, "campplus" if campplus else "ge2e", threshold,
-                        segmenter.info if placed else None)
+    placed = segment is not None and len(labels) > 0 and labels.max() > 0
+    activity = chunk_speaker_activity(segment(), windows, labels) if segment is not None and placed else None
+    return SpeakerTurns(windows, labels, activity, model, "campplus", 0.0, segmentation if placed else None)
 
 
 def pipeline_turns(turns: list[Turn], model: ModelUsed) -> SpeakerTurns:

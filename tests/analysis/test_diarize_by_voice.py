@@ -262,3 +262,38 @@ def test_chunk_clusters_link_by_centroid_similarity():
     assert len(set(diarize_by_voice.link_centroids(np.stack([a, b, half_a])).tolist())) == 3
     assert diarize_by_voice.link_centroids(np.stack([a, b, half_a]), max_speakers=2).tolist() in ([0, 1, 0], [1, 0, 1])
     assert diarize_by_voice.link_centroids(a[None]).tolist() == [0]
+
+
+def test_campplus_turns_asks_for_the_segmentation_only_with_turns_to_place():
+    """`campplus_turns` (what `find_turns` runs after CAM++, and the long-call benchmark on saved model outputs):
+    one voice is not segmented; with two, the segmentation's local speakers become each speaker's activity."""
+    from callscope.analysis.models.segmentation import CHUNK_FRAMES, ChunkActivity
+    from callscope.analysis.result import ModelUsed
+
+    model = ModelUsed(stage="speaker-embedding", name="CAM++", version="test")
+    segmentation = ModelUsed(stage="speaker-segmentation", name="segmentation", version="test")
+    asked: list[int] = []
+    active = np.zeros((1, CHUNK_FRAMES, 3), dtype=bool)
+    active[0, frame_of(0) : frame_of(4000), 0] = True  # local speaker 0: the first voice, 0-4 s
+    active[0, frame_of(5000) : frame_of(9000), 1] = True  # local speaker 1: the second, 5-9 s
+
+    def segment() -> ChunkActivity:
+        asked.append(1)
+        return ChunkActivity(np.array([0]), active)
+
+    rng = np.random.default_rng(0)
+    voices = rng.standard_normal((2, 192))
+    embeddings = np.concatenate([v + 0.3 * rng.standard_normal((20, 192)) for v in voices])
+    embeddings /= np.linalg.norm(embeddings, axis=1, keepdims=True)
+    windows = ([diarize_by_voice.Window(s, s + 1500) for s in np.linspace(0, 2500, 20).astype(int)]
+               + [diarize_by_voice.Window(s, s + 1500) for s in np.linspace(5000, 7500, 20).astype(int)])
+
+    turns = diarize_by_voice.campplus_turns(windows[:20], embeddings[:20], model, segment, segmentation)
+    assert turns.labels.tolist() == [0] * 20 and turns.activity is None and turns.segmentation is None
+    assert asked == []
+
+    turns = diarize_by_voice.campplus_turns(windows, embeddings, model, segment, segmentation)
+    assert turns.labels.tolist() == [0] * 20 + [1] * 20 and turns.segmentation == segmentation and asked == [1]
+    assert turns.activity is not None and turns.model == model and turns.method == "campplus"
+    first, second = turns.activity.regions(0), turns.activity.regions(1)
+    assert first[0][0] < 100 and 3900 < first[-1][1] < 4100 and 4900 < second[0][0] < 5100
