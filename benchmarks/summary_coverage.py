@@ -16,15 +16,17 @@ tests/analysis/transcripts.py, and the
 
 Each call's audio is analysed once by the pipeline without its language model (transcript and speaker roles,
 cached under ~/.cache/callscope/summary-coverage/ so that before and after read the same transcript); then the
-summary stage alone (`summary.summarize`, the text embedder checking its sentences, as the pipeline does for an
-English call) runs ``--runs`` times with the language model's KV cache emptied first, the best time kept: its
+summary stage alone (`summary.summarize`, the text embedder checking its sentences and the claim judge reading them
+where CALLSCOPE_LLM_CHECKS_CLAIMS is on, as the pipeline does for an English call) runs ``--runs`` times with the
+language model's KV cache emptied first, the best time kept: its
 seconds are the stage's whole cost on a call whose transcript no other stage evaluated (the pipeline's fields
 stage may have evaluated a shared prefix before it). Printed per call:
 
 * coverage: the share of the call's key points the summary states (analysis/coverage.py's rule);
 * unsupported: the summary's sentences analysis/stages/faithfulness.py's checker finds unsupported, of all its
 sentences;
-* words, seconds, and the tokens of the stage's request to the model: prompt tokens evaluated + tokens generated =
+* words, seconds, and the tokens of the stage's requests to the model (the brief's and the judge's): prompt tokens
+  evaluated + tokens generated =
   the seconds they take on 2 quiet CPUs (25 ms and 100 ms each): a figure the machine's load does not disturb;
 * how the summary was made (the stage's method), and the summary itself.
 
@@ -140,27 +142,55 @@ def transcript(call: str, pipeline, folder: Path) -> tuple[list[TranscriptSegmen
     return [TranscriptSegment.model_validate(s) for s in data["segments"]], data["roles"]
 
 
-def measure(call: str, segments, roles, llm, embedder, runs: int) -> dict:
+class _Counted:
+    """The language model, its requests' tokens summed (the brief's and the claim judge's): [prompt tokens
+    evaluated, tokens generated] of a LlamaCppModel; None for another back end."""
+
+    def __init__(self, llm):
+        self.llm, self.info, self.context_tokens = llm, llm.info, llm.context_tokens
+        self.tokens: list[int] | None = [0, 0] if hasattr(llm, "last_request") else None
+
+    def _count(self) -> None:
+        request = self.llm.last_request
+        if self.tokens is not None and request is not None:
+            self.tokens[0] += request.prompt_tokens - request.reused_tokens
+            self.tokens[1] += request.generated_tokens
+
+    def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
+        try:
+            return self.llm.generate_json(prompt, schema, max_tokens)
+        finally:
+            self._count()
+
+    def yes_probabilities(self, head: str, questions) -> list[float]:
+        try:
+            return self.llm.yes_probabilities(head, questions)
+        finally:
+            self._count()
+
+
+def measure(call: str, segments, roles, llm, embedder, runs: int, judge: bool) -> dict:
     from callscope.analysis.stages.summary import summarize
 
     best = None
     for _ in range(runs):
         if getattr(llm, "_llama", None) is not None:
             llm._llama.reset()  # an empty KV cache: nothing of the previous call is reused
+        counted = _Counted(llm)
         start = time.perf_counter()
-        result = summarize(segments, "en", llm, roles=roles, embedder=embedder)
+        result = summarize(segments, "en", counted, roles=roles, embedder=embedder, judge=judge)
         seconds = time.perf_counter() - start
         if best is None or seconds < best[0]:
-            best = (seconds, result, getattr(llm, "last_request", None))
-    seconds, result, request = best
+            best = (seconds, result, counted.tokens)
+    seconds, result, tokens = best
     points = KEY_POINTS[CALLS[call][0]]
     sentences = split_sentences(result.text)
     checks = SupportChecker(segments, embedder).check(sentences)
     return {"split": points.split, "stated": stated(result.text, points.points, embedder),
             "unsupported": [c.sentence for c in checks if not c.supported()], "sentences": len(sentences),
             "words": len(result.text.split()), "seconds": seconds, "method": result.method, "summary": result.text,
-            # the request's tokens: its cost on a quiet machine, whatever the load (LlamaCppModel only)
-            "tokens": [request.prompt_tokens - request.reused_tokens, request.generated_tokens] if request else None}
+            # the requests' tokens: their cost on a quiet machine, whatever the load (LlamaCppModel only)
+            "tokens": tokens}
 
 
 def main() -> None:
@@ -188,7 +218,7 @@ def main() -> None:
           f"language model: {llm.info.name if llm else 'none'}")
     figures = {}
     for call in args.calls:
-        figures[call] = measure(call, *transcripts[call], llm, embedder, args.runs)
+        figures[call] = measure(call, *transcripts[call], llm, embedder, args.runs, settings.llm_checks_claims)
         print(f"  {call}: {figures[call]['seconds']:.1f} s", flush=True)
     report(figures, json.loads(args.baseline.read_text()) if args.baseline else None)
     if args.save:

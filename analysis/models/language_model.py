@@ -340,7 +340,7 @@ def _chat_formatter(llama):
     template = llama.metadata.get("tokenizer.chat_template")
     if not template:
         return None
-    from llama_cpp import llama_chat_format
+    from llama_cpp import llama_chat_format  # optional: the llm extra
 
     def text(token: int) -> str:
         return llama._model.token_get_text(token) if token != -1 else ""

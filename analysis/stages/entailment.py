@@ -23,9 +23,10 @@ if TYPE_CHECKING:
 _CLAUSE_JOINS = re.compile(r"(?:,|;)\s+(?:and|but|so|while|then|and then)\s+|;\s+", re.IGNORECASE)
 _MIN_CLAIM_WORDS = 3
 
-# The judge's P(yes) under which a claim is not stated: the threshold that balances precision and recall of the
-# unsupported class on the FIT sentences of tests/analysis/claim_labels.py (benchmarks/claim_check.py --fit).
-STATED_PROBABILITY = 0.76
+# The judge's P(yes) under which a claim is not stated: the highest at which 95 % of the sentences it removes are
+# inventions on the FIT sentences of tests/analysis/claim_labels.py (benchmarks/claim_check.py --fit). A removed
+# sentence is replaced by a quote that may miss its point, so a removal must be almost always right.
+STATED_PROBABILITY = 0.6
 
 _QUESTION = (
     "Below is a statement someone wrote about the call above. Answer \"yes\" only if the transcript states it: a "
