@@ -49,6 +49,21 @@ class Subject:
         return cls(recording.id, recording.public_id, status or recording.status, recording.language)
 
 
+class TrackerMoment(Part):
+    """A transcript segment that matched a tracker."""
+
+    dialogue_id: int = Field(description="The segment's id in the transcription.")
+    start_ms: int
+    end_ms: int
+
+
+class TrackerResult(Part):
+    """A tracker of the project (a saved search) that the call matched, and where."""
+
+    name: str
+    moments: list[TrackerMoment] = Field(description="The segments that matched, in time order.")
+
+
 class Results(Part):
     recording_id: int
     status: RecordingStatus
@@ -60,6 +75,9 @@ class Results(Part):
     characteristics: CallCharacteristics | None = None
     models: list[ModelUsed] = Field(default_factory=list, description="The model each analysis stage used.")
     redaction: RedactionSummary | None = Field(None, description="Spans redacted per entity type; null: none.")
+    trackers: list[TrackerResult] = Field(
+        default_factory=list, description="The project's trackers the call matched, and where; those the call has "
+        "not been matched against yet (a tracker just added) are not listed.")
     analyzed_at: datetime | None = None
 
 
@@ -86,9 +104,13 @@ class Summary(Part):
 _RESULT_PARTS = tuple(name for name in Results.model_fields if name in AnalysisResult.model_fields)
 
 
-def results(subject: Subject, analysis: AnalysisResult | None, analyzed_at: datetime | None = None) -> Results:
+def results(subject: Subject, analysis: AnalysisResult | None, analyzed_at: datetime | None = None,
+            trackers: list[TrackerResult] | None = None) -> Results:
+    """`trackers`: the trackers the call matched, which the catalog keeps (not the analysis: they change with the
+    project's trackers)."""
     parts = {name: getattr(analysis, name) for name in _RESULT_PARTS} if analysis is not None else {}
-    return Results(recording_id=subject.recording_id, status=subject.status, analyzed_at=analyzed_at, **parts)
+    return Results(recording_id=subject.recording_id, status=subject.status, analyzed_at=analyzed_at,
+                   trackers=trackers or [], **parts)
 
 
 def transcription(subject: Subject, analysis: AnalysisResult | None) -> Transcription:

@@ -59,6 +59,8 @@ def messages(exc: ValidationError) -> list[str]:
         elif kind == "too_short":
             text = (f"{field} must not be empty" if ctx.get("min_length") == 1
                     else f"{field} must have at least {ctx.get('min_length')} items")
+        elif kind == "too_long":
+            text = f"{field} must have at most {ctx.get('max_length')} items"
         elif kind in ("repeated", "unusable"):
             text = f"{field} {err['msg']}"
         elif kind == "missing":

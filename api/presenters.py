@@ -12,6 +12,7 @@ from callscope.analysis.result import AnalysisResult
 from callscope.api import schemas as s
 from callscope.catalog.search import SearchFilters
 from callscope.catalog.tables import Recording
+from callscope.catalog.trackers import Moment
 from callscope.resources import Operator, Project, Tag, VirtualNumber
 from callscope.services import analyses, scope
 from callscope.services.context import Context, Principal
@@ -46,6 +47,8 @@ async def project_detail(ctx: Context, project: Project) -> s.ProjectDetail:
         retention_days=spec.retention_days, quality_baseline_enabled=spec.quality_baseline_enabled,
         quality_baseline_pct=spec.quality_baseline_pct, recordings_count=recordings.get(project.status.id, 0),
         redaction=s.ProjectRedaction(**spec.redaction.model_dump()) if spec.redaction else None,
+        trackers=[s.ProjectTracker(**t.model_dump()) for t in spec.trackers],
+        live=spec.live,
         virtual_numbers_count=numbers,
     )
 
@@ -225,9 +228,13 @@ def transcription_out(r: Recording, analysed: Analysed) -> s.Transcription:
     return readouts.transcription(Subject.of(r), analysed.result)
 
 
-def results_out(r: Recording, analysed: Analysed) -> s.Results:
-    """The results of the current analysis (goals, pauses, categories, extracted data, speakers, characteristics)."""
-    return readouts.results(Subject.of(r), analysed.result, analysed.completed_at)
+def results_out(r: Recording, analysed: Analysed, trackers: dict[str, list[Moment]] | None = None) -> s.Results:
+    """The results of the current analysis (goals, pauses, categories, extracted data, speakers, characteristics)
+    and the trackers the call matched (services/trackers.py `matched`)."""
+    return readouts.results(Subject.of(r), analysed.result, analysed.completed_at, [
+        readouts.TrackerResult(name=name, moments=[readouts.TrackerMoment(
+            dialogue_id=m.position, start_ms=m.start_ms, end_ms=m.end_ms) for m in moments])
+        for name, moments in (trackers or {}).items()])
 
 
 def summary_out(r: Recording, analysed: Analysed) -> s.Summary:

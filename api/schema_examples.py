@@ -28,6 +28,9 @@ PROJECT: dict[str, Any] = {
     "quality_baseline_enabled": False,
     "quality_baseline_pct": None,
     "redaction": {"entities": ["payment_card", "email"], "audio": True},
+    "trackers": [{"name": "Refund promised", "query": '"refund" -"no refund"', "mode": "keyword"},
+                 {"name": "Wants to cancel", "query": "I want to cancel my contract", "mode": "meaning"}],
+    "live": False,
     "recordings_count": 1,
     "virtual_numbers_count": 0,
 }
@@ -262,6 +265,7 @@ RESULTS: dict[str, Any] = {
         },
     ],
     "redaction": None,
+    "trackers": [{"name": "Refund promised", "moments": [{"dialogue_id": 3, "start_ms": 2100, "end_ms": 4870}]}],
     "analyzed_at": "2026-11-02T09:29:37.134619Z",
 }
 

@@ -22,7 +22,17 @@ from callscope.api import schema_examples as ex
 from callscope.catalog.calls import CallRecord as RecentCall  # the call records' own shapes
 from callscope.catalog.calls import NumberStats
 from callscope.catalog.tables import BIGINT_MAX
-from callscope.resources.kinds import NumberType, RedactionEntity, RoutingStrategy, unique_entities
+from callscope.resources.kinds import (
+    TRACKERS_MAX,
+    NumberType,
+    RedactionEntity,
+    RoutingStrategy,
+    TrackerMode,
+    TrackerName,
+    TrackerQuery,
+    unique_entities,
+    unique_tracker_names,
+)
 from callscope.search.syntax import MAX_CHARS as QUERY_MAX_CHARS
 from callscope.statuses import AudioRedaction, RecordingStatus
 
@@ -189,6 +199,19 @@ class ProjectRedaction(Shape):
     audio: bool = Field(True, description="Silence the redacted words in the audio as well.")
 
 
+class ProjectTracker(Shape):
+    """A saved search: each analysed call of the project records where it matched it (its results' `trackers`), and
+    the Trends page charts the share of calls that did."""
+
+    name: TrackerName = Field(description="Unique within the project.")
+    query: TrackerQuery = Field(description="In search's syntax (`GET /search`'s `q`): words, \"phrases\", "
+                                "-excluded, OR.")
+    mode: TrackerMode = Field("keyword", description="keyword: the words; meaning: what is said, in any words.")
+
+
+ProjectTrackers = Annotated[list[ProjectTracker], AfterValidator(unique_tracker_names)]
+
+
 class ProjectUpdate(Shape):
     """The fields of a project, all optional; only supplied fields change."""
 
@@ -210,6 +233,10 @@ class ProjectUpdate(Shape):
     quality_baseline_pct: v.Percent | None = Field(None, description="Target percentile, 0 to 100.")
     redaction: ProjectRedaction | None = Field(
         None, description="What to redact from each call, replaced whole; null: nothing is redacted.")
+    trackers: ProjectTrackers | None = Field(
+        None, max_length=TRACKERS_MAX, description="The project's saved searches, replaced whole; null: none.")
+    live: bool | None = Field(None, description="Calls to the project's virtual numbers are transcribed while they "
+                              "last (the carrier streams their audio); null: false.")
 
 
 class ProjectCreate(ProjectUpdate):
@@ -217,7 +244,8 @@ class ProjectCreate(ProjectUpdate):
 
     model_config = required_in_document("name", "language", example={
         "name": "Support line", "language": "en", "industry": "Retail", "retention_days": 365,
-        "redaction": {"entities": ["payment_card", "email"], "audio": True}})
+        "redaction": {"entities": ["payment_card", "email"], "audio": True},
+        "trackers": [{"name": "Refund promised", "query": '"refund" -"no refund"', "mode": "keyword"}]})
 
 
 class ProjectShort(Shape):
@@ -247,6 +275,8 @@ class ProjectDetail(ProjectShort):
     quality_baseline_enabled: bool
     quality_baseline_pct: float | None
     redaction: ProjectRedaction | None = Field(description="What is redacted from each call; null: nothing.")
+    trackers: list[ProjectTracker] = Field(description="The project's saved searches.")
+    live: bool = Field(description="Whether its virtual numbers' calls are transcribed while they last.")
     recordings_count: int
     virtual_numbers_count: int
 

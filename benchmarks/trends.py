@@ -1,13 +1,15 @@
 """The account's trends at 1,000,000 recordings: the trends query's time on SQLite and PostgreSQL, read from the
-per-day sums (callscope/catalog/trends.py) beside the baseline of adding up the same figures from the recordings'
+per-day sums (callscope/catalog/trends.py: the days, the goals' days, the trackers' days and the projects' calls they
+are shares of) beside the baseline of adding up the same figures from the recordings'
 rows at query time (the list's own query grouped per day, as a first version did), and the Trends page's weight and
 time.
 
 The catalog is a scratch one: a SQLite file under /tmp, and a PostgreSQL database this script creates and drops on
 the server of ``--postgres-url``. It is migrated (the real schema), its recordings' indexes are dropped, and
 ``--recordings`` analysed calls are bulk loaded (SQLite: executemany in one transaction; PostgreSQL: COPY), spread
-over a year, ids in time order as uploads give them: half of them in account ``acme`` (5 projects of 3 goals, 20
-operators), the rest in 9 other accounts; each with its figures and 3 goals met or not. The indexes are built again,
+over a year, ids in time order as uploads give them: half of them in account ``acme`` (5 projects of 3 goals and 2
+trackers, 20 operators), the rest in 9 other accounts; each with its figures, 3 goals met or not, and the trackers it
+matched (the first 30 % of calls, the second 10 %, each at one moment). The indexes are built again,
 then the sums, by the code that keeps them (callscope.catalog.trend_sums.contribute, 5,000 recordings a
 transaction). PostgreSQL gets ``VACUUM ANALYZE`` after the load, as autovacuum would; SQLite gets nothing (callscope
 never runs ANALYZE there).
@@ -50,7 +52,7 @@ from callscope.catalog import member_sessions, trend_sums  # noqa: E402
 from callscope.catalog import trends as trend_rows  # noqa: E402
 from callscope.catalog.db import Catalog  # noqa: E402
 from callscope.catalog.recordings import Filters, Scope, filtered  # noqa: E402
-from callscope.catalog.tables import Recording, RecordingGoal, SignInLink  # noqa: E402
+from callscope.catalog.tables import Recording, RecordingGoal, RecordingTracker, SignInLink  # noqa: E402
 from callscope.config import Settings  # noqa: E402
 from callscope.runtime import Runtime  # noqa: E402
 from callscope.services import accounts, member_auth, operators, projects, trends  # noqa: E402
@@ -60,21 +62,23 @@ LAST_DAY = date(2031, 6, 30)
 FIRST = datetime(2030, 7, 1, tzinfo=UTC)
 YEAR_S = (datetime(2031, 7, 1, tzinfo=UTC) - FIRST).total_seconds()
 PROJECTS, OPERATORS, GOALS, OTHER_ACCOUNTS = 5, 20, 3, 9
+TRACKERS = {"Refund": 0.3, "Lawyer": 0.1}  # each project's trackers: the share of calls that match each
 BATCH = 20_000
 COLUMNS = ("id", "public_id", "account", "project_id", "operator_id", "name", "language", "status", "progress",
            "duration_ms", "audio_format", "size_bytes", "dialogues_count", "goals_evaluated", "pauses_detected",
            "processing_restricted", "conversation_id", "created_at", "updated_at", "pause_compliance",
            "agent_talk_ms", "customer_talk_ms", "emotion")
+TRACKER_COLUMNS = "recording_id, tracker, position, start_ms, end_ms"
 # (name, project_id, operator_id, days): the scopes and periods timed, all of account acme
 CASES = [("account, 30 days (by day)", None, None, 30), ("project, 90 days (by week)", 1, None, 90),
          ("operator, 365 days (by month)", None, 7, 365), ("account, 365 days (by month)", None, None, 365)]
 
 
 def rows(count: int, rng: random.Random):
-    """Batches of (recording row, its goal rows); created_at ascends with the id."""
+    """Batches of (recording rows, their goal rows, their tracker rows); created_at ascends with the id."""
     emotions = [*EMOTIONS, None]
     for start in range(0, count, BATCH):
-        batch, goals = [], []
+        batch, goals, tracked = [], [], []
         stamps = sorted(rng.random() for _ in range(min(BATCH, count - start)))
         for offset, fraction in enumerate(stamps):
             rid = start + offset + 1
@@ -89,7 +93,8 @@ def rows(count: int, rng: random.Random):
                           public_id, at, at, rng.choice((0.0, 0.25, 0.5, 0.75, 1.0)), agent,
                           rng.randrange(10_000, 400_000), rng.choice(emotions)))
             goals += [(rid, goal, rng.random() < 0.7) for goal in range(1, GOALS + 1)]
-        yield batch, goals
+            tracked += [(rid, name, 3, 15_000, 19_000) for name, share in TRACKERS.items() if rng.random() < share]
+        yield batch, goals, tracked
 
 
 def sqlite_value(value):
@@ -105,18 +110,23 @@ def load(catalog: Catalog, count: int) -> float:
         cursor = raw.cursor()
         if catalog.dialect == "sqlite":
             marks = ", ".join("?" for _ in COLUMNS)
-            for batch, goals in rows(count, rng):
+            for batch, goals, tracked in rows(count, rng):
                 cursor.executemany(f"INSERT INTO recordings ({', '.join(COLUMNS)}) VALUES ({marks})",
                                    [tuple(map(sqlite_value, r)) for r in batch])
                 cursor.executemany("INSERT INTO recording_goals (recording_id, goal_id, met) VALUES (?, ?, ?)",
                                    [(r, g, int(m)) for r, g, m in goals])
+                cursor.executemany(f"INSERT INTO recording_trackers ({TRACKER_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
+                                   tracked)
         else:
-            for batch, goals in rows(count, rng):
+            for batch, goals, tracked in rows(count, rng):
                 with cursor.copy(f"COPY recordings ({', '.join(COLUMNS)}) FROM STDIN") as copy:
                     for r in batch:
                         copy.write_row(r)
                 with cursor.copy("COPY recording_goals (recording_id, goal_id, met) FROM STDIN") as copy:
                     for r in goals:
+                        copy.write_row(r)
+                with cursor.copy(f"COPY recording_trackers ({TRACKER_COLUMNS}) FROM STDIN") as copy:
+                    for r in tracked:
                         copy.write_row(r)
         raw.commit()
     finally:
@@ -149,11 +159,20 @@ def from_rows(session, scope: Scope, f: Filters) -> list:
         day, Recording.project_id, RecordingGoal.goal_id, func.count(), func.sum(case((RecordingGoal.met, 1), else_=0)),
         maintain_column_froms=True).join(RecordingGoal, RecordingGoal.recording_id == Recording.id)
         .group_by(day, Recording.project_id, RecordingGoal.goal_id)).all()
-    return days + goals
+    projects = session.execute(filtered(scope, f).with_only_columns(
+        day, Recording.project_id, func.count(), maintain_column_froms=True).group_by(day, Recording.project_id)).all()
+    tracked = session.execute(filtered(scope, f).with_only_columns(
+        day, Recording.project_id, RecordingTracker.tracker, func.count(func.distinct(Recording.id)),
+        maintain_column_froms=True).join(RecordingTracker, RecordingTracker.recording_id == Recording.id)
+        .group_by(day, Recording.project_id, RecordingTracker.tracker)).all()
+    return days + goals + projects + tracked
 
 
 def sums(session, scope: Scope, f: Filters) -> list:
-    return [*trend_rows.days(session, scope, f), *trend_rows.goal_days(session, scope, f)]
+    """What the Trends page reads (callscope/services/trends.py): every project has trackers here."""
+    shown = [f.project_id] if f.project_id else list(range(1, PROJECTS + 1))
+    return [*trend_rows.days(session, scope, f), *trend_rows.goal_days(session, scope, f),
+            *trend_rows.project_days(session, scope, f, shown), *trend_rows.tracker_days(session, scope, f)]
 
 
 def query(catalog: Catalog, read, project_id: int | None, operator_id: int | None,
@@ -191,7 +210,7 @@ def build(catalog: Catalog) -> float:
             index.create(conn)
     if catalog.dialect == "postgresql":  # statistics, and the visibility map index-only scans need
         with catalog.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            conn.exec_driver_sql("VACUUM ANALYZE recordings, recording_goals")
+            conn.exec_driver_sql("VACUUM ANALYZE recordings, recording_goals, recording_trackers")
     return time.perf_counter() - started
 
 
@@ -203,7 +222,7 @@ def add_up(catalog: Catalog, count: int) -> float:
             trend_sums.contribute(session, range(first, min(first + 5000, count + 1)))
     if catalog.dialect == "postgresql":
         with catalog.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            conn.exec_driver_sql("VACUUM ANALYZE trend_days, trend_goal_days")
+            conn.exec_driver_sql("VACUUM ANALYZE trend_days, trend_goal_days, trend_tracker_days")
     return time.perf_counter() - started
 
 
@@ -224,7 +243,8 @@ async def page(url: str, runs: int) -> dict[str, tuple[float, float, int, int]]:
             for n in range(PROJECTS):
                 await projects.create_project(ctx, admin, {"name": f"Project {n + 1}", "language": "en", "goals": [
                     {"id": g, "name": f"Goal {g}", "description": "What the call must achieve."}
-                    for g in range(1, GOALS + 1)]})
+                    for g in range(1, GOALS + 1)], "trackers": [{"name": name, "query": name.lower()}
+                                                                 for name in TRACKERS]})
             for n in range(OPERATORS):
                 await operators.create_operator(ctx, admin, {"name": f"Operator {n + 1}"})
             await accounts.add_member(ctx, "acme", "ana@example.com", "Ana")
@@ -291,7 +311,8 @@ def bench(url: str, args: argparse.Namespace) -> None:
     finally:
         catalog.dispose()
     pages = asyncio.run(page(url, max(3, args.runs // 2)))
-    print(f"\n{catalog.dialect}: {args.recordings:,} recordings ({args.recordings * GOALS:,} goal rows) loaded in "
+    print(f"\n{catalog.dialect}: {args.recordings:,} recordings ({args.recordings * GOALS:,} goal rows, trackers "
+          f"matched by {' and '.join(f'{share:.0%}' for share in TRACKERS.values())}) loaded in "
           f"{loaded:.0f} s, indexed in {built:.0f} s, summed per day in {summed:.0f} s")
     print("| query (account acme) | calls | baseline: from the rows, p50 / p95 ms | sums per day: p50 / p95 ms "
           "| rows read |")

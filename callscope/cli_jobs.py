@@ -11,7 +11,7 @@ from callscope.catalog import jobs
 from callscope.catalog import recordings as recording_rows
 from callscope.cli_support import ACCOUNT_OPTION, CATALOG_ID, COUNT, load_settings, run_async
 from callscope.runtime import opened
-from callscope.services import analyses, search_index
+from callscope.services import analyses, search_index, trackers
 from callscope.statuses import FINISHED, RecordingStatus
 
 
@@ -52,13 +52,16 @@ def reanalyze(recordings: tuple[str, ...], account: str, project_id: int | None,
 @click.command("reindex")
 def reindex() -> None:
     """Make searchable the analysed calls that are not yet (analysed before search existed), from their stored
-    transcripts and results: nothing is analysed again. Every account; safe to repeat."""
+    transcripts and results, then match every call not matched against its project's current trackers: nothing is
+    analysed again. Every account; safe to repeat."""
 
     @run_async
     async def run() -> None:
         async with opened(load_settings()) as rt:
             indexed = await search_index.reindex(rt.ctx)
+            matched = await trackers.match_projects(rt.ctx)
         click.echo(f"{indexed} recording(s) indexed for search")
+        click.echo(f"{matched} recording(s) matched against their project's trackers")
     run()
 
 

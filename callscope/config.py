@@ -109,6 +109,8 @@ class Settings(BaseSettings):
     )
     retention_interval_seconds: float = Field(3600, gt=0, description="Seconds between retention passes.")
     baseline_interval_seconds: float = Field(3600, gt=0, description="Seconds between quality-baseline passes.")
+    tracker_interval_seconds: float = Field(
+        30, gt=0, description="Seconds between tracker passes (calls matched against trackers added or changed).")
     reconcile_interval_seconds: float = Field(
         300, gt=0, description="Seconds between re-checks of every object (Kopf's timers, the embedded server's loop)."
     )
@@ -225,8 +227,6 @@ class Settings(BaseSettings):
     whisper_device: Literal["auto", "cpu", "cuda"] = Field(
         "auto", description="Device of the Whisper model; auto: CUDA when CTranslate2 sees a GPU, else CPU."
     )
-    llm_enabled: bool = Field(
-        True, description="Use a language model (summary, goals); false: those stages report that they did not run."
     live_whisper_model: str | None = Field(
         None, description="Whisper model of live calls (a name or directory, as whisper_model); unset: "
         "whisper_model. `tiny.en` keeps up with more calls on a CPU, in English only.",
@@ -244,6 +244,8 @@ class Settings(BaseSettings):
     live_keep_events_seconds: float = Field(
         3600, ge=0, description="How long an ended live call's events stay readable at /recordings/{id}/live."
     )
+    llm_enabled: bool = Field(
+        True, description="Use a language model (summary, goals); false: those stages report that they did not run."
     )
     llm_model: str | None = Field(
         None, description="GGUF file of the local language model (llama.cpp); unset: the embedded "

@@ -3,7 +3,9 @@
 - positive_data_acceptance_of_the_shape: schemathesis' positive_data_acceptance, less the 422s that depend on
   the state of the world rather than on the request's shape, which no schema can state: a phone number
   libphonenumber does not know, an id of another project, a file that is not audio, the provider's stock; and a
-  search's query that holds no word to search for (or only excluded ones, or too many), or goal_met without goal_id.
+  search's query that holds no word to search for (or only excluded ones, or too many), or goal_met without goal_id;
+  a project's trackers whose query is such a query, or whose names repeat (JSON Schema's uniqueItems compares whole
+  items, not one of their fields).
 - flatmap_case: valid requests to a recording's paths name the seeded recording half of the time
   (CALLSCOPE_FUZZ_RECORDINGS: its public_id and legacy id), so that they get past the 404.
 """
@@ -30,6 +32,8 @@ STATEFUL = re.compile("|".join([
     r"^File has no audio stream$",  # the file's content, which the document calls binary
     r"^q has no word to search for", r"^q must name a word to find", r"^q has too many words",
     r"^goal_met needs goal_id",  # a search's words, and a pair of parameters
+    r"^trackers\.\d+\.query (has no word to search for|must name a word to find|has too many words)",
+    r"^trackers must not repeat a name",  # a tracker's query is a search's words; names unique by one field
 ]))
 
 

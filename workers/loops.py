@@ -1,9 +1,10 @@
 """The background loops of both modes, started by one function: `start_loops(ctx)`, which Runtime.start
 (`callscope serve`) and the Kopf controller's startup (operator/main.py) call.
 
-Periodic jobs run in `every()` loops: the orphan-blob sweep, and in `callscope serve` retention and the quality
-baseline over every project (the controller runs those two as timers on each Project, with its Events). The
-analysis dispatcher and the webhook outbox delivery run when their settings enable them.
+Periodic jobs run in `every()` loops: the orphan-blob sweep, the tracker pass (callscope/services/trackers.py), and
+in `callscope serve` retention and the quality baseline over every project (the controller runs those two as timers
+on each Project, with its Events). The analysis dispatcher and the webhook outbox delivery run when their settings
+enable them.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import structlog
 
 from callscope.catalog import recordings as recording_rows
 from callscope.services.context import Context
+from callscope.services.trackers import match_projects
 from callscope.workers.baseline import update_baselines
 from callscope.workers.dispatch import run_dispatcher
 from callscope.workers.periodic import every
@@ -45,6 +47,7 @@ def start_loops(ctx: Context, *, project_jobs: bool = True) -> list[asyncio.Task
     settings = ctx.settings
     periodic: dict[str, tuple[float, Callable[[], Awaitable[object]]]] = {
         "blob-sweep": (settings.blob_sweep_interval_seconds, lambda: sweep_orphan_blobs(ctx)),
+        "trackers": (settings.tracker_interval_seconds, lambda: match_projects(ctx)),
     }
     if project_jobs:
         periodic["retention"] = (settings.retention_interval_seconds, lambda: purge_expired(ctx))

@@ -4,9 +4,10 @@ Completion: the transcript document goes to the blob store under a NEW key per v
 (``accounts/<account>/recordings/<public_id>/transcript-v<n>.json``, beside the audio, so deleting or purging a
 recording removes it with the audio); then ONE transaction checks the job's lease is still ours, upserts the
 ``analyses`` row (version n), replaces the call's search entries (its segments, with their vectors embedded before
-the transaction), moves the recording to ``completed`` with its counters, ends the job and writes the
-``recording.analyzed`` webhook event. Readers see the old analysis or the new one, never a mix. After the commit the
-previous transcript blob is deleted; if the transaction did not commit (lease lost), the new blob is.
+the transaction) and the moments where it matched its project's trackers (callscope/services/trackers.py), moves
+the recording to ``completed`` with its counters, ends the job and writes the ``recording.analyzed`` webhook event.
+Readers see the old analysis or the new one, never a mix. After the commit the previous transcript blob is deleted;
+if the transaction did not commit (lease lost), the new blob is.
 
 Audio redaction: the work stored the redacted copy of the audio under a key of its own; the same transaction makes
 it the recording's audio (``audio_redaction`` done: served from then on), and after the commit the audio it
@@ -31,7 +32,7 @@ from sqlalchemy.orm import Session
 
 from callscope.analysis.stored import Completion
 from callscope.catalog import analyses as analysis_rows
-from callscope.catalog import jobs, search, trend_sums
+from callscope.catalog import jobs, search, trackers, trend_sums
 from callscope.catalog import recordings as recording_rows
 from callscope.catalog.jobs import Claimed
 from callscope.catalog.tables import Recording
@@ -39,6 +40,7 @@ from callscope.resources import Project
 from callscope.services import scope, search_index
 from callscope.services.context import Context
 from callscope.services.recordings import blob_prefix
+from callscope.services.trackers import Prepared, of_project
 from callscope.services.webhooks import enqueue_recording_analyzed
 from callscope.statuses import AudioRedaction, RecordingStatus
 
@@ -86,15 +88,17 @@ class _Committed:
 
 
 def _commit_completion(session: Session, claimed: Claimed, current: analysis_rows.Current, key: str,
-                       completion: Completion, entries: search_index.SearchEntries, audio: RedactedAudio | None,
-                       project, now: datetime) -> _Committed | None:
-    """One transaction: the lease still ours, the analysis row and search entries, the recording's counters and
-    redacted audio, the job's end, the event. None when the lease was lost."""
+                       completion: Completion, entries: search_index.SearchEntries, tracked: Prepared,
+                       min_similarity: float, audio: RedactedAudio | None, project, now: datetime) -> _Committed | None:
+    """One transaction: the lease still ours, the analysis row, search entries and trackers matched, the recording's
+    counters and redacted audio, the job's end, the event. None when the lease was lost."""
     if not jobs.holds_lease(session, claimed):
         return None
     if not analysis_rows.store(session, claimed.recording_id, current.version, key, completion.results, now):
         return None  # written meanwhile by another owner: ours is stale
     search.index(session, claimed.recording_id, entries.call, entries.vectors)
+    trackers.record_call(session, claimed.recording_id, current.recording.account, current.recording.project_id,
+                         tracked.matchers, tracked.digest, min_similarity)
     replaced = _swap_audio(session, claimed.recording_id, audio, now) if audio is not None else None
     jobs.move_recording(session, claimed.recording_id, claimed.kind, {
         "status": RecordingStatus.COMPLETED, "status_reason": None, "stage": "done", "progress": 100,
@@ -134,8 +138,9 @@ async def complete(ctx: Context, claimed: Claimed, completion: Completion, redac
     project = _project_spec(ctx, recording)
     try:
         entries = await search_index.entries(ctx, completion.results, completion.transcript, recording.language)
-        committed = await ctx.catalog.write(_commit_completion, claimed, current, key, completion, entries, audio,
-                                            project, ctx.clock())
+        tracked = await of_project(ctx, project)
+        committed = await ctx.catalog.write(_commit_completion, claimed, current, key, completion, entries, tracked,
+                                            ctx.settings.search_min_similarity, audio, project, ctx.clock())
     except BaseException:
         await _delete(ctx, written)
         raise

@@ -1,6 +1,8 @@
 """The Trends page: over a chosen period, the account's (or a project's, or an operator's) analysed calls per day,
-week or month, their goals met, pause compliance, talk-time share and prevailing emotions, a chart each; every bar
-links to the list of the recordings it counts (the list's own filters, so the list shows exactly those)."""
+week or month, their goals met, the share that matched each tracker, pause compliance, talk-time share and
+prevailing emotions, a chart each; every bar links to the list of the recordings it counts (the list's own filters,
+so the list shows exactly those), a tracker's bar to the search page of its query over the bar's calls, which opens
+the moments they matched."""
 
 from __future__ import annotations
 
@@ -13,12 +15,13 @@ from callscope.analysis.result import EMOTIONS
 from callscope.api.body import parse_fields
 from callscope.api.pages import trend_charts, web
 from callscope.api.pages.listing import filter_form, list_url
+from callscope.api.pages.search import search_url
 from callscope.api.pages.trend_charts import Chart, Slot
 from callscope.api.pages.views import EMOTION_COLOURS
 from callscope.api.schemas import text_int
 from callscope.services import recordings, trends
 from callscope.services.context import Context
-from callscope.services.trends import Bucket, GoalPoint, Trends, Unit
+from callscope.services.trends import Bucket, GoalPoint, TrackerPoint, TrackerSeries, Trends, Unit
 
 PATH = "/trends"
 
@@ -30,13 +33,26 @@ class TrendsQuery(BaseModel):
     end: date | None = None  # its last day (included); blank: today
 
 
-def _slot(bucket: Bucket, unit: Unit, query: TrendsQuery) -> Slot:
+def _slot(bucket: Bucket, unit: Unit, href: str) -> Slot:
     first = bucket.first
     tick = first.strftime("%b %Y") if unit is Unit.MONTH else f"{first.day} {first:%b}"
     name = {Unit.DAY: f"{first:%a} {first.day} {first:%b %Y}", Unit.WEEK: f"Week of {first.day} {first:%b %Y}",
             Unit.MONTH: f"{first:%B %Y}"}[unit]
-    return Slot(tick, list_url(project_id=query.project_id, operator_id=query.operator_id,
-                               analysed=True, added_from=bucket.first, added_to=bucket.last), name)
+    return Slot(tick, href, name)
+
+
+def _list_slot(bucket: Bucket, unit: Unit, query: TrendsQuery) -> Slot:
+    return _slot(bucket, unit, list_url(project_id=query.project_id, operator_id=query.operator_id,
+                                        analysed=True, added_from=bucket.first, added_to=bucket.last))
+
+
+def _search_slot(bucket: Bucket, unit: Unit, series: TrackerSeries, query: TrendsQuery) -> Slot:
+    """The bar's moments: the tracker's query in its mode over the calls the bar counts (its project, the
+    operator filtered on, the bar's days)."""
+    tracker = series.tracker
+    return _slot(bucket, unit, search_url(tracker.query, tracker.mode, project_id=series.project_id,
+                                          operator_id=query.operator_id, created_from=bucket.first,
+                                          created_to=bucket.last))
 
 
 def _count_top(peak: int) -> int:
@@ -61,8 +77,20 @@ def _goal_met(goal: list[GoalPoint], i: int) -> str:
     return _percent(goal[i].attainment, f"met, {goal[i].met} of {_calls(goal[i].calls)}")
 
 
+def _tracked(points: list[TrackerPoint], i: int) -> str:
+    return _percent(points[i].share, f"matched, {points[i].matched} of {_calls(points[i].calls)}")
+
+
+def _tracker_charts(t: Trends, query: TrendsQuery) -> list[Chart]:
+    """A chart per tracker: the share of its project's analysed calls that matched it."""
+    return [trend_charts.bars(
+        f"tracker-{n}", f"Tracker: {series.tracker.name} ({series.project})",
+        [_search_slot(p.bucket, t.unit, series, query) for p in series.points], [p.share for p in series.points], 1,
+        lambda v: f"{v:.0%}", partial(_tracked, series.points)) for n, series in enumerate(t.trackers)]
+
+
 def charts(t: Trends, query: TrendsQuery) -> list[Chart]:
-    slots = [_slot(p.bucket, t.unit, query) for p in t.points]
+    slots = [_list_slot(p.bucket, t.unit, query) for p in t.points]
     points = t.points
 
     def emotions(i: int) -> str:
@@ -78,6 +106,7 @@ def charts(t: Trends, query: TrendsQuery) -> list[Chart]:
         out.append(trend_charts.bars(
             f"goal-{n}", f"Goal met: {series.goal} ({series.project})", slots, [g.attainment for g in goal], 1,
             lambda v: f"{v:.0%}", partial(_goal_met, goal)))
+    out.extend(_tracker_charts(t, query))
     out.append(trend_charts.bars(
         "pauses", "Average pause compliance", slots, [p.pause_compliance for p in points], 1, lambda v: f"{v:.0%}",
         lambda i: _percent(points[i].pause_compliance, f"of pauses compliant, over {_calls(points[i].calls)}")))

@@ -22,7 +22,8 @@ class ProjectCollection(Resource):
                response=s.Project, status=201, errors=(400, 401, 403, 422),
                name="createProject",
                description=("Creates a project with its analysis settings: languages, the long-pause threshold, "
-                            "transcription hints, retention, the quality baseline and redaction."),
+                            "transcription hints, retention, the quality baseline, redaction and trackers (saved "
+                            "searches each analysed call is matched against)."),
                scope="Cannot create projects (403): only account-wide keys can.",
                error_notes={403: "The key lacks the write permission, or is scoped to a project.",
                             422: "A field is invalid, or name or language is missing."})
@@ -44,8 +45,10 @@ class ProjectItem(Resource):
     @operation("Update a project (only supplied fields change)", "write", body=s.ProjectUpdate,
                response=s.Project, errors=(400, 401, 403, 404, 422),
                name="updateProject",
-               description=("Changes the supplied fields only; `redaction` is replaced whole (null turns it off). "
-                            "Changes apply to analyses run afterwards."),
+               description=("Changes the supplied fields only; `redaction` and `trackers` are replaced whole (null "
+                            "turns them off). Changes apply to analyses run afterwards, but trackers apply to the "
+                            "calls analysed before as well: the background tracker pass matches them within "
+                            "CALLSCOPE_TRACKER_INTERVAL_SECONDS, without holding up the request."),
                scope="Changes its own project only; any other id is 404.",
                error_notes={404: "No project of that id the key can see.",
                             422: "A field is invalid."})

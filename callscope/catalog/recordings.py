@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from callscope.catalog import jobs, trend_sums
+from callscope.catalog import jobs, tracker_stamps, trend_sums
 from callscope.catalog.tables import Analysis, Recording, RecordingTag, Share
 from callscope.identifiers import parse_uuid
 from callscope.statuses import AudioRedaction, RecordingStatus
@@ -269,6 +269,8 @@ def change(session: Session, scope: Scope, ref: str, changes: dict[str, Any], ta
         for key, value in changes.items():
             setattr(recording, key, value)
         recording.updated_at = now
+    if moved:  # the other project's trackers: matched against the new project's by the tracker pass
+        tracker_stamps.unmatched(session, [recording.id])
     if moved or tag_ids is not None:
         session.execute(delete(RecordingTag).where(RecordingTag.recording_id == recording.id))
     if tag_ids is not None:

@@ -1,26 +1,44 @@
-"""Search's queries (tables ``search_segments``, ``recording_categories``, and each engine's full-text index beside
-them): a call's entries written with its analysis, the words matched and ranked by the engine, the calls and segment
-vectors meaning search compares, and the rows of the hits shown. One interface for both engines; each engine's own
-syntax and ranking are in search_sqlite.py and search_postgres.py.
+"""Search's queries (tables ``search_segments``, ``search_vectors``, ``recording_categories``, and each engine's
+full-text index beside them): a call's entries written with its analysis, the words matched and ranked by the engine,
+the calls and segment vectors meaning search compares, and the rows of the hits shown. One interface for both
+engines; each engine's own syntax, ranking and way to the newest matches are in search_sqlite.py and
+search_postgres.py.
 
 Every query narrows by the caller's Scope (recordings.in_scope) and by the filters inside the query itself, before
-any ranking or limit, so that a filter never shortens a page of hits that exist."""
+any ranking or limit, so that a filter never shortens a page of hits that exist.
+
+Keyword search ranks the newest KEYWORD_CANDIDATES matches (by segment id: the calls analysed last), not every match:
+ranking reads each match it ranks, and a common word is in tens of thousands of segments per 1,000 calls (0.3 to 1 s
+at 10,000 calls to rank them all, benchmarks/RESULTS.md); the newest thousand cost the same at any size."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import groupby
 
-from sqlalchemy import Select, delete, exists, func, insert, select
+import numpy as np
+from sqlalchemy import Select, delete, exists, insert, select
 from sqlalchemy.orm import Session
 
 from callscope.catalog import search_postgres, search_sqlite
 from callscope.catalog.recordings import Scope, in_scope
-from callscope.catalog.tables import Analysis, Recording, RecordingCategory, RecordingGoal, RecordingTag, SearchSegment
+from callscope.catalog.tables import (
+    Analysis,
+    Recording,
+    RecordingCategory,
+    RecordingGoal,
+    RecordingTag,
+    SearchSegment,
+    SearchVectors,
+)
 from callscope.search.entries import CallEntries
 from callscope.search.syntax import Match, Query
+from callscope.search.vectors import CallVectors, decode, encode
 from callscope.search.words import configuration
+
+KEYWORD_CANDIDATES = 1000  # the newest matches keyword search ranks (and counts): its pages end there
 
 
 @dataclass(frozen=True)
@@ -73,16 +91,19 @@ def _engine(session: Session):
 def index(session: Session, recording_id: int, call: CallEntries, vectors: Sequence[bytes] | None) -> None:
     """Replace the recording's entries with `call`'s (`vectors`: one per segment, float32 bytes; None without the
     text embedder), in the caller's transaction: the analysis and its entries are stored together."""
-    session.execute(delete(SearchSegment).where(SearchSegment.recording_id == recording_id))
-    session.execute(delete(RecordingCategory).where(RecordingCategory.recording_id == recording_id))
+    for table in (SearchSegment, SearchVectors, RecordingCategory):
+        session.execute(delete(table).where(table.recording_id == recording_id))
     terms = _engine(session).terms
     if call.segments:
-        session.execute(insert(SearchSegment), [
+        ids = session.scalars(insert(SearchSegment).returning(SearchSegment.id, sort_by_parameter_order=True), [
             {"recording_id": recording_id, "position": e.position, "start_ms": e.start_ms, "end_ms": e.end_ms,
              "speaker": e.speaker, "role": e.role, "operator_id": e.operator_id, "emotion": e.emotion,
-             "config": call.config, "text": e.text, "terms": terms(call.config, e.text),
-             "vector": vectors[i] if vectors is not None else None}
-            for i, e in enumerate(call.segments)])
+             "config": call.config, "text": e.text, "terms": terms(call.config, e.text)}
+            for e in call.segments]).all()
+        if vectors is not None:  # the codes' rows in the order of the segments' ids, as meaning search reads them
+            matrix = np.frombuffer(b"".join(vectors), np.float32).reshape(len(vectors), -1)
+            session.execute(insert(SearchVectors).values(recording_id=recording_id,
+                                                         codes=encode(matrix[np.argsort(ids)])))
     if call.categories:
         session.execute(insert(RecordingCategory),
                         [{"recording_id": recording_id, "name": name} for name in call.categories])
@@ -154,22 +175,15 @@ def configs(session: Session, scope: Scope) -> list[str]:
     return sorted({configuration(language) for language in languages})
 
 
-def _ranked(session: Session, scope: Scope, f: SearchFilters, query: Query, in_configs: list[str]):
-    return _engine(session).ranked(query, in_configs, _narrowed(scope, f)).subquery()
-
-
 def keyword(session: Session, scope: Scope, f: SearchFilters, query: Query, in_configs: list[str], offset: int,
             limit: int) -> tuple[list[Ranked], int]:
-    """A page of the segments matching `query`, best first (ties: in the order they were indexed), and how many
-    match (counted in the same pass: ranking reads every match anyway)."""
+    """A page of the newest KEYWORD_CANDIDATES segments matching `query`, best first (ties: in the order they were
+    indexed), and how many of them there are."""
     if not in_configs:
         return [], 0
-    ranked = _ranked(session, scope, f, query, in_configs)
-    rows = session.execute(select(ranked.c.id, ranked.c.score, func.count().over())
-                           .order_by(ranked.c.score.desc(), ranked.c.id).offset(offset).limit(limit)).all()
-    if rows or not offset:
-        return [Ranked(int(segment_id), float(score)) for segment_id, score, _ in rows], int(rows[0][2]) if rows else 0
-    return [], session.scalar(select(func.count()).select_from(ranked)) or 0  # a page past the last: counted apart
+    found = _engine(session).newest(session, query, in_configs, _narrowed(scope, f), KEYWORD_CANDIDATES)
+    ranked = sorted((Ranked(segment_id, score) for segment_id, score in found), key=lambda r: (-r.score, r.segment_id))
+    return ranked[offset : offset + limit], len(ranked)
 
 
 def matching_ids(session: Session, scope: Scope, f: SearchFilters, matches: tuple[Match, ...],
@@ -177,7 +191,7 @@ def matching_ids(session: Session, scope: Scope, f: SearchFilters, matches: tupl
     """The segments holding any of `matches` (the words a meaning search leaves out)."""
     if not matches or not in_configs:
         return set()
-    ranked = _ranked(session, scope, f, Query((matches,), ()), in_configs)
+    ranked = _engine(session).ranked(Query((matches,), ()), in_configs, _narrowed(scope, f)).subquery()
     return set(session.scalars(select(ranked.c.id)))
 
 
@@ -189,13 +203,31 @@ def calls(session: Session, scope: Scope, f: SearchFilters) -> list[tuple[int, i
     return [(int(rid), int(version)) for rid, version in session.execute(_calls_narrowed(statement, scope, f))]
 
 
-def vectors(session: Session, recording_ids: list[int]) -> list[tuple[int, int, str, str | None, bytes]]:
-    """(segment id, recording id, role, emotion, vector) of the recordings' segments that have a vector, by
-    recording (found in a scope by :func:`calls`)."""
+def vectors(session: Session, recording_ids: list[int]) -> list[CallVectors]:
+    """The segment vectors of those of the recordings (found in a scope by :func:`calls`) that have them."""
+    codes = dict(session.execute(select(SearchVectors.recording_id, SearchVectors.codes)
+                                 .where(SearchVectors.recording_id.in_(recording_ids))).all())
     s = SearchSegment
-    return [tuple(row) for row in session.execute(  # type: ignore[misc]
-        select(s.id, s.recording_id, s.role, s.emotion, s.vector)
-        .where(s.recording_id.in_(recording_ids), s.vector.is_not(None)).order_by(s.recording_id, s.id))]
+    segments = session.execute(select(s.recording_id, s.id, s.role, s.emotion)
+                               .where(s.recording_id.in_(list(codes))).order_by(s.recording_id, s.id))
+    calls = []
+    for rid, group in groupby(segments, key=lambda row: row[0]):
+        rows = list(group)
+        if codes[rid] and len(codes[rid]) % len(rows) == 0:  # written with its segments: one row of codes each
+            calls.append(CallVectors(rid, [row[1] for row in rows], [row[2] for row in rows],
+                                     [row[3] for row in rows], codes[rid]))
+    return calls
+
+
+def similar(session: Session, recording_ids: list[int], vector: np.ndarray, min_similarity: float) -> set[int]:
+    """Ids of the recordings' segments at least `min_similarity` to `vector`: the cosine meaning search compares,
+    for a few calls (a tracker's)."""
+    close: set[int] = set()
+    for call in vectors(session, recording_ids):
+        if call.dim == len(vector):  # another model's vectors: not comparable
+            found = decode(call.codes, call.dim) @ vector.astype(np.float32) >= min_similarity
+            close.update(np.asarray(call.segment_ids)[found].tolist())
+    return close
 
 
 # ----- hits -----------------------------------------------------------------------------------------

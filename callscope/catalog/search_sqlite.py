@@ -1,7 +1,8 @@
 """Search's words on SQLite: an FTS5 table over search_segments.terms (migration 0010), where each word is stored
 folded, stemmed by the call's language in Python (FTS5's own stemmer is English-only) and prefixed with that
 language's stemmer (`english_refund`, `spanish_reembols`), so that one MATCH looks each word up in every language's
-form and a word never matches another language's stem. Ranked by FTS5's bm25 (higher is better here)."""
+form and a word never matches another language's stem. Ranked by FTS5's bm25 (higher is better here); the newest
+matches come from FTS5 itself, which reads its index in descending rowid order and stops at the limit."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from sqlalchemy import Select, column, func, literal_column, select, table
+from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnClause
 
 from callscope.catalog.tables import SearchSegment
@@ -53,3 +55,11 @@ def ranked(query: Query, configs: list[str], narrow: Callable[[Select], Select])
                  .select_from(_FTS).join(SearchSegment, SearchSegment.id == _FTS.c.rowid)
                  .where(_FTS_NAME.op("MATCH")(render(query, configs))))
     return narrow(statement)
+
+
+def newest(session: Session, query: Query, configs: list[str], narrow: Callable[[Select], Select], limit: int
+           ) -> list[tuple[int, float]]:
+    """(id, score) of the `limit` newest segments matching `query`, narrowed by `narrow`: bm25 is computed for
+    those only."""
+    return [(int(segment_id), float(score)) for segment_id, score in
+            session.execute(ranked(query, configs, narrow).order_by(_FTS.c.rowid.desc()).limit(limit))]

@@ -232,6 +232,10 @@ class Recording(Base):
     agent_talk_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     customer_talk_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     emotion: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    # The digest of the trackers of its project the call was matched against (callscope/services/trackers.py); None:
+    # none (a call never matched reads the same). A call whose digest is not its project's is matched again by the
+    # tracker pass (callscope/catalog/tracker_stamps.py).
+    trackers_digest: Mapped[str | None] = mapped_column(String(32), nullable=True)
     conversation_id: Mapped[str] = mapped_column(String(36), nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
@@ -284,7 +288,17 @@ class SearchSegment(Base):
     config: Mapped[str] = mapped_column(String(16), nullable=False)  # the stemmer of the call's language
     text: Mapped[str] = mapped_column(Text, nullable=False)  # as stored in the transcript (redacted where it was)
     terms: Mapped[str] = mapped_column(Text, nullable=False)  # the words as the engine indexes them
-    vector: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # float32, L2-normalised
+
+
+class SearchVectors(Base):
+    """The vectors of a call's search segments, for meaning search (callscope/search/vectors.py): 8-bit codes, one row
+    of them per segment in the order of the segments' ids; written and deleted with them (migration 0012)."""
+
+    __tablename__ = "search_vectors"
+
+    recording_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), primary_key=True)
+    codes: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
 
 
 class RecordingCategory(Base):
@@ -296,6 +310,34 @@ class RecordingCategory(Base):
     recording_id: Mapped[int] = mapped_column(
         BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), primary_key=True)
     name: Mapped[str] = mapped_column(String(255), primary_key=True)
+
+
+class RecordingTracker(Base):
+    """A segment of a recording's current analysis that matched one of its project's trackers (saved searches:
+    callscope/catalog/trackers.py), by the tracker's name; replaced whenever the call is matched again, deleted with
+    the recording (the foreign key cascades)."""
+
+    __tablename__ = "recording_trackers"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+    recording_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), primary_key=True)
+    tracker: Mapped[str] = mapped_column(String(100), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)  # the segment's dialogue id
+    start_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    end_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
+class TrackerSet(Base):
+    """The trackers (their digest; "" for none) every analysed call of a project has been matched against: the
+    tracker pass skips a project whose digest is still this one, and looks for calls to match again when it is not
+    (or when the project has no row: not known)."""
+
+    __tablename__ = "tracker_sets"
+
+    account: Mapped[str] = mapped_column(String(128), primary_key=True)
+    project_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    digest: Mapped[str] = mapped_column(String(32), nullable=False)
 
 
 # The full-text structures migration 0010 makes beside search_segments, one engine's each, which no model describes:
@@ -344,6 +386,20 @@ class TrendGoalDay(Base):
     goal_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     calls: Mapped[int] = mapped_column(BigInteger, nullable=False)
     met: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
+class TrendTrackerDay(Base):
+    """Of a project's tracker, the analysed recordings added on one UTC day that matched it, per operator (0: every
+    operator): the trends' tracker charts, kept with :class:`TrendDay`."""
+
+    __tablename__ = "trend_tracker_days"
+
+    account: Mapped[str] = mapped_column(String(128), primary_key=True)
+    operator_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    project_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    tracker: Mapped[str] = mapped_column(String(100), primary_key=True)
+    calls: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 
 class Job(Base):

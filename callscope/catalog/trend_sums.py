@@ -1,11 +1,11 @@
-"""The sums the trends read (tables ``trend_days``, ``trend_goal_days``; callscope/catalog/trends.py), kept equal
-to the recordings' own figures.
+"""The sums the trends read (tables ``trend_days``, ``trend_goal_days``, ``trend_tracker_days``;
+callscope/catalog/trends.py), kept equal to the recordings' own figures, goals met and trackers matched.
 
 A recording counts once it has figures (its analysis wrote them: the list's ``analysed`` filter), on the UTC day it
 was added, in its account, its project and its operator. Every write that changes one of those takes the recording's
 part out of the sums first and puts it back after (:func:`regrouping`), in the same transaction: an analysis stored
-(:func:`record`), a recording moved to another project or operator (callscope/catalog/recordings.py); a deleted
-recording's part goes (:func:`withdraw`).
+(:func:`record`), a call matched against its trackers (callscope/catalog/trackers.py), a recording moved to another
+project or operator (callscope/catalog/recordings.py); a deleted recording's part goes (:func:`withdraw`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from callscope.catalog.db import insert
-from callscope.catalog.tables import Recording, RecordingGoal, TrendDay, TrendGoalDay
+from callscope.catalog.tables import Recording, RecordingGoal, RecordingTracker, TrendDay, TrendGoalDay, TrendTrackerDay
 from callscope.figures import CallFigures
 
 EVERY = 0  # the project_id / operator_id of the sums over every project / operator (ids start at 1)
@@ -34,6 +34,7 @@ class _Changes:
     def __init__(self) -> None:
         self.days: dict[tuple, list] = defaultdict(lambda: [0, 0.0, 0, 0])
         self.goals: dict[tuple, list] = defaultdict(lambda: [0, 0])
+        self.trackers: dict[tuple, list] = defaultdict(lambda: [0])
 
     def add(self, session: Session, recording_ids: list[int], sign: int) -> None:
         """The recordings' parts as they are now, times `sign`."""
@@ -58,12 +59,21 @@ class _Changes:
                 g = self.goals[(goal.account, operator, goal.project_id, day, goal.goal_id)]
                 g[0] += sign
                 g[1] += sign * int(goal.met)
+        for matched in session.execute(select(Recording.id, Recording.account, Recording.project_id,
+                                              Recording.operator_id, Recording.created_at, RecordingTracker.tracker)
+                                       .join(RecordingTracker, RecordingTracker.recording_id == Recording.id)
+                                       .where(*analysed).distinct()):  # a call counts once however often it matched
+            day = matched.created_at.astimezone(UTC).date()
+            for operator in {EVERY, matched.operator_id or EVERY}:
+                self.trackers[(matched.account, operator, matched.project_id, day, matched.tracker)][0] += sign
 
     def write(self, session: Session) -> None:
         _upsert(session, TrendDay, ["account", "project_id", "operator_id", "day", "emotion"],
                 ["calls", "pause_compliance_sum", "agent_talk_ms", "customer_talk_ms"], self.days)
         _upsert(session, TrendGoalDay, ["account", "operator_id", "project_id", "day", "goal_id"], ["calls", "met"],
                 self.goals)
+        _upsert(session, TrendTrackerDay, ["account", "operator_id", "project_id", "day", "tracker"], ["calls"],
+                self.trackers)
 
 
 @contextmanager

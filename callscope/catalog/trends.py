@@ -1,17 +1,17 @@
 """The account's trends (callscope/services/trends.py), read from the sums of the analysed calls' figures per UTC
-day (tables ``trend_days``, ``trend_goal_days``; callscope/catalog/trend_sums.py keeps them): a few rows per day
-however many calls there were, and exactly the calls the list shows for the same filters."""
+day (tables ``trend_days``, ``trend_goal_days``, ``trend_tracker_days``; callscope/catalog/trend_sums.py keeps them):
+a few rows per day however many calls there were, and exactly the calls the list shows for the same filters."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from callscope.catalog.recordings import Filters, Scope, in_scope
-from callscope.catalog.tables import TrendDay, TrendGoalDay
+from callscope.catalog.tables import TrendDay, TrendGoalDay, TrendTrackerDay
 from callscope.catalog.trend_sums import EVERY
 
 
@@ -36,6 +36,25 @@ class GoalDay:
     goal_id: int
     calls: int
     met: int
+
+
+@dataclass(frozen=True)
+class TrackerDay:
+    """Of one project's tracker, the analysed calls added on one day (UTC) that matched it."""
+
+    day: date
+    project_id: int
+    tracker: str
+    calls: int
+
+
+@dataclass(frozen=True)
+class ProjectDay:
+    """A project's analysed calls added on one day (UTC): what a tracker's share is of."""
+
+    day: date
+    project_id: int
+    calls: int
 
 
 def _keys(f: Filters) -> tuple[int, int, date, date]:
@@ -66,3 +85,24 @@ def goal_days(session: Session, scope: Scope, f: Filters) -> list[GoalDay]:
     if project != EVERY:
         query = query.where(t.project_id == project)
     return [GoalDay(*row) for row in session.execute(query)]
+
+
+def tracker_days(session: Session, scope: Scope, f: Filters) -> list[TrackerDay]:
+    """Per day and tracker, the calls of :func:`days` that matched it."""
+    project, operator, first, last = _keys(f)
+    t = TrendTrackerDay
+    query = in_scope(select(t.day, t.project_id, t.tracker, t.calls), scope, t.account, t.project_id).where(
+        t.operator_id == operator, t.day.between(first, last), t.calls > 0)
+    if project != EVERY:
+        query = query.where(t.project_id == project)
+    return [TrackerDay(*row) for row in session.execute(query)]
+
+
+def project_days(session: Session, scope: Scope, f: Filters, project_ids: list[int]) -> list[ProjectDay]:
+    """Per day, the calls of :func:`days` of each of `project_ids` (the projects the filters allow)."""
+    _, operator, first, last = _keys(f)
+    t = TrendDay
+    query = in_scope(select(t.day, t.project_id, func.sum(t.calls)), scope, t.account, t.project_id).where(
+        t.project_id.in_(project_ids), t.operator_id == operator, t.day.between(first, last), t.calls > 0
+    ).group_by(t.day, t.project_id)
+    return [ProjectDay(day, project_id, int(calls)) for day, project_id, calls in session.execute(query)]

@@ -42,7 +42,8 @@ _FORMATS = {"date-time"}
 KIND_DESCRIPTIONS: dict[str, str] = {
     "Account": "An account: the tenant that owns every other configuration object of its namespace.",
     "Member": "A person of the account that recordings can be shared with.",
-    "Project": "A project: language, retention, goals, categories, extracted fields and webhook of its calls.",
+    "Project": "A project: language, retention, goals, categories, extracted fields, trackers and webhook of its "
+               "calls.",
     "Operator": "A person who takes calls (an agent), linked to projects and virtual numbers.",
     "VirtualNumber": "A phone number that receives calls, routed to operators and recorded into a project.",
     "Tag": "A label recordings of a project can carry.",
@@ -105,6 +106,7 @@ _VALIDATIONS: dict[str, list[dict[str, str]]] = {
         _unique("goals", "goal ids must be unique within the project", key="id"),
         _unique("categories", "category names must be unique within the project", key="name"),
         _unique("fields", "extracted field names must be unique within the project", key="name"),
+        _unique("trackers", "tracker names must be unique within the project", key="name"),
     ],
     "ExtractedField": [{"rule": "!has(self.type) || self.type != 'enum' || (has(self.values) && size(self.values) > 0)",
                         "message": "an enum field needs values"}],

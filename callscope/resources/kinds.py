@@ -8,12 +8,19 @@ the REST API translates them to and from the integer ids in status.id.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
+from callscope.catalog.tables import RecordingTracker
+from callscope.errors import ValidationFailed
 from callscope.resources.meta import BaseStatus, CamelModel, Resource
+from callscope.search.syntax import MAX_CHARS as QUERY_MAX_CHARS
+from callscope.search.syntax import parse
 from callscope.validation import (
+    NON_BLANK_DISPLAY_LINE,
+    NON_BLANK_LINE,
     Cost,
     DisplayLine,
     Email,
@@ -31,6 +38,7 @@ from callscope.validation import (
     Text,
     UtcDatetime,
     WebhookUrl,
+    line,
 )
 
 E164_PATTERN = r"^\+[1-9]\d{1,14}$"
@@ -168,6 +176,50 @@ class Redaction(CamelModel):
         return unique_entities(entities)
 
 
+TRACKER_NAME_MAX = RecordingTracker.tracker.type.length
+TRACKERS_MAX = 50  # each is a query per analysed call, and a chart on the Trends page
+TrackerMode = Literal["keyword", "meaning"]
+
+
+def _searchable(query: str) -> str:
+    """A tracker's query, refused as search refuses it (the same parser: callscope/search/syntax.py)."""
+    try:
+        parse(query)
+    except ValidationFailed as exc:
+        raise PydanticCustomError("unusable", "{problem}", {"problem": exc.errors[0].removeprefix("q ")}) from None
+    return query
+
+
+if TYPE_CHECKING:  # to mypy, the text they hold
+    TrackerName = str
+    TrackerQuery = str
+else:
+    TrackerName = line(TRACKER_NAME_MAX, NON_BLANK_DISPLAY_LINE)
+    TrackerQuery = Annotated[line(QUERY_MAX_CHARS, NON_BLANK_LINE), AfterValidator(_searchable)]
+
+
+def unique_tracker_names(trackers: list) -> list:
+    """The trackers, refused when a name repeats (the API's shape and the CRD's rule say the same)."""
+    names = [t.name for t in trackers]
+    if len(set(names)) != len(names):
+        raise PydanticCustomError("repeated", "must not repeat a name ({name})",
+                                  {"name": next(n for n in names if names.count(n) > 1)})
+    return trackers
+
+
+class Tracker(CamelModel):
+    name: TrackerName = Field(description="Name of the saved search; unique within the project.")
+    query: TrackerQuery = Field(description="What to find, in search's syntax (words, \"phrases\", -excluded, OR).")
+    mode: TrackerMode = Field("keyword", description="keyword: the words; meaning: what is said, in any words.")
+
+
+class LiveAlert(CamelModel):
+    name: Name = Field(description="What the alert is called in the live call's events.")
+    phrases: list[Name] = Field(min_length=1, description="Any of these said in a live call raises the alert (whole "
+                                "words, case and punctuation ignored), each time it is said.")
+    speaker: GoalSpeaker = Field("any", description="Whose words count: agent, customer or any.")
+
+
 class ProjectSpec(CamelModel):
     name: Name = Field(description="Display name.")
     language: Language = Field(description="Default language of transcription (BCP 47), or auto: the transcription "
@@ -191,6 +243,19 @@ class ProjectSpec(CamelModel):
     webhook: Webhook | None = Field(None, description="Where recording.analyzed events are delivered.")
     redaction: Redaction | None = Field(
         None, description="Card numbers and personal data to redact from each call; null: nothing is redacted.")
+    trackers: Annotated[list[Tracker], AfterValidator(unique_tracker_names)] = Field(
+        default_factory=list, max_length=TRACKERS_MAX, description="Saved searches: each call records where it "
+        "matched them; the Trends page charts the share of calls that do.")
+    live: bool = Field(False, description="Calls to the project's virtual numbers are transcribed while they last "
+                       "(the carrier streams their audio): live transcript, goals and alerts.")
+    live_alerts: list[LiveAlert] = Field(
+        default_factory=list, description="Phrases that raise an alert when said in a live call (forbidden words, a "
+        "customer asking to cancel); a silence longer than the pause threshold is an alert too.")
+
+    @property
+    def live_allowed(self) -> bool:
+        """Whether its calls may be transcribed live: not where redaction is asked (live events are not redacted)."""
+        return not (self.redaction and self.redaction.entities)
 
     @property
     def redacts_audio(self) -> bool:

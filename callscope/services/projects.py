@@ -9,7 +9,7 @@ import structlog
 from callscope.catalog import calls, usage
 from callscope.errors import Forbidden, NotFound, ValidationFailed
 from callscope.resources import ApiKey, Operator, Project, ProjectSpec, Tag, VirtualNumber
-from callscope.resources.kinds import Redaction
+from callscope.resources.kinds import Redaction, Tracker
 from callscope.services import scope
 from callscope.services.context import Context, Principal
 from callscope.services.objects import change_spec, create_with_id
@@ -42,10 +42,13 @@ def _validate(fields: dict[str, Any], *, creating: bool) -> None:
 
 def _normalised(fields: dict[str, Any]) -> dict[str, Any]:
     out = {k: v.strip() if isinstance(v, str) and k in ("name", "language") else v for k, v in fields.items()}
-    if "quality_baseline_enabled" in out and out["quality_baseline_enabled"] is None:
-        out["quality_baseline_enabled"] = False
+    for flag in ("quality_baseline_enabled", "live"):
+        if flag in out and out[flag] is None:
+            out[flag] = False
     if out.get("redaction") is not None:  # replaced whole: what is left out takes its default
         out["redaction"] = Redaction.model_validate(out["redaction"])
+    if "trackers" in out:  # replaced whole; null: none
+        out["trackers"] = [Tracker.model_validate(t) for t in out["trackers"] or []]
     return out
 
 

@@ -1,5 +1,6 @@
 """The account's trends: over a period, per bucket of days, the analysed calls of the account, a project or an
-operator, their goals met, pause compliance, talk-time share and prevailing emotions (the Trends page).
+operator, their goals met, the share that matched each tracker of their project, pause compliance, talk-time share
+and prevailing emotions (the Trends page).
 
 The rules live here: the period (its default and its longest), the bucket its length calls for, and what the caller
 may see, which is the recording list's rule (callscope.services.recordings.filters_visible and the catalog's scope):
@@ -10,6 +11,7 @@ a trend counts exactly the calls the list shows for the same filters. The catalo
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from enum import StrEnum
@@ -17,6 +19,7 @@ from enum import StrEnum
 from callscope.catalog import trends as trend_rows
 from callscope.catalog.recordings import Filters
 from callscope.errors import ValidationFailed
+from callscope.resources.kinds import Tracker
 from callscope.services import recordings
 from callscope.services.context import Context, Principal
 
@@ -130,12 +133,32 @@ class GoalSeries:
     points: list[GoalPoint]
 
 
+@dataclass
+class TrackerPoint:
+    bucket: Bucket
+    calls: int = 0  # the project's analysed calls
+    matched: int = 0  # of them, those that matched the tracker
+
+    @property
+    def share(self) -> float | None:
+        return self.matched / self.calls if self.calls else None
+
+
+@dataclass(frozen=True)
+class TrackerSeries:
+    project: str
+    project_id: int
+    tracker: Tracker
+    points: list[TrackerPoint]
+
+
 @dataclass(frozen=True)
 class Trends:
     period: Period
     unit: Unit
     points: list[Point]
     goals: list[GoalSeries]  # the goals of the projects shown, in their project's order
+    trackers: list[TrackerSeries]  # the trackers of the projects shown, in their project's order
 
 
 def trend_filters(project_id: int | None, operator_id: int | None, bucket: Bucket | Period) -> Filters:
@@ -151,7 +174,7 @@ async def trends(ctx: Context, principal: Principal, project_id: int | None, ope
     points = [Point(b) for b in buckets(p, unit)]
     f = trend_filters(project_id or principal.project_id, operator_id, p)  # a project-scoped key: its project's
     if not recordings.filters_visible(ctx, principal, f):
-        return Trends(p, unit, points, [])
+        return Trends(p, unit, points, [], [])
     days = await ctx.catalog.read(trend_rows.days, principal.scope, f)
     goal_days = await ctx.catalog.read(trend_rows.goal_days, principal.scope, f)
     index = {b.bucket.first: i for i, b in enumerate(points)}
@@ -172,7 +195,27 @@ async def trends(ctx: Context, principal: Principal, project_id: int | None, ope
         goal_point = per_goal[(g.project_id, g.goal_id)][point_of(g.day)]
         goal_point.calls += g.calls
         goal_point.met += g.met
-    return Trends(p, unit, points, _goal_series(ctx, principal, per_goal))
+    return Trends(p, unit, points, _goal_series(ctx, principal, per_goal),
+                  await _tracker_series(ctx, principal, f, point_of, points))
+
+
+async def _tracker_series(ctx: Context, principal: Principal, f: Filters, point_of: Callable[[date], int],
+                          points: list[Point]) -> list[TrackerSeries]:
+    """A series per tracker of the projects shown (those the caller sees; the one filtered on), each bucket the
+    share of the project's analysed calls that matched it. Read only where a project has trackers."""
+    shown = {project.status.id: project for project in recordings.visible_projects(ctx, principal)
+             if project.status.id is not None and project.spec.trackers and f.project_id in (None, project.status.id)}
+    if not shown:
+        return []
+    totals: dict[int, list[int]] = defaultdict(lambda: [0] * len(points))
+    for d in await ctx.catalog.read(trend_rows.project_days, principal.scope, f, list(shown)):
+        totals[d.project_id][point_of(d.day)] += d.calls
+    matched: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0] * len(points))
+    for t in await ctx.catalog.read(trend_rows.tracker_days, principal.scope, f):
+        matched[(t.project_id, t.tracker)][point_of(t.day)] += t.calls
+    return [TrackerSeries(project.spec.name, pid, tracker, [
+        TrackerPoint(point.bucket, totals[pid][i], matched[(pid, tracker.name)][i]) for i, point in enumerate(points)])
+        for pid, project in shown.items() for tracker in project.spec.trackers]
 
 
 def _goal_series(ctx: Context, principal: Principal,

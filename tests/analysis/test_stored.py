@@ -99,7 +99,8 @@ def test_no_analysis_reads_out_empty():
     pending = Subject.of(SimpleNamespace(id=7, public_id="0193-abc", status="pending", language="de"))
     assert readouts.results(pending, None).model_dump() == {
         "recording_id": 7, "status": "pending", "goals": [], "pauses": [], "categories": [], "extracted_data": [],
-        "speakers": [], "characteristics": None, "models": [], "redaction": None, "analyzed_at": None}
+        "speakers": [], "characteristics": None, "models": [], "redaction": None, "trackers": [],
+        "analyzed_at": None}
     assert readouts.transcription(pending, None).model_dump() == {
         "recording_id": 7, "public_id": "0193-abc", "status": "pending", "language": "de", "speakers": [],
         "segments": [], "redaction": None}

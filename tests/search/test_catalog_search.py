@@ -1,7 +1,8 @@
 """Search's catalog queries on SQLite and PostgreSQL (the `catalog` fixture): whatever a person types, each engine
 gets only its rendered query (fuzzed here, never an error); a recording's deletion takes its entries out of the
-engine's own index in the same transaction; another account's entries are never matched; and the vectors held in
-memory follow re-analyses."""
+engine's own index in the same transaction; another account's entries are never matched; keyword ranks the newest
+matches; the vectors are stored per call, in the order of the segments, and those held in memory follow re-analyses
+and filters, the nearest first."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ from hypothesis import strategies as st
 from sqlalchemy import delete, func, select, text
 
 from callscope.catalog import search as rows
+from callscope.catalog import search_postgres
 from callscope.catalog.recordings import Scope
 from callscope.catalog.search import SearchFilters
-from callscope.catalog.tables import Recording, SearchSegment
+from callscope.catalog.tables import Recording, SearchSegment, SearchVectors
 from callscope.errors import ValidationFailed
+from callscope.search import vectors as vectors_module
 from callscope.search.entries import CallEntries, Entry
 from callscope.search.syntax import parse
-from callscope.search.vectors import AccountVectors
+from callscope.search.vectors import AccountVectors, CallVectors, decode, encode
 from callscope.search.words import CONFIGURATIONS
 from tests.queue.rows import add_recording
 
@@ -103,39 +106,113 @@ def test_every_language_has_its_own_index_on_postgresql(catalog) -> None:
     assert {f"ix_search_segments_tsv_{config}" for config in CONFIGURATIONS} <= names
 
 
-def unit(*values: float) -> bytes:
+def unit(*values: float) -> np.ndarray:
     vector = np.array(values, np.float32)
-    return (vector / np.linalg.norm(vector)).tobytes()
+    return vector / np.linalg.norm(vector)
+
+
+def call(rid: int, *segments: tuple[int, str, str | None, np.ndarray]) -> CallVectors:
+    return CallVectors(rid, [s[0] for s in segments], [s[1] for s in segments], [s[2] for s in segments],
+                       encode(np.array([s[3] for s in segments])))
+
+
+def test_codes_keep_a_cosine_within_a_rounding() -> None:
+    vectors = np.random.default_rng(1).normal(size=(200, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    decoded = decode(encode(vectors), 384)
+    assert np.abs(decoded - vectors).max() <= 1 / 255 + 1e-6
+    assert np.abs(decoded @ vectors[0] - vectors @ vectors[0]).max() < 0.01
 
 
 def test_the_vectors_held_follow_reanalyses_and_filters() -> None:
     held = AccountVectors()
-    stored = {1: [(10, 1, "agent", "calm", unit(1, 0)), (11, 1, "customer", "angry", unit(0, 1))],
-              2: [(20, 2, "customer", "calm", unit(1, 1))]}
+    stored = {1: call(1, (10, "agent", "calm", unit(1, 0)), (11, "customer", "angry", unit(0, 1))),
+              2: call(2, (20, "customer", "calm", unit(1, 1)))}
 
     def load(rids):
-        return [row for rid in rids for row in stored[rid]]
+        return [stored[rid] for rid in rids]
 
     held.sync([(1, 1), (2, 1)], load)
     query = np.array([1, 0], np.float32)
     result = held.search(query, [1, 2], None, None, 0.5, set())
-    assert list(result.ids) == [10, 20] and np.allclose(result.scores, [1, 2 ** -0.5])
+    assert list(result.ids) == [10, 20] and np.allclose(result.scores, [1, 2 ** -0.5], atol=0.01)
     assert list(held.search(query, [2], None, None, 0.5, set()).ids) == [20]  # only the calls allowed
     assert list(held.search(query, [1, 2], "customer", None, 0.5, set()).ids) == [20]
     assert list(held.search(query, [1, 2], None, "angry", -1, set()).ids) == [11]
     assert list(held.search(query, [1, 2], None, None, 0.5, {10}).ids) == [20]
     assert list(held.search(query, [1, 2], None, "bored", -1, set()).ids) == []
+    assert list(held.search(query, [1, 2], None, None, 0.99, set()).ids) == [10]
 
-    stored[1] = [(12, 1, "agent", "calm", unit(0, 1))]  # re-analysed: version 2
+    stored[1] = call(1, (12, "agent", "calm", unit(0, 1)))  # re-analysed: version 2
     held.sync([(1, 2), (2, 1)], load)
     assert list(held.search(query, [1, 2], None, None, -1, set()).ids) == [20, 12]
-    stored[1] = [(13, 1, "agent", "calm", unit(1, 0))]
+    stored[1] = call(1, (13, "agent", "calm", unit(1, 0)))
     held.sync([(1, 3), (2, 1)], load)  # more rows dead than alive: compacted
-    assert held.size == 2 and held.dead == 0
+    assert held.size == 2 and held.dead == 0 and held.index.ntotal == 2
     assert list(held.search(query, [1, 2], None, None, -1, set()).ids) == [13, 20]
+    assert list(held.search(query, [1, 2], "customer", None, -1, set()).ids) == [20]  # roles moved with their rows
     held.sync([(1, 3), (2, 1)], lambda rids: [] if not rids else 1 / 0)  # nothing new: nothing read
     asked: list[list[int]] = []
     held.sync([(3, 1)], lambda rids: asked.append(rids) or [])
-    held.sync([(3, 1)], lambda rids: asked.append(rids) or [(30, 3, "agent", None, unit(1, 0))])
+    held.sync([(3, 1)], lambda rids: asked.append(rids) or [call(3, (30, "agent", None, unit(1, 0)))])
     assert asked == [[3], [3]]  # a call held without vectors is read again (reindex may have written them)
     assert list(held.search(query, [3], None, None, 0.5, set()).ids) == [30]
+    held.sync([(4, 1)], lambda rids: [call(4, (40, "agent", None, unit(1, 0, 0)))])  # another model's: left out
+    assert list(held.search(query, [1, 2, 3, 4], None, None, 0.5, set()).ids) == [13, 30, 20]
+
+
+def test_meaning_finds_the_nearest_only_best_first_and_the_oldest_of_equals(monkeypatch) -> None:
+    monkeypatch.setattr(vectors_module, "NEAREST", 3)
+    held = AccountVectors()
+    held.sync([(1, 1), (2, 1)], lambda rids: [
+        call(1, (10, "agent", None, unit(1, 1)), (11, "agent", None, unit(1, 0)), (12, "customer", None, unit(1, 0))),
+        call(2, (20, "agent", None, unit(1, 0)), (21, "customer", None, unit(1, 0.2)),
+             (22, "agent", None, unit(0, 1)))])
+    query = np.array([1, 0], np.float32)
+    assert list(held.search(query, [1, 2], None, None, 0.3, set()).ids) == [11, 12, 20]
+    assert list(held.search(query, [1, 2], "customer", None, 0.3, set()).ids) == [12, 21]  # the filter inside
+    assert list(held.search(query, [2], None, None, 0.3, {20}).ids) == [21]
+
+
+def test_vectors_are_stored_per_call_in_the_order_of_the_segments_and_go_with_the_recording(catalog) -> None:
+    rid = add_recording(catalog, status="completed")
+    sent = [unit(1, 0, 0), unit(0, 1, 0), unit(0, 0, 1)]
+    index(catalog, rid, ["one", "two", "three"], vectors=[v.tobytes() for v in sent])
+    with catalog.session() as session:
+        [held] = rows.vectors(session, [rid])
+        texts = dict(session.execute(select(SearchSegment.id, SearchSegment.text)).all())
+        assert [texts[sid] for sid in held.segment_ids] == ["one", "two", "three"]
+        assert held.roles == ["customer"] * 3 and held.emotions == ["calm"] * 3
+        assert np.allclose(decode(held.codes, 3), sent, atol=0.01)
+        assert {texts[sid] for sid in rows.similar(session, [rid], unit(0, 1, 0), 0.9)} == {"two"}
+    index(catalog, rid, ["four"])  # re-indexed without the text embedder: no vectors left
+    with catalog.session() as session:
+        assert rows.vectors(session, [rid]) == []
+    index(catalog, rid, ["five"], vectors=[unit(1, 0, 0).tobytes()])
+    with catalog.session() as session:
+        session.execute(delete(Recording).where(Recording.id == rid))
+        assert session.scalar(select(func.count()).select_from(SearchVectors)) == 0
+
+
+def test_keyword_ranks_the_newest_matches_only(catalog, monkeypatch) -> None:
+    monkeypatch.setattr(rows, "KEYWORD_CANDIDATES", 3)
+    monkeypatch.setattr(search_postgres, "FIRST_WINDOW", 1)  # windows of 3, 6, 12... segment ids
+    old = add_recording(catalog, status="completed")
+    index(catalog, old, ["refund refund refund", *["nothing here"] * 20])  # the best match, but the oldest
+    new = add_recording(catalog, status="completed")
+    index(catalog, new, ["a refund", "nothing", "refund it", "refund now please", "refund", "something else"])
+    with catalog.session() as session:
+        scope = Scope("acme")
+        ranked, total = rows.keyword(session, scope, SearchFilters(), parse("refund"), ["english"], 0, 10)
+        texts = rows.hits(session, [r.segment_id for r in ranked])
+        assert total == 3 and {texts[r.segment_id].text for r in ranked} == {"refund it", "refund now please", "refund"}
+        assert [r.score for r in ranked] == sorted((r.score for r in ranked), reverse=True)
+        ranked, total = rows.keyword(session, scope, SearchFilters(), parse("refund"), ["english"], 2, 10)
+        assert total == 3 and len(ranked) == 1
+        ranked, total = rows.keyword(session, scope, SearchFilters(), parse("refund refund"), ["english"], 0, 10)
+        assert total == 3
+        ranked, total = rows.keyword(session, Scope("acme"), SearchFilters(), parse("three"), ["english"], 0, 10)
+        assert (ranked, total) == ([], 0)
+    monkeypatch.setattr(rows, "KEYWORD_CANDIDATES", 100)  # a rare word: every window down to the first segment
+    assert sorted(found(catalog, "refund")) == sorted(["refund refund refund", "a refund", "refund it",
+                                                       "refund now please", "refund"])
