@@ -130,7 +130,7 @@ async def test_openapi_document_lists_every_public_operation(client):
         ("PATCH", "/recordings/{id}"), ("DELETE", "/recordings/{id}"), ("GET", "/recordings/{id}/audio_url"),
         ("GET", "/recordings/{id}/transcription"), ("GET", "/recordings/{id}/results"),
         ("GET", "/recordings/{id}/summary"), ("POST", "/recordings/{id}/shares"), ("GET", "/recordings/{id}/shares"),
-        ("DELETE", "/recordings/{id}/shares/{share_id}"), ("GET", "/search"),
+        ("DELETE", "/recordings/{id}/shares/{share_id}"), ("GET", "/search"), ("GET", "/recordings/{id}/live"),
     }
     assert ops == {(m, prefix + p) for m, p in expected}
 

@@ -233,7 +233,8 @@ def test_json_patch_is_all_or_nothing(api, kube_api):
 def test_schema_defaults_are_filled_in_like_the_real_server(api, kube_api):
     created = api.post(f"{BASE}/namespaces/acme/projects", json=project()).json()
     url = f"{BASE}/namespaces/acme/projects/p"
-    defaults = {"qualityBaselineEnabled": False, "goals": [], "categories": [], "fields": []}
+    defaults = {"qualityBaselineEnabled": False, "goals": [], "categories": [], "fields": [], "trackers": [],
+                "live": False, "liveAlerts": []}
     assert created["spec"] == {"name": "Support", "language": "en", **defaults}  # crds/projects.callscope.io.yaml
     assert api.get(url).json() == created
     rv = created["metadata"]["resourceVersion"]

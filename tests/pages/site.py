@@ -141,12 +141,25 @@ def browser():
 def wait_for(driver, condition, timeout: float = 20.0, what: str = "condition"):
     """Poll `condition(driver)`; an element of a page being navigated away from (stale) or not there yet counts as
     not yet."""
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException  # dev extra
+    from selenium.common.exceptions import (  # dev extra
+        NoSuchElementException,
+        StaleElementReferenceException,
+        WebDriverException,
+    )
     from selenium.webdriver.support.ui import WebDriverWait
+
+    def met(d) -> bool:
+        try:
+            return condition(d)
+        except WebDriverException as exc:
+            # ChromeDriver 156 reports an element whose page was replaced mid-read as an inspector error, not stale
+            if "does not belong to the document" in str(exc):
+                return False
+            raise
 
     return WebDriverWait(driver, timeout, poll_frequency=0.1,
                          ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)
-                         ).until(lambda d: condition(d), message=what)
+                         ).until(met, message=what)
 
 
 def by_css(driver, selector: str):
