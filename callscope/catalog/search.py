@@ -82,7 +82,8 @@ class HitRow:
     text: str
 
 
-def _engine(session: Session):
+def engine(session: Session):
+    """The catalog's full-text engine module: FTS5 on SQLite, tsvector on PostgreSQL."""
     return search_sqlite if session.get_bind().dialect.name == "sqlite" else search_postgres
 
 
@@ -93,7 +94,7 @@ def index(session: Session, recording_id: int, call: CallEntries, vectors: Seque
     text embedder), in the caller's transaction: the analysis and its entries are stored together."""
     for table in (SearchSegment, SearchVectors, RecordingCategory):
         session.execute(delete(table).where(table.recording_id == recording_id))
-    terms = _engine(session).terms
+    terms = engine(session).terms
     if call.segments:
         ids = session.scalars(insert(SearchSegment).returning(SearchSegment.id, sort_by_parameter_order=True), [
             {"recording_id": recording_id, "position": e.position, "start_ms": e.start_ms, "end_ms": e.end_ms,
@@ -181,7 +182,7 @@ def keyword(session: Session, scope: Scope, f: SearchFilters, query: Query, in_c
     indexed), and how many of them there are."""
     if not in_configs:
         return [], 0
-    found = _engine(session).newest(session, query, in_configs, _narrowed(scope, f), KEYWORD_CANDIDATES)
+    found = engine(session).newest(session, query, in_configs, _narrowed(scope, f), KEYWORD_CANDIDATES)
     ranked = sorted((Ranked(segment_id, score) for segment_id, score in found), key=lambda r: (-r.score, r.segment_id))
     return ranked[offset : offset + limit], len(ranked)
 
@@ -191,7 +192,7 @@ def matching_ids(session: Session, scope: Scope, f: SearchFilters, matches: tupl
     """The segments holding any of `matches` (the words a meaning search leaves out)."""
     if not matches or not in_configs:
         return set()
-    ranked = _engine(session).ranked(Query((matches,), ()), in_configs, _narrowed(scope, f)).subquery()
+    ranked = engine(session).ranked(Query((matches,), ()), in_configs, _narrowed(scope, f)).subquery()
     return set(session.scalars(select(ranked.c.id)))
 
 

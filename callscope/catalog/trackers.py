@@ -14,7 +14,7 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from callscope.catalog import search as search_rows
-from callscope.catalog import search_postgres, search_sqlite, trend_sums
+from callscope.catalog import trend_sums
 from callscope.catalog.tables import Analysis, Recording, RecordingTracker, SearchSegment, TrackerSet
 from callscope.catalog.tracker_stamps import NONE
 from callscope.search.syntax import Query
@@ -47,8 +47,7 @@ def _words(session: Session, recording_ids: list[int], query: Query) -> set[int]
                                          .where(SearchSegment.recording_id.in_(recording_ids)))))
     if not configs:
         return set()
-    engine = search_sqlite if session.get_bind().dialect.name == "sqlite" else search_postgres  # as search picks it
-    ranked = engine.ranked(query, configs,
+    ranked = search_rows.engine(session).ranked(query, configs,
                            lambda statement: statement.where(SearchSegment.recording_id.in_(recording_ids)))
     return set(session.scalars(select(ranked.subquery().c.id)))
 
