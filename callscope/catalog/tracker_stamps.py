@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import delete, exists, select, tuple_, update
+from sqlalchemy import delete, exists, select, text, tuple_, update
 from sqlalchemy.orm import Session
 
 from callscope.catalog import trend_sums
@@ -52,8 +52,19 @@ def stale(session: Session, account: str, project_id: int, digest: str | None, a
     return [(created_at, rid) for created_at, rid in session.execute(query.order_by(r.created_at, r.id).limit(limit))]
 
 
+def hold_project(session: Session, account: str, project_id: int, *, settling: bool = False) -> None:
+    """Order the transaction against the project's settling until it commits: one call's stamp (shared) against
+    :func:`settle` (exclusive), so that a call stamped while the project settles is either seen by its check or
+    unsettles it afterwards. PostgreSQL: an advisory lock; SQLite runs one writer at a time already."""
+    if session.get_bind().dialect.name == "postgresql":
+        lock = "pg_advisory_xact_lock" if settling else "pg_advisory_xact_lock_shared"
+        session.execute(text(f"SELECT {lock}(hashtextextended(:name, 0))"),
+                        {"name": f"trackers/{account}/{project_id}"})
+
+
 def settle(session: Session, account: str, project_id: int, digest: str | None) -> bool:
     """Note that every analysed call of the project is matched against `digest`, if none is left to match."""
+    hold_project(session, account, project_id, settling=True)
     if stale(session, account, project_id, digest, None, 1):
         return False  # analysed meanwhile against other trackers: the next pass matches it
     statement = upsert(session, TrackerSet).values(account=account, project_id=project_id, digest=digest or NONE)

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from callscope.catalog import search as search_rows
 from callscope.catalog import trend_sums
 from callscope.catalog.tables import Analysis, Recording, RecordingTracker, SearchSegment, TrackerSet
-from callscope.catalog.tracker_stamps import NONE
+from callscope.catalog.tracker_stamps import NONE, hold_project
 from callscope.search.syntax import Query
 
 
@@ -105,6 +105,7 @@ def record_call(session: Session, recording_id: int, account: str, project_id: i
     """:func:`record` for a call just analysed, in its analysis' transaction; if its project's trackers changed while
     it was analysed, the project is left for the tracker pass to look at again."""
     record(session, [recording_id], matchers, digest, min_similarity)
+    hold_project(session, account, project_id)
     session.execute(delete(TrackerSet).where(TrackerSet.account == account, TrackerSet.project_id == project_id,
                                              TrackerSet.digest != (digest or NONE)))
 
