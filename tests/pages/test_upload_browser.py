@@ -1,5 +1,6 @@
 """The upload page in a real headless Chromium against a real `callscope serve` that analyses (inline executor, no
-language model): an admin picks a project and chooses three files at once; the call's row shows its upload's
+language model): an admin chooses three files at once, then picks another project (nothing is sent before Upload
+is clicked, and the project picked last is the one the calls go to); the call's row shows its project, its upload's
 progress, then its processing stage until `completed`, and links to its recording page; a file that is not audio and
 one over its format's size limit are refused with the API's messages. A member finds no upload page.
 
@@ -12,9 +13,11 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import numpy as np
 import pytest
+from selenium.webdriver.support.ui import Select
 
 from callscope.audio.probe import UNSUPPORTED
 from tests.analysis import speech
@@ -73,6 +76,7 @@ def site(tmp_path_factory):
                                                    "long_pause_threshold_seconds": 2})
         assert resp.status_code == 201, resp.text
         site.project_id = resp.json()["data"]["id"]
+        assert site.api("POST", "/projects", json={"name": "Billing", "language": "en"}).status_code == 201
         yield site
     finally:
         server.stop()
@@ -85,15 +89,20 @@ def test_an_admin_uploads_two_files_sees_progress_then_the_call_completed(site, 
     long = make_audio(tmp_path / "long.wav", "wav", seconds=70.0)  # 2.2 MB: over the 2 MB set for WAV here
     browser_sign_in(driver, site, ADMIN, f"{site.url}/upload")
     assert by_css(driver, "nav[aria-label=Main] a[href='/upload']").text == "Upload"
-    assert by_css(driver, "#u-project option:checked").text == "Support"
     assert by_css(driver, "#u-file").get_attribute("multiple") is not None  # the script is there (CSP allows it)
     driver.execute_script(COUNT_PROGRESS)
     throttle(driver, UPLOAD_BYTES_PER_S)  # a few seconds' upload: its progress is seen passing, not only its end
 
+    assert by_css(driver, "#u-project option:checked").text == "Billing"  # the first project by name
     by_css(driver, "#u-file").send_keys(f"{call}\n{notes}\n{long}")  # chosen at once: each uploads on its own
 
     rows = lambda d: d.find_elements("css selector", "#uploads tbody tr")  # noqa: E731 - read again each time
+    time.sleep(1.5)  # choosing sends nothing: the project may still change
+    assert rows(driver) == [] and site.api("GET", "/recordings").json()["data"] == []
+    Select(by_css(driver, "#u-project")).select_by_visible_text("Support")
+    by_css(driver, "#upload-form button[type=submit]").click()
     wait_for(driver, lambda d: len(rows(d)) == 3, what="a row per file")
+    assert [by_css(row, "td[data-label=Project]").text for row in rows(driver)] == ["Support"] * 3
     wait_for(driver, lambda d: 0 < percent(by_css(rows(d)[0], ".pct").text) < 100, what="the upload part-way")
     shoot(driver, "upload-progress")
     wait_for(driver, lambda d: by_css(rows(d)[0], ".pct").text == "100%", what="the upload's end")

@@ -1,6 +1,7 @@
-// The upload page: each chosen or dropped file goes up on its own XMLHttpRequest (one at a time), its row showing
-// the upload's progress, then the recording's processing stage (polled as the recording page does) until it is
-// completed or failed. Without script the form posts one file and the server answers with the recording's page.
+// The upload page: the files chosen or dropped wait for Upload; then each goes up on its own XMLHttpRequest (one at
+// a time) to the project selected when Upload was clicked, its row showing the project, the upload's progress, then
+// the recording's processing stage (polled as the recording page does) until it is completed or failed. Without
+// script the form posts one file and the server answers with the recording's page.
 "use strict";
 (function () {
   var form = document.getElementById("upload-form");
@@ -84,23 +85,25 @@
     });
   }
 
-  function add(file) {
-    var project = form.elements.project_id.value;
+  function add(file, project) {
     var row = document.createElement("tr");
     var name = cell(row, "File");
     name.className = "name";
     name.textContent = file.name;
+    cell(row, "Project").textContent = project.name;
     var progress = cell(row, "Upload");
     progress.innerHTML = '<progress max="100" value="0"></progress> <span class="pct">waiting</span>';
     progress.querySelector("progress").setAttribute("aria-label", "Upload of " + file.name);
     cell(row, "Stage").innerHTML = '<span class="status">queued</span>';
     rows.appendChild(row);
     table.hidden = false;
-    queue = queue.then(function () { return send(file, project, row); });
+    queue = queue.then(function () { return send(file, project.id, row); });
   }
 
   function addAll(files) {
-    Array.prototype.forEach.call(files, add);
+    var select = form.elements.project_id;  // read at the click: a project changed after choosing counts
+    var project = {id: select.value, name: select.options[select.selectedIndex].text};
+    Array.prototype.forEach.call(files, function (file) { add(file, project); });
     input.value = "";
   }
 
@@ -112,15 +115,14 @@
     if (!input.files.length) { input.focus(); return; }
     addAll(input.files);
   });
-  input.addEventListener("change", function () { if (input.files.length) addAll(input.files); });
   ["dragenter", "dragover"].forEach(function (type) {
     drop.addEventListener(type, function (event) { event.preventDefault(); drop.classList.add("over"); });
   });
   ["dragleave", "drop"].forEach(function (type) {
     drop.addEventListener(type, function () { drop.classList.remove("over"); });
   });
-  drop.addEventListener("drop", function (event) {
+  drop.addEventListener("drop", function (event) {  // dropped files are chosen, as if picked: Upload sends them
     event.preventDefault();
-    addAll(event.dataTransfer.files);
+    input.files = event.dataTransfer.files;
   });
 })();
