@@ -21,7 +21,7 @@ from sqlalchemy import create_engine, select
 
 from callscope.catalog.tables import Base
 from callscope.cli import main
-from callscope.cli_support import YAML_MAX_BYTES
+from callscope.cli.support import YAML_MAX_BYTES
 from tests.test_cli import MANIFEST, assert_clean_failure
 
 NUL = "a\x00b"
@@ -321,7 +321,7 @@ def test_bad_input_is_one_error_line_and_changes_nothing(world, bad):
 
 
 def test_a_yaml_file_up_to_the_limit_is_read_and_one_byte_more_is_not(world, monkeypatch):
-    monkeypatch.setattr("callscope.cli_support.YAML_MAX_BYTES", len(MANIFEST.encode()))
+    monkeypatch.setattr("callscope.cli.support.YAML_MAX_BYTES", len(MANIFEST.encode()))
     path = world.files / "limit.yaml"
     path.write_text(MANIFEST)
     assert world.invoke("apply", "-f", str(path)).exit_code == 0

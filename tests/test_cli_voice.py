@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from callscope.cli import main
-from callscope.cli_voice import operators_group
+from callscope.cli.voice import operators_group
 from tests.analysis.speech import ESPEAK, SKIP_REASON, speak, write
 from tests.analysis.voices import AGENT
 

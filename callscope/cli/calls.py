@@ -24,7 +24,7 @@ import httpx
 
 from callscope.catalog import calls
 from callscope.catalog import recordings as recording_rows
-from callscope.cli_support import ACCOUNT_OPTION, load_settings, run_async
+from callscope.cli.support import ACCOUNT_OPTION, load_settings, run_async
 from callscope.resources import Operator
 from callscope.runtime import opened
 from callscope.services import scope

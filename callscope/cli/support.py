@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import IO, Any
 
 import click
@@ -88,10 +89,34 @@ def load_yaml(stream: IO[bytes], source: str) -> list[Any]:
     raise click.ClickException(f"{source}: invalid YAML: {problem}")
 
 
-def load_settings() -> Settings:
+def load_settings(service: bool = False) -> Settings:
+    """The settings, with logging configured: a service (serve, controller) logs at CALLSCOPE_LOG_LEVEL; any other
+    command prints its result alone, logging warnings and errors only, unless `callscope --verbose` or
+    CALLSCOPE_LOG_LEVEL asks for more. The embedded data directory, unless CALLSCOPE_DATA_DIR names it, is the
+    nearest `.callscope` here or in a folder above, as git finds its repository; where there is none, a new one is
+    made here, and the command says so."""
     settings = Settings()
-    logs.configure(settings)
+    if "data_dir" not in settings.model_fields_set and settings.store == "sqlite":
+        settings = settings.model_copy(update={"data_dir": _nearest_data_dir(settings.data_dir)})
+    verbose = service or "log_level" in settings.model_fields_set or _root_option("verbose")
+    logs.configure(settings if verbose else settings.model_copy(update={"log_level": "WARNING"}))
     return settings
+
+
+def _root_option(name: str) -> bool:
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx and ctx.find_root().params.get(name))
+
+
+def _nearest_data_dir(default: Path) -> Path:
+    """The nearest folder named `default` (relative: `.callscope`) from here up; a new one here, said on stderr."""
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / default).is_dir():
+            return folder / default
+    click.echo(f"callscope: no {default} data directory here or above: using a new one, {here / default} "
+               "(CALLSCOPE_DATA_DIR names another)", err=True)
+    return here / default
 
 
 def run_async(fn):

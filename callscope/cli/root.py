@@ -1,4 +1,5 @@
-"""The `callscope` command: the embedded server and the administration of keys, members and resources.
+"""The `callscope` group and its own commands: the embedded server and the administration of keys, members and
+resources.
 
 Every command reads CALLSCOPE_* settings (CALLSCOPE_DATA_DIR for the embedded data directory) and
 shares that data with a running server, which sees the changes without a restart.
@@ -17,17 +18,9 @@ import click
 import yaml
 from pydantic import ValidationError
 
-from callscope import __version__, cli_calls, cli_jobs, cli_voice, cli_webhooks
+from callscope import __version__
 from callscope.catalog.usage import read_usage
-from callscope.cli_support import (
-    ACCOUNT_OPTION,
-    CATALOG_ID,
-    checked_text,
-    load_settings,
-    load_yaml,
-    parse_time,
-    run_async,
-)
+from callscope.cli.support import ACCOUNT_OPTION, CATALOG_ID, load_settings, load_yaml, parse_time, run_async
 from callscope.errors import CallscopeError, one_line
 from callscope.operator.handlers import dependents, reconcile
 from callscope.resources import Project, kind_class
@@ -44,7 +37,9 @@ from callscope.store.interface import StaleResourceVersion
 
 @click.group()
 @click.version_option(__version__, prog_name="callscope")
-def main() -> None:
+@click.option("--verbose", "-v", is_flag=True,
+              help="Also print the log lines of a command (its result alone otherwise; serve always logs).")
+def main(verbose: bool) -> None:
     """Callscope: self-hosted call-recording analysis."""
 
 
@@ -59,7 +54,7 @@ def serve(host: str | None, port: int | None) -> None:
 
     # --host/--port go into the settings: unset, the public base URL of audio and share links is the address served.
     served = {name: value for name, value in (("host", host), ("port", port)) if value is not None}
-    settings = load_settings().model_copy(update=served)
+    settings = load_settings(service=True).model_copy(update=served)
     runtime = Runtime(settings)
     app = create_app(runtime.ctx, runtime.usage, runtime.limiter, Lifespan(runtime.start, runtime.stop))
     # Forwarded headers only from the proxies named (uvicorn's default believes any from loopback): a client must
@@ -84,7 +79,7 @@ def controller(standalone: bool, namespaces: tuple[str, ...], liveness_endpoint:
 
     from callscope.operator.main import PEERING_NAME, controller_memo, registry
 
-    load_settings()  # logging; the controller reads its Settings (CALLSCOPE_STORE=kubernetes) when it starts
+    load_settings(service=True)  # logging; the controller reads its Settings (CALLSCOPE_STORE=kubernetes) itself
     kopf.run(registry=registry, memo=controller_memo(opened), standalone=standalone, peering_name=PEERING_NAME,
              priority=priority, clusterwide=not namespaces, namespaces=list(namespaces),
              liveness_endpoint=liveness_endpoint)
@@ -374,12 +369,3 @@ def analyze(file: Path, project_config: Path | None, as_json: bool) -> None:
     else:
         click.echo(render(result, file.name))
 
-
-# Command groups kept in their own modules: simulated phone calls; jobs list and reanalyze; operators' voiceprints;
-# the webhook outbox.
-for _module in (cli_calls, cli_jobs, cli_voice, cli_webhooks):
-    _module.register(main)
-checked_text(main)  # every string argument of every command: no NUL, UTF-8 only
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,7 +10,7 @@ import click
 
 from callscope import webhook_signing
 from callscope.catalog import outbox
-from callscope.cli_support import ACCOUNT_OPTION, CATALOG_ID, COUNT, load_settings, run_async
+from callscope.cli.support import ACCOUNT_OPTION, CATALOG_ID, COUNT, load_settings, run_async
 from callscope.runtime import opened
 from callscope.secret_store import FileSecretStore
 from callscope.services import webhook_settings

@@ -9,7 +9,7 @@ import click
 
 from callscope.catalog import jobs
 from callscope.catalog import recordings as recording_rows
-from callscope.cli_support import ACCOUNT_OPTION, CATALOG_ID, COUNT, load_settings, run_async
+from callscope.cli.support import ACCOUNT_OPTION, CATALOG_ID, COUNT, load_settings, run_async
 from callscope.runtime import opened
 from callscope.services import analyses, search_index, trackers
 from callscope.statuses import FINISHED, RecordingStatus

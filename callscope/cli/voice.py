@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from callscope.catalog import voiceprints
-from callscope.cli_support import ACCOUNT_OPTION, CATALOG_ID, load_settings, run_async
+from callscope.cli.support import ACCOUNT_OPTION, CATALOG_ID, load_settings, run_async
 from callscope.errors import one_line
 from callscope.resources import Operator
 from callscope.runtime import opened
