@@ -245,6 +245,17 @@ def test_no_dynamic_imports_the_graph_cannot_see():
     assert hidden == []
 
 
+def test_every_package_is_listed_for_the_wheel():
+    """setuptools' `packages` is a list: a package left out of it is left out of every built wheel (an editable
+    install, which reads the folders, still has it)."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {name: ROOT / folder for name, folder in setuptools["package-dir"].items()}
+    found = {name + "." + ".".join(init.parent.relative_to(folder).parts) if init.parent != folder else name
+             for name, folder in folders.items() for init in folder.rglob("__init__.py")
+             if not any(part.startswith((".", "__pycache__")) for part in init.relative_to(folder).parts)}
+    assert sorted(found - set(setuptools["packages"])) == []
+
+
 def test_ruff_sorts_callscope_as_first_party():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "callscope" in config["tool"]["ruff"]["lint"]["isort"]["known-first-party"]
