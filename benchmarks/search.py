@@ -362,24 +362,25 @@ def hnsw(vectors: dict[str, np.ndarray], built: Built, sample: int, queries: np.
 
 def plans(session, scope: Scope, q: str) -> list[str]:
     """PostgreSQL's plans (EXPLAIN ANALYZE) and times of a keyword search for `q`: ranking every match (as keyword
-    search did before it ranked the newest only), and the newest matches' first window."""
-    from sqlalchemy import func, select
+    search did before it ranked the newest only), and the first window of the newest calls."""
+    from sqlalchemy import BigInteger, any_, func, literal, select
     from sqlalchemy.dialects import postgresql
 
     query = parse(q)
     configs = search_rows.configs(session, scope)
-    narrow = search_rows._narrowed(scope, SearchFilters())
-    every = search_postgres.ranked(query, configs, narrow).subquery()
-    high = session.scalar(select(func.max(search_rows.SearchSegment.id)))
-    start = high - search_rows.KEYWORD_CANDIDATES * search_postgres.FIRST_WINDOW
-    window = search_postgres.ranked(query, configs, lambda statement: statement.where(
-        search_rows.SearchSegment.id > start, search_rows.SearchSegment.id <= high)).subquery()
+    narrowing = search_rows.Narrowing(scope, SearchFilters())
+    every = search_postgres.ranked(query, configs, narrowing).subquery()
+    window = list(session.scalars(narrowing.calls(select(Recording.id))
+                                  .order_by(Recording.created_at.desc(), Recording.id.desc())
+                                  .limit(search_postgres.FIRST_CALLS)))
+    calls = literal(window, postgresql.ARRAY(BigInteger))
+    first = search_postgres.ranked(query, configs, lambda statement: statement.where(
+        search_rows.SearchSegment.recording_id == any_(calls))).subquery()
     lines = []
     for label, statement in (
             ("every match ranked (before)", select(every.c.id, every.c.score, func.count().over())
              .order_by(every.c.score.desc(), every.c.id).limit(20)),
-            ("the newest matches: the first window's, before their scope is checked",
-             select(window.c.id, window.c.score))):
+            ("the newest calls' first window", select(first.c.id, first.c.score))):
         sql = str(statement.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
         plan = session.execute(text(f"EXPLAIN (ANALYZE, BUFFERS) {sql}")).scalars().all()
         lines += [f"plan of {q!r}, {label}:", *plan]

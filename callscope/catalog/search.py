@@ -7,56 +7,32 @@ search_postgres.py.
 Every query narrows by the caller's Scope (recordings.in_scope) and by the filters inside the query itself, before
 any ranking or limit, so that a filter never shortens a page of hits that exist.
 
-Keyword search ranks the newest KEYWORD_CANDIDATES matches (by segment id: the calls analysed last), not every match:
-ranking reads each match it ranks, and a common word is in tens of thousands of segments per 1,000 calls (0.3 to 1 s
-at 10,000 calls to rank them all, benchmarks/RESULTS.md); the newest thousand cost the same at any size."""
+Keyword search ranks the newest KEYWORD_CANDIDATES matches, not every match: ranking reads each match it ranks, and a
+common word is in tens of thousands of segments per 1,000 calls (0.3 to 1 s at 10,000 calls to rank them all, 13 s
+at 100,000, benchmarks/RESULTS.md); the newest thousand cost the same at any size. The newest: on PostgreSQL those of
+the calls added last, on SQLite those indexed last (the same calls where calls are analysed as they come; a call
+analysed again comes first)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from itertools import groupby
 
 import numpy as np
-from sqlalchemy import Select, delete, exists, insert, select
+from sqlalchemy import delete, exists, insert, select
 from sqlalchemy.orm import Session
 
 from callscope.catalog import search_postgres, search_sqlite
 from callscope.catalog.recordings import Scope, in_scope
-from callscope.catalog.tables import (
-    Analysis,
-    Recording,
-    RecordingCategory,
-    RecordingGoal,
-    RecordingTag,
-    SearchSegment,
-    SearchVectors,
-)
+from callscope.catalog.search_narrowing import Narrowing, SearchFilters
+from callscope.catalog.tables import Analysis, Recording, RecordingCategory, SearchSegment, SearchVectors
 from callscope.search.entries import CallEntries
 from callscope.search.syntax import Match, Query
 from callscope.search.vectors import CallVectors, decode, encode
 from callscope.search.words import configuration
 
 KEYWORD_CANDIDATES = 1000  # the newest matches keyword search ranks (and counts): its pages end there
-
-
-@dataclass(frozen=True)
-class SearchFilters:
-    """What a search is narrowed to: of the call (project, operator, tag, category found, goal met or not, when it
-    was added, status) and of the segment (the speaker's role, its emotion)."""
-
-    project_id: int | None = None
-    operator_id: int | None = None
-    role: str | None = None
-    tag_id: int | None = None
-    category: str | None = None
-    goal_id: int | None = None
-    goal_met: bool | None = None  # with goal_id; None: the goal evaluated, met or not
-    emotion: str | None = None
-    created_from: datetime | None = None
-    created_to: datetime | None = None
-    status: str | None = None
 
 
 @dataclass(frozen=True)
@@ -129,45 +105,6 @@ def unindexed(session: Session, after_id: int, limit: int) -> list[int]:
         .order_by(Analysis.recording_id).limit(limit)))
 
 
-# ----- narrowing ------------------------------------------------------------------------------------
-
-def _calls_narrowed(statement: Select, scope: Scope, f: SearchFilters) -> Select:
-    """`statement` (whose FROM has recordings) narrowed to the scope and the call's filters."""
-    statement = in_scope(statement, scope)
-    for column, value in ((Recording.project_id, f.project_id), (Recording.operator_id, f.operator_id),
-                          (Recording.status, f.status)):
-        if value is not None:
-            statement = statement.where(column == value)
-    if f.created_from is not None:
-        statement = statement.where(Recording.created_at >= f.created_from)
-    if f.created_to is not None:
-        statement = statement.where(Recording.created_at <= f.created_to)
-    if f.tag_id is not None:
-        statement = statement.where(Recording.id.in_(
-            select(RecordingTag.recording_id).where(RecordingTag.tag_id == f.tag_id)))
-    if f.category is not None:
-        statement = statement.where(Recording.id.in_(
-            select(RecordingCategory.recording_id).where(RecordingCategory.name == f.category)))
-    if f.goal_id is not None:
-        goals = select(RecordingGoal.recording_id).where(RecordingGoal.goal_id == f.goal_id)
-        if f.goal_met is not None:
-            goals = goals.where(RecordingGoal.met == f.goal_met)
-        statement = statement.where(Recording.id.in_(goals))
-    return statement
-
-
-def _narrowed(scope: Scope, f: SearchFilters):
-    """A function narrowing a select of search_segments to the scope and every filter."""
-    def narrow(statement: Select) -> Select:
-        statement = statement.join(Recording, Recording.id == SearchSegment.recording_id)
-        if f.role is not None:
-            statement = statement.where(SearchSegment.role == f.role)
-        if f.emotion is not None:
-            statement = statement.where(SearchSegment.emotion == f.emotion)
-        return _calls_narrowed(statement, scope, f)
-    return narrow
-
-
 # ----- words --------------------------------------------------------------------------------------
 
 def configs(session: Session, scope: Scope) -> list[str]:
@@ -182,7 +119,7 @@ def keyword(session: Session, scope: Scope, f: SearchFilters, query: Query, in_c
     indexed), and how many of them there are."""
     if not in_configs:
         return [], 0
-    found = engine(session).newest(session, query, in_configs, _narrowed(scope, f), KEYWORD_CANDIDATES)
+    found = engine(session).newest(session, query, in_configs, Narrowing(scope, f), KEYWORD_CANDIDATES)
     ranked = sorted((Ranked(segment_id, score) for segment_id, score in found), key=lambda r: (-r.score, r.segment_id))
     return ranked[offset : offset + limit], len(ranked)
 
@@ -192,7 +129,7 @@ def matching_ids(session: Session, scope: Scope, f: SearchFilters, matches: tupl
     """The segments holding any of `matches` (the words a meaning search leaves out)."""
     if not matches or not in_configs:
         return set()
-    ranked = engine(session).ranked(Query((matches,), ()), in_configs, _narrowed(scope, f)).subquery()
+    ranked = engine(session).ranked(Query((matches,), ()), in_configs, Narrowing(scope, f)).subquery()
     return set(session.scalars(select(ranked.c.id)))
 
 
@@ -201,7 +138,7 @@ def matching_ids(session: Session, scope: Scope, f: SearchFilters, matches: tupl
 def calls(session: Session, scope: Scope, f: SearchFilters) -> list[tuple[int, int]]:
     """(recording id, analysis version) of the analysed calls the scope and the call's filters allow."""
     statement = select(Recording.id, Analysis.version).join(Analysis, Analysis.recording_id == Recording.id)
-    return [(int(rid), int(version)) for rid, version in session.execute(_calls_narrowed(statement, scope, f))]
+    return [(int(rid), int(version)) for rid, version in session.execute(Narrowing(scope, f).calls(statement))]
 
 
 def vectors(session: Session, recording_ids: list[int]) -> list[CallVectors]:

@@ -4,21 +4,40 @@ index per configuration. A query is a tsquery per configuration in use, built fr
 (`'refund' <-> 'today'`, `!'subscription'`, `|`), each matched against that language's segments only. Ranked by
 ts_rank.
 
-The newest matches: a GIN index returns its matches in no order, so they are sought in windows of segment ids from
-the newest down, each four times the width of the last, until enough are found: a common word fills the first window
-(reading one window's rows, whatever the size of the table), a rare one reads the index a few more times."""
+The newest matches: a GIN index returns its matches in no order, so they are sought in windows of the scope's calls
+from the newest down (the recordings' index by account and date gives them in order), each eight times as many calls
+as the last, until enough are found: a common word fills the first window, reading its calls' segments whatever the
+size of the table or the number of other accounts; a rare one is read from the GIN index a few times."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from sqlalchemy import CompoundSelect, Select, cast, func, literal, literal_column, select, union_all
-from sqlalchemy.dialects.postgresql import REGCONFIG
+from sqlalchemy import (
+    BigInteger,
+    CompoundSelect,
+    Select,
+    and_,
+    any_,
+    case,
+    cast,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+    text,
+    tuple_,
+    union_all,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, REGCONFIG
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnClause
 
-from callscope.catalog.tables import SearchSegment
+from callscope.catalog.search_narrowing import Narrowing
+from callscope.catalog.tables import Recording, SearchSegment, UTCDateTime
 from callscope.search.syntax import Match, Query
 from callscope.search.words import words
 
@@ -45,47 +64,90 @@ def render(query: Query) -> str:
     return f"{wanted} & !{_any(query.excluded)}" if query.excluded else wanted
 
 
-def ranked(query: Query, configs: list[str], narrow: Callable[[Select], Select]) -> Select | CompoundSelect:
-    """(id, score) of the segments matching `query`, narrowed by `narrow` (the scope and the filters)."""
+def _languages(query: Query, configs: list[str]) -> list[tuple[Any, Any]]:
+    """(the segment is in this language, the query read in it) for each configuration."""
     text = render(query)
-    branches = []
-    for config in configs:
-        tsquery = func.to_tsquery(cast(literal(config), REGCONFIG), literal(text))
-        # the configuration as a literal (one of words.CONFIGURATIONS): the planner then uses its partial GIN index
-        language = SearchSegment.config == literal_column(f"'{config}'")
-        branches.append(narrow(select(SearchSegment.id.label("id"), func.ts_rank(_TSV, tsquery).label("score"))
-                               .where(language, _TSV.op("@@")(tsquery))))
+    # the configuration as a literal (one of words.CONFIGURATIONS): the planner then uses its partial GIN index
+    return [(SearchSegment.config == literal_column(f"'{config}'"),
+             func.to_tsquery(cast(literal(config), REGCONFIG), literal(text))) for config in configs]
+
+
+def ranked(query: Query, configs: list[str], narrow: Callable[[Select], Select], *more: Any, scored: bool = True
+           ) -> Select | CompoundSelect:
+    """(id, score, *more) of the segments matching `query`, narrowed by `narrow` (the scope and the filters), or
+    (id, *more) not `scored`: a branch per language, each from its language's GIN index."""
+    branches = [narrow(select(SearchSegment.id.label("id"),
+                              *([func.ts_rank(_TSV, tsquery).label("score")] if scored else []), *more)
+                       .where(language, _TSV.op("@@")(tsquery)))
+                for language, tsquery in _languages(query, configs)]
     return branches[0] if len(branches) == 1 else union_all(*branches)
 
 
-FIRST_WINDOW = 16  # segment ids per match sought: a word in one segment of 16 fills the first window
-GROWTH = 4  # each window this many times the width of the last: a rare word reads the index a few times only
-CHECKED = 2000  # matches whose scope and filters one query checks
+def scanned(query: Query, configs: list[str], narrow: Callable[[Select], Select], *more: Any) -> Select:
+    """:func:`ranked` in one pass over the segments `narrow` selects (a window's), whatever their languages."""
+    languages = _languages(query, configs)
+    score = case(*((language, func.ts_rank(_TSV, tsquery)) for language, tsquery in languages))
+    return narrow(select(SearchSegment.id.label("id"), score.label("score"), *more)
+                  .where(or_(*(and_(language, _TSV.op("@@")(tsquery)) for language, tsquery in languages))))
 
 
-def newest(session: Session, query: Query, configs: list[str], narrow: Callable[[Select], Select], limit: int
+FIRST_CALLS = 256  # the calls whose segments the first window reads: a word in one segment of 25 fills it
+LARGEST_WINDOW = 16384  # calls: a sparser word is read from its index in every older call at once
+MARGIN = 1.5  # a window sized for this many times the matches still wanted, at the density seen so far
+SPARSE_WORK_MEM = "64MB"  # keeps the bitmap of a sparse word's matches exact: one heap page read per match
+
+
+def newest(session: Session, query: Query, configs: list[str], narrowing: Narrowing, limit: int
            ) -> list[tuple[int, float]]:
-    """(id, score) of the `limit` newest segments matching `query`, narrowed by `narrow`."""
-    low, high = session.execute(select(func.min(SearchSegment.id), func.max(SearchSegment.id))).one()
+    """(id, score) of at most `limit` segments matching `query` in the newest calls `narrowing` allows, newest call
+    first."""
+    # A plan for the values of each query: psycopg prepares a statement run five times, and PostgreSQL's generic plan
+    # of it guesses ten calls in a window and any word common, reading a large window's every segment.
+    session.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
+    # The first window is read by its calls' segments: the planner, which thinks a word's GIN entries cheap, would
+    # AND the window with every match of a common word in the table (650,000 entries of `refund` at 100,000 calls:
+    # 55 ms, where the window's 25,600 segments take 8). The windows after it, sized for a sparser word, may.
+    session.execute(text("SET LOCAL enable_bitmapscan = off"))
+    newest_first = (narrowing.calls(select(Recording.id, Recording.created_at))
+                    .order_by(Recording.created_at.desc(), Recording.id.desc()))
     found: list[tuple[int, float]] = []
-    width = limit * FIRST_WINDOW
-    while high is not None and high >= low and len(found) < limit:
-        start = high - width
+    width, read, before = FIRST_CALLS, 0, None
+    while True:
+        page = newest_first if before is None else newest_first.where(before)
+        window = session.execute(page.limit(width)).all()
+        order = {row.id: at for at, row in enumerate(window)}
+        calls = literal(list(order), ARRAY(BigInteger))
 
-        def window(statement: Select, start: int = start, end: int = high) -> Select:
-            return statement.where(SearchSegment.id > start, SearchSegment.id <= end)
+        def of_window(statement: Select, calls: Any = calls) -> Select:
+            # the window's calls as one array: their segments read by recording_id, the word checked in each
+            return narrowing.segments(statement.where(SearchSegment.recording_id == any_(calls)))
 
-        # Every match of the window, then which of them the scope and filters allow, newest first, by their
-        # primary keys. In one query, the planner hashed every recording of the account for each language and
-        # window (50 ms at 100,000 calls), and with ORDER BY id and LIMIT it read a window by its primary key,
-        # hoping for matches early: a rare word then cost a scan of the whole window.
-        matched = dict(session.execute(ranked(query, configs, window)).all())
-        ids = sorted(matched, reverse=True)
-        for at in range(0, len(ids), CHECKED):
-            batch = ids[at : at + CHECKED]
-            allowed = set(session.scalars(narrow(select(SearchSegment.id).where(SearchSegment.id.in_(batch)))))
-            found += [(segment_id, float(matched[segment_id])) for segment_id in batch if segment_id in allowed]
-            if len(found) >= limit:
-                break
-        high, width = start, width * GROWTH
-    return found[:limit]
+        matched = session.execute(scanned(query, configs, of_window, SearchSegment.recording_id)).all()
+        found += [(sid, float(score)) for sid, score, _ in sorted(matched, key=lambda row: (order[row[2]], -row[0]))]
+        read += len(window)
+        if len(found) >= limit or len(window) < width:
+            return found[:limit]
+        before = (tuple_(Recording.created_at, Recording.id)
+                  < tuple_(window[-1].created_at, window[-1].id, types=(UTCDateTime(), BigInteger())))
+        if read == len(window):
+            session.execute(text("SET LOCAL enable_bitmapscan = on"))
+            session.execute(text(f"SET LOCAL work_mem = '{SPARSE_WORK_MEM}'"))
+        if not found:
+            break
+        width = max(FIRST_CALLS, math.ceil((limit - len(found)) * read / len(found) * MARGIN))
+        if width > LARGEST_WINDOW:
+            break
+
+
+    def older(statement: Select) -> Select:
+        return narrowing(statement).where(before) if before is not None else narrowing(statement)
+
+    # every match of the older calls ordered, the newest ranked: ranking reads each match's words again
+    matches = ranked(query, configs, older, Recording.created_at.label("created_at"), Recording.id.label("call"),
+                     scored=False).subquery()
+    newest_matches = list(session.scalars(select(matches.c.id).order_by(
+        matches.c.created_at.desc(), matches.c.call.desc(), matches.c.id.desc()).limit(limit - len(found))))
+    ids = literal(newest_matches, ARRAY(BigInteger))
+    scores = dict(session.execute(scanned(query, configs, lambda statement: statement.where(
+        SearchSegment.id == any_(ids)))).all())
+    return found + [(sid, float(scores[sid])) for sid in newest_matches]

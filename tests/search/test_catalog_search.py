@@ -194,9 +194,11 @@ def test_vectors_are_stored_per_call_in_the_order_of_the_segments_and_go_with_th
         assert session.scalar(select(func.count()).select_from(SearchVectors)) == 0
 
 
-def test_keyword_ranks_the_newest_matches_only(catalog, monkeypatch) -> None:
+@pytest.mark.parametrize("largest_window", [64, 1])  # PostgreSQL: windows of calls, or one then the word's index
+def test_keyword_ranks_the_newest_matches_only(catalog, monkeypatch, largest_window: int) -> None:
     monkeypatch.setattr(rows, "KEYWORD_CANDIDATES", 3)
-    monkeypatch.setattr(search_postgres, "FIRST_WINDOW", 1)  # windows of 3, 6, 12... segment ids
+    monkeypatch.setattr(search_postgres, "FIRST_CALLS", 1)
+    monkeypatch.setattr(search_postgres, "LARGEST_WINDOW", largest_window)
     old = add_recording(catalog, status="completed")
     index(catalog, old, ["refund refund refund", *["nothing here"] * 20])  # the best match, but the oldest
     new = add_recording(catalog, status="completed")
@@ -213,6 +215,6 @@ def test_keyword_ranks_the_newest_matches_only(catalog, monkeypatch) -> None:
         assert total == 3
         ranked, total = rows.keyword(session, Scope("acme"), SearchFilters(), parse("three"), ["english"], 0, 10)
         assert (ranked, total) == ([], 0)
-    monkeypatch.setattr(rows, "KEYWORD_CANDIDATES", 100)  # a rare word: every window down to the first segment
+    monkeypatch.setattr(rows, "KEYWORD_CANDIDATES", 100)  # a rare word: every window down to the first call
     assert sorted(found(catalog, "refund")) == sorted(["refund refund refund", "a refund", "refund it",
                                                        "refund now please", "refund"])
