@@ -12,7 +12,7 @@ from __future__ import annotations
 import falcon
 
 from callscope.api.errors import handle_http_error
-from callscope.api.pages import settings_keys, settings_members, settings_processing, settings_webhooks, web
+from callscope.api.pages import reference, settings_keys, settings_members, settings_processing, settings_webhooks, web
 from callscope.api.pages.listing import RecordingList
 from callscope.api.pages.recording import RecordingPage, RecordingState
 from callscope.api.pages.search import PATH as SEARCH_PATH
@@ -75,3 +75,5 @@ def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter) -> None:
     app.add_route(settings_processing.PROJECT, ProcessingProject(ctx))
     app.add_route("/static/{name}", Static())
     app.add_error_handler(falcon.HTTPRouteNotFound, web.route_not_found(PAGE_PREFIXES, handle_http_error))
+    app.add_route(reference.PATH, reference.ApiReference())
+    app.add_route(reference.PATH + "/swagger-ui/{name}", reference.SwaggerUiFile())

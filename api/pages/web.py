@@ -72,6 +72,12 @@ def _security_headers(resp, media_origin: str | None = None) -> None:
     resp.set_header("Cache-Control", "no-store")
 
 
+def allow_inline_styles(resp) -> None:
+    """The page's Content-Security-Policy with style attributes and elements allowed (scripts stay the page's own)."""
+    resp.set_header("Content-Security-Policy", resp.get_header("Content-Security-Policy").replace(
+        "style-src 'self'", "style-src 'self' 'unsafe-inline'"))
+
+
 def render(req, resp, template: str, *, status: int = 200, media_origin: str | None = None, **values) -> None:
     resp.status = status
     resp.content_type = falcon.MEDIA_HTML
@@ -240,8 +246,12 @@ class Static:
         asset = ASSETS.get(name)
         if asset is None:
             raise falcon.HTTPNotFound()
-        resp.content_type = asset.content_type
-        resp.data = asset.body
-        resp.set_header("Cache-Control", "public, max-age=31536000, immutable" if req.get_param("v") == asset.version
-                        else "public, max-age=300")
-        resp.set_header("X-Content-Type-Options", "nosniff")
+        serve_asset(req, resp, asset)
+
+
+def serve_asset(req, resp, asset: Asset) -> None:
+    resp.content_type = asset.content_type
+    resp.data = asset.body
+    resp.set_header("Cache-Control", "public, max-age=31536000, immutable" if req.get_param("v") == asset.version
+                    else "public, max-age=300")
+    resp.set_header("X-Content-Type-Options", "nosniff")
