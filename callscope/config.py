@@ -266,6 +266,10 @@ class Settings(BaseSettings):
         120, gt=0, le=3600, description="Seconds one request to the OpenAI-compatible server may take (a busy "
         "server queues requests); past it the stage reports the model as failed.",
     )
+    llm_gpu_layers: int = Field(
+        0, ge=-1, description="Layers of the local language model llama.cpp offloads to a GPU (-1: all); needs "
+        "llama-cpp-python built with CUDA (docs/gpu.md): the wheel `make install` builds is CPU-only.",
+    )
     llm_context_tokens: int = Field(
         8192, ge=1024, description="Context window of the language model in tokens; longer transcripts are cut."
     )

@@ -456,9 +456,9 @@ def _llama_cpp_installed() -> bool:
     return find_spec("llama_cpp") is not None
 
 
-def language_model_from_settings(settings: Settings, gpu_layers: int = 0) -> LanguageModel | None:
+def language_model_from_settings(settings: Settings, gpu_layers: int | None = None) -> LanguageModel | None:
     """The configured language model, loaded; None when disabled or when none is installed or configured.
-    `gpu_layers`: what a local model offloads to a GPU (LlamaCppModel; benchmarks/gpu.py asks for all).
+    `gpu_layers`: what a local model offloads to a GPU (LlamaCppModel); unset: CALLSCOPE_LLM_GPU_LAYERS.
 
     Order: CALLSCOPE_LLM_ENDPOINT (an OpenAI-compatible server), else CALLSCOPE_LLM_MODEL (a GGUF file),
     else the embedded Qwen GGUF when llama-cpp-python and its part packages are installed. A configured
@@ -467,6 +467,7 @@ def language_model_from_settings(settings: Settings, gpu_layers: int = 0) -> Lan
     if not settings.llm_enabled:
         return None
     context, threads = settings.llm_context_tokens, settings.analysis_threads
+    gpu_layers = settings.llm_gpu_layers if gpu_layers is None else gpu_layers
     if settings.llm_endpoint:
         if not settings.llm_endpoint_model:
             raise LanguageModelError("CALLSCOPE_LLM_ENDPOINT is set but CALLSCOPE_LLM_ENDPOINT_MODEL is not")

@@ -213,6 +213,9 @@ def test_gpu_overlay_uses_external_services_and_gpu_nodes():
     assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
     assert any(t["key"] == "nvidia.com/gpu" for t in pod["tolerations"]) and pod["nodeSelector"]
     assert any(m["mountPath"] == "/models" and m["readOnly"] for m in pod["containers"][0]["volumeMounts"])
+    config = named(objects, "ConfigMap", "callscope-config")["data"]  # transcription asks Ray for those GPUs
+    assert config["CALLSCOPE_RAY_ASR_NUM_GPUS"] == "1" and config["CALLSCOPE_WHISPER_DEVICE"] == "cuda"
+    assert config["CALLSCOPE_WHISPER_COMPUTE_TYPE"] == "float16"
 
 
 def rules_of(objects, role: str) -> list[dict[str, Any]]:
