@@ -3,7 +3,8 @@ they become), read with ast, never imported:
 
 - no import cycles, counting imports inside functions and modules named in strings (importlib, Ray);
 - shared code (callscope.*) never imports the layers (callscope.api, .operator, .workers, .analysis), and those
-  never import the composition root (callscope.runtime, callscope.cli and its modules), which is the one place that wires them all;
+  never import the composition root (callscope.runtime, callscope.cli and its modules), which is the one place
+  that wires them all;
 - between the layers, imports go one way (ALLOWED): the API and the workers use the analysis, the controller starts
   the workers; the analysis imports no other layer, and the API, the controller and the workers none that is not
   theirs (the API does not reach into the workers; they meet in the catalog and the services);
@@ -283,7 +284,7 @@ def test_imports_inside_functions_and_named_modules_are_edges():
 STDLIB_LOGGING = {
     "callscope.logs": "configures the root logger's handler, which third-party libraries write to",
     "callscope.redaction": "the filter that redacts secrets in the records of those libraries",
-    "callscope.cli.root": "quietens faster-whisper's per-chunk INFO lines while `callscope analyze` shows its progress bar",
+    "callscope.cli.root": "quietens faster-whisper's per-chunk INFO lines while `callscope analyze` draws its bar",
 }
 LOGGING_CALLS = frozenset({"getLogger", "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal",
                            "log"})
