@@ -25,6 +25,7 @@ from callscope.analysis.result import (
     Part,
     Pause,
     RedactionSummary,
+    Role,
     SpeakerResult,
     TranscriptSegment,
 )
@@ -64,6 +65,32 @@ class TrackerResult(Part):
     moments: list[TrackerMoment] = Field(description="The segments that matched, in time order.")
 
 
+class LiveWord(Part):
+    """A word live recognition confirmed, with its time since the call began."""
+
+    start_ms: int
+    end_ms: int
+    text: str
+    probability: float = Field(description="Recogniser confidence, 0 to 1.")
+
+
+class LiveSegment(Part):
+    """An utterance as live recognition closed it while the call lasted (a `final` event)."""
+
+    speaker: str = Field(description="The track: `channel-0` (the agent on a two-channel call), `channel-1`.")
+    role: Role
+    start_ms: int
+    end_ms: int
+    text: str
+    words: list[LiveWord]
+
+
+class LiveTranscript(Part):
+    """What live recognition heard while the call lasted (kept for comparison with the analysis's transcript)."""
+
+    segments: list[LiveSegment] = Field(description="The call's finals, in the order they were sent.")
+
+
 class Results(Part):
     recording_id: int
     status: RecordingStatus
@@ -79,6 +106,9 @@ class Results(Part):
         default_factory=list, description="The project's trackers the call matched, and where; those the call has "
         "not been matched against yet (a tracker just added) are not listed.")
     analyzed_at: datetime | None = None
+    live: LiveTranscript | None = Field(
+        None, description="What live recognition heard while the call lasted, for comparison with the analysis's "
+        "transcript: a live call's recording only (null for any other), there from when its audio is stored.")
 
 
 class Transcription(Part):
@@ -105,12 +135,25 @@ _RESULT_PARTS = tuple(name for name in Results.model_fields if name in AnalysisR
 
 
 def results(subject: Subject, analysis: AnalysisResult | None, analyzed_at: datetime | None = None,
-            trackers: list[TrackerResult] | None = None) -> Results:
+            trackers: list[TrackerResult] | None = None, live: dict[str, Any] | None = None) -> Results:
     """`trackers`: the trackers the call matched, which the catalog keeps (not the analysis: they change with the
-    project's trackers)."""
+    project's trackers); `live`: the live transcript's document the catalog keeps (callscope/live/transcript.py)."""
     parts = {name: getattr(analysis, name) for name in _RESULT_PARTS} if analysis is not None else {}
     return Results(recording_id=subject.recording_id, status=subject.status, analyzed_at=analyzed_at,
-                   trackers=trackers or [], **parts)
+                   trackers=trackers or [], live=live_transcript(live) if live is not None else None, **parts)
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+def live_transcript(document: dict[str, Any]) -> LiveTranscript:
+    """A kept live transcript (format 1: the finals as sent, times in seconds) as the results show it."""
+    return LiveTranscript(segments=[
+        LiveSegment(speaker=f["speaker"], role=f["role"], start_ms=_ms(f["start"]), end_ms=_ms(f["end"]),
+                    text=f["text"], words=[LiveWord(start_ms=_ms(w["start"]), end_ms=_ms(w["end"]), text=w["text"],
+                                                    probability=w["probability"]) for w in f["words"]])
+        for f in document["finals"]])
 
 
 def transcription(subject: Subject, analysis: AnalysisResult | None) -> Transcription:

@@ -24,6 +24,7 @@ from callscope.api.resources.telephony import WEBHOOKS, TwilioVoiceWebhooks
 from callscope.api.resources.virtual_numbers import AvailableNumbers, NumberCollection, NumberItem, NumberPurchase
 from callscope.api.routing import Router
 from callscope.catalog.usage import UsageRecorder
+from callscope.live.calls import LiveCalls
 from callscope.ratelimit import DatabaseRateLimiter, RateLimiter
 from callscope.services.context import Context
 
@@ -42,7 +43,7 @@ class Lifespan:
 
 
 def create_app(ctx: Context, usage: UsageRecorder, limiter: RateLimiter | None = None,
-               lifespan: Lifespan | None = None) -> falcon.asgi.App:
+               lifespan: Lifespan | None = None, live_calls: LiveCalls | None = None) -> falcon.asgi.App:
     app = falcon.asgi.App(middleware=[m for m in (lifespan,) if m is not None])
     router = Router(app)
     app.add_middleware(ApiMiddleware(ctx, router, usage, limiter))
@@ -79,7 +80,7 @@ def create_app(ctx: Context, usage: UsageRecorder, limiter: RateLimiter | None =
     router.add("/search", Search(ctx), tag="search")
     # live calls: a WebSocket each for the generic endpoint and the carrier's stream, and their events as SSE
     live.install(app)
-    live_calls = live.live_calls(ctx)
+    live_calls = live_calls or live.live_calls(ctx)
     router.add("/live", live.LiveCallSocket(ctx, live_calls), tag="live")
     router.add("/recordings/{id}/live", live.LiveCallEvents(ctx, live_calls), tag="recordings")
     router.add("/telephony/twilio/stream", TwilioMediaStream(ctx, live_calls), tag="telephony", prefix="")
@@ -93,5 +94,5 @@ def create_app(ctx: Context, usage: UsageRecorder, limiter: RateLimiter | None =
         router.add(f"/telephony/twilio/{webhook}", twilio_voice, tag="telephony", suffix=webhook, prefix="")
     router.add("/openapi.json", OpenApiDocument(lambda: build_document(router, ctx.settings.base_url)), tag="service")
     # The members' pages: cookie sessions, not API operations (api/pages/__init__.py); sign-in is always limited.
-    install_pages(app, ctx, limiter or DatabaseRateLimiter(ctx.catalog))
+    install_pages(app, ctx, limiter or DatabaseRateLimiter(ctx.catalog), live_calls)
     return app

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from callscope.analysis import readouts, stored
 from callscope.analysis.readouts import Subject
@@ -228,13 +229,15 @@ def transcription_out(r: Recording, analysed: Analysed) -> s.Transcription:
     return readouts.transcription(Subject.of(r), analysed.result)
 
 
-def results_out(r: Recording, analysed: Analysed, trackers: dict[str, list[Moment]] | None = None) -> s.Results:
-    """The results of the current analysis (goals, pauses, categories, extracted data, speakers, characteristics)
-    and the trackers the call matched (services/trackers.py `matched`)."""
+def results_out(r: Recording, analysed: Analysed, trackers: dict[str, list[Moment]] | None = None,
+                live: dict[str, Any] | None = None) -> s.Results:
+    """The results of the current analysis (goals, pauses, categories, extracted data, speakers, characteristics),
+    the trackers the call matched (services/trackers.py `matched`) and a live call's live transcript
+    (callscope/live/transcript.py `of_recording`)."""
     return readouts.results(Subject.of(r), analysed.result, analysed.completed_at, [
         readouts.TrackerResult(name=name, moments=[readouts.TrackerMoment(
             dialogue_id=m.position, start_ms=m.start_ms, end_ms=m.end_ms) for m in moments])
-        for name, moments in (trackers or {}).items()])
+        for name, moments in (trackers or {}).items()], live)
 
 
 def summary_out(r: Recording, analysed: Analysed) -> s.Summary:

@@ -267,6 +267,7 @@ RESULTS: dict[str, Any] = {
     "redaction": None,
     "trackers": [{"name": "Refund promised", "moments": [{"dialogue_id": 3, "start_ms": 2100, "end_ms": 4870}]}],
     "analyzed_at": "2026-11-02T09:29:37.134619Z",
+    "live": None,  # an uploaded call: no live transcript
 }
 
 SUMMARY: dict[str, Any] = {

@@ -14,7 +14,7 @@ import falcon
 from callscope.api.errors import handle_http_error
 from callscope.api.pages import reference, settings_keys, settings_members, settings_processing, settings_webhooks, web
 from callscope.api.pages.listing import RecordingList
-from callscope.api.pages.recording import RecordingPage, RecordingState
+from callscope.api.pages.recording import LiveEvents, RecordingPage, RecordingState
 from callscope.api.pages.search import PATH as SEARCH_PATH
 from callscope.api.pages.search import SearchPage
 from callscope.api.pages.settings_keys import KeyAction, KeyDetail, KeyList
@@ -26,6 +26,7 @@ from callscope.api.pages.trends import TrendsPage
 from callscope.api.pages.upload import PATH as UPLOAD_PATH
 from callscope.api.pages.upload import UploadPage
 from callscope.api.pages.web import Static
+from callscope.live.calls import LiveCalls
 from callscope.ratelimit import RateLimiter
 from callscope.services.context import Context
 from callscope.services.member_auth import HOME_PATH
@@ -49,16 +50,18 @@ class SettingsHome:
         raise falcon.HTTPSeeOther(settings_keys.PATH)
 
 
-def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter) -> None:
-    """Route the pages; `limiter` counts sign-in requests (always on, whatever the API's rate-limit settings)."""
+def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter, calls: LiveCalls) -> None:
+    """Route the pages; `limiter` counts sign-in requests (always on, whatever the API's rate-limit settings);
+    `calls`: the process's live calls (the list marks them, the recording page follows one)."""
     app.add_route("/", Home())
     app.add_route("/sign-in", SignIn(ctx, limiter))
     app.add_route("/sign-in/link", SignInLink(ctx))
     app.add_route("/sign-out", SignOut(ctx))
     app.add_route("/accounts", Accounts(ctx))
-    app.add_route(HOME_PATH, RecordingList(ctx))
-    app.add_route(HOME_PATH + "/{id}", RecordingPage(ctx))
+    app.add_route(HOME_PATH, RecordingList(ctx, calls))
+    app.add_route(HOME_PATH + "/{id}", RecordingPage(ctx, calls))
     app.add_route(HOME_PATH + "/{id}/state", RecordingState(ctx))
+    app.add_route(HOME_PATH + "/{id}/live", LiveEvents(ctx, calls))
     app.add_route(SEARCH_PATH, SearchPage(ctx))
     app.add_route(TRENDS_PATH, TrendsPage(ctx))
     app.add_route(UPLOAD_PATH, UploadPage(ctx))
@@ -74,6 +77,6 @@ def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter) -> None:
     app.add_route(settings_processing.PATH, ProcessingHome(ctx))
     app.add_route(settings_processing.PROJECT, ProcessingProject(ctx))
     app.add_route("/static/{name}", Static())
-    app.add_error_handler(falcon.HTTPRouteNotFound, web.route_not_found(PAGE_PREFIXES, handle_http_error))
     app.add_route(reference.PATH, reference.ApiReference())
     app.add_route(reference.PATH + "/swagger-ui/{name}", reference.SwaggerUiFile())
+    app.add_error_handler(falcon.HTTPRouteNotFound, web.route_not_found(PAGE_PREFIXES, handle_http_error))

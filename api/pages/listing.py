@@ -1,5 +1,6 @@
 """The signed-in member's list: the chosen account's recordings, newest first, with the API's filters (project,
-status, tag, operator, call and added date ranges, analysed, search), and the recordings shared with them."""
+status, tag, operator, call and added date ranges, analysed, search), and the recordings shared with them. Above the
+first page, the account's calls going on (of the project filtered on), marked live."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from callscope.api.body import parse_fields
 from callscope.api.pages import web
 from callscope.api.schemas import text_int
 from callscope.catalog.recordings import Filters
+from callscope.live.calls import LiveCalls
 from callscope.resources import Project
 from callscope.services import recordings, scope, shares
 from callscope.services.context import Context
@@ -57,8 +59,8 @@ def list_url(**fields) -> str:
 
 
 class RecordingList:
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
+    def __init__(self, ctx: Context, calls: LiveCalls):
+        self.ctx, self.calls = ctx, calls
 
     @web.page
     async def on_get(self, req, resp):
@@ -66,13 +68,17 @@ class RecordingList:
         query = parse_fields(ListQuery, filter_form(req))
         principal = person.principal(account)
         options = await recordings.filter_values(self.ctx, principal)
+        live = []
         if query.view == "shared":
             rows, total = await shares.shared_with(self.ctx, principal, person.email), None
         else:
+            # the calls going on have no recording yet: above the first page, unless filtered by more than project
+            if query.model_dump(exclude_defaults=True).keys() <= {"project_id"}:
+                live = self.calls.ongoing(principal, query.project_id)
             found, total = await recordings.list_recordings(self.ctx, principal, query.filters(),
                                                             (query.page - 1) * PER_PAGE, PER_PAGE)
             rows = [f.recording for f in found]
         projects = {p.status.id: p.spec.name for p in scope.all_of(self.ctx, Project, principal.account)}
         web.render(req, resp, "list.html", person=person, account=principal.account, query=query, rows=rows,
                    total=total, pages=-(-(total or 0) // PER_PAGE), options=options, projects=projects,
-                   statuses=recordings.STATUSES)
+                   statuses=recordings.STATUSES, live=live)

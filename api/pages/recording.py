@@ -1,26 +1,56 @@
-"""The recording page (the `url` of every share) and the state its script polls while the analysis runs."""
+"""The recording page (the `url` of every share) and the state its script polls while the analysis runs; while the
+call is live (its recording not stored yet), the live page and the call's events it follows."""
 
 from __future__ import annotations
 
 from callscope.api.pages import web
-from callscope.api.pages.views import EMOTION_COLOURS, recording_view
-from callscope.errors import Unauthorized
+from callscope.api.pages.views import EMOTION_COLOURS, live_view, recording_view
+from callscope.api.resources.live import stream_events
+from callscope.errors import NotFound, Unauthorized
+from callscope.live.calls import LiveCalls
 from callscope.services import member_auth
 from callscope.services.audio_urls import audio_url
 from callscope.services.context import Context
 
 
 class RecordingPage:
-    def __init__(self, ctx: Context):
-        self.ctx = ctx
+    def __init__(self, ctx: Context, calls: LiveCalls):
+        self.ctx, self.calls = ctx, calls
 
     @web.page
     async def on_get(self, req, resp, id: str):
         person = await web.require_person(self.ctx, req)
-        principal, found = await member_auth.open_recording(self.ctx, person, id)
+        try:
+            principal, found = await member_auth.open_recording(self.ctx, person, id)
+        except NotFound:  # a call still going on has no recording yet: its live page (else the same 404)
+            principal, call = member_auth.open_live_call(self.calls, person, id)
+            web.render(req, resp, "recording_live.html", person=person, account=principal.account,
+                       v=live_view(call))
+            return
         view = await recording_view(self.ctx, principal, found)
         web.render(req, resp, "recording.html", person=person, account=principal.account, v=view,
                    emotions=EMOTION_COLOURS, media_origin=web.origin_of(view.audio_url or ""))
+
+
+class LiveEvents:
+    """The live page's events: the API's Server-Sent Events of the call (api/resources/live.py), for a signed-in
+    member of its account. Signed out answers 401 (the browser's EventSource then stops); a reader that got `end`
+    already gets 204, which tells an EventSource not to come back."""
+
+    def __init__(self, ctx: Context, calls: LiveCalls):
+        self.ctx, self.calls = ctx, calls
+
+    @web.page
+    async def on_get(self, req, resp, id: str):
+        person = await web.person_of(self.ctx, req)
+        if person is None:
+            raise Unauthorized("Sign in again")
+        _, call = member_auth.open_live_call(self.calls, person, id)
+        log = call.session.log
+        if log.ended and (req.get_header("Last-Event-ID") or "") == str(len(log.events)):
+            resp.status = 204
+            return
+        stream_events(req, resp, call.session)
 
 
 class RecordingState:

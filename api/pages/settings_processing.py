@@ -1,10 +1,11 @@
 """Settings → Processing: what `GET /app/settings` returns for the account, and each project's analysis settings
-(language, pause threshold, retention, transcription hints, goals, categories, fields) edited with each error shown
-beside its field (admins only; callscope/services/processing_settings.py).
+(language, pause threshold, retention, transcription hints, live calls, goals, categories, fields, live alerts)
+edited with each error shown beside its field (admins only; callscope/services/processing_settings.py).
 
-The scalar fields are checked by the API's own request model of `PATCH /projects/{id}` (api/schemas.py ProjectUpdate);
-goals, categories and fields, which the API sets only through the Project resource, are JSON lists in a textarea
-each (the YAML's shape, camelCase), every item checked by the resource's own model and its errors numbered."""
+The scalar fields and the live checkbox are checked by the API's own request model of `PATCH /projects/{id}`
+(api/schemas.py ProjectUpdate); goals, categories, fields and live alerts, which the API sets only through the Project
+resource, are JSON lists in a textarea each (the YAML's shape, camelCase), every item checked by the resource's own
+model and its errors numbered."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from callscope.api.pages import web
 from callscope.api.pagination import DEFAULT_PER_PAGE, MAX_PER_PAGE
 from callscope.errors import ValidationFailed
 from callscope.resources import Project
-from callscope.resources.kinds import Category, ExtractedField, Goal
+from callscope.resources.kinds import Category, ExtractedField, Goal, LiveAlert
 from callscope.services import processing_settings
 from callscope.services.app_settings import processing_settings as account_settings
 from callscope.services.context import Context
@@ -30,11 +31,13 @@ PATH = "/settings/processing"
 PROJECT = f"{PATH}/{{project_id:int(min=1, max={s.INT64_MAX})}}"  # past the catalog's BIGINT nothing exists (404)
 SCALARS = ("language", "goal_language", "summary_language", "long_pause_threshold_seconds", "retention_days",
            "transcription_hints")
-LISTS: dict[str, type[BaseModel]] = {"goals": Goal, "categories": Category, "fields": ExtractedField}
+LISTS: dict[str, type[BaseModel]] = {"goals": Goal, "categories": Category, "fields": ExtractedField,
+                                     "live_alerts": LiveAlert}
+LIVE = "live"  # a checkbox: a browser sends `on` when it is ticked, nothing when not
 GENERAL = ""  # the errors that name no field of the form
 # The fields the form sends, as text; any other is refused (422, the form again with the reason), as the key and
 # webhook forms refuse theirs: a field that is not there would otherwise be dropped without a word.
-_FORM_FIELDS: dict[str, Any] = {"csrf": (str, ...), **{name: (str, "") for name in (*SCALARS, *LISTS)}}
+_FORM_FIELDS: dict[str, Any] = {"csrf": (str, ...), **{name: (str, "") for name in (*SCALARS, LIVE, *LISTS)}}
 FORM: type[BaseModel] = create_model("ProcessingForm", __config__=ConfigDict(extra="forbid"), **_FORM_FIELDS)
 
 
@@ -66,8 +69,9 @@ def _items(name: str, model: type[BaseModel], text: str) -> tuple[list[BaseModel
 
 def _changes(form: dict[str, str]) -> dict[str, Any]:
     """The form as the service takes it: the PATCH body's fields (blank: cleared) and the three lists."""
-    body: dict[str, str | None] = {k: form.get(k, "").strip() or None for k in SCALARS}
+    body: dict[str, Any] = {k: form.get(k, "").strip() or None for k in SCALARS}
     body["language"] = form.get("language", "")  # blank is an error, not "unchanged"
+    body[LIVE] = form.get(LIVE) == "on"
     errors: list[str] = []
     try:
         FORM.model_validate(form)
@@ -88,7 +92,7 @@ def _changes(form: dict[str, str]) -> dict[str, Any]:
 
 def _by_field(errors: list[str]) -> dict[str, list[str]]:
     """Each message beside the field it begins with (`retention_days must be…`, `goals: item 2: …`)."""
-    fields = (*SCALARS, *LISTS)
+    fields = (*SCALARS, LIVE, *LISTS)
     out: dict[str, list[str]] = {}
     for error in errors:
         first = error.split(":", 1)[0].split(" ", 1)[0].split(".", 1)[0].lower()
@@ -100,6 +104,7 @@ def _values(project: Project) -> dict[str, str]:
     """The project's settings as the form's text."""
     spec = project.spec
     values = {k: "" if getattr(spec, k) is None else str(getattr(spec, k)) for k in SCALARS}
+    values[LIVE] = "on" if spec.live else ""
     for name in LISTS:
         items = [item.model_dump(by_alias=True, exclude_none=True) for item in getattr(spec, name)]
         values[name] = json.dumps(items, indent=2, ensure_ascii=False) if items else ""

@@ -28,7 +28,8 @@ DELIVERY = f"{PROJECT}/deliveries/{{event_id:{_ID}}}"
 
 
 class Endpoint(BaseModel):
-    """The endpoint form: a URL (none: no webhook) and a checkbox per section (a browser sends `on` when ticked)."""
+    """The endpoint form: a URL (none: no webhook), a checkbox per section (a browser sends `on` when ticked) and one
+    for live calls' alerts (recording.live_alert)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -40,6 +41,7 @@ class Endpoint(BaseModel):
     goals: bool = False
     categories: bool = False
     extracted_data: bool = False
+    live_alerts: bool = False
 
     @property
     def sections(self) -> list[WebhookSection]:
@@ -96,7 +98,8 @@ class WebhookProject:
         web.check_session_csrf(person, form)
         try:
             endpoint = parse_fields(Endpoint, _blank_to_unset(form))
-            await webhook_settings.set_endpoint(self.ctx, account, project_id, endpoint.url, endpoint.sections)
+            await webhook_settings.set_endpoint(self.ctx, account, project_id, endpoint.url, endpoint.sections,
+                                                endpoint.live_alerts)
         except ValidationFailed as exc:  # the form again, with what to change
             await self._show(req, resp, person, account, project_id, status=422, errors=exc.errors, form=form)
             return

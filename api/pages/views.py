@@ -11,7 +11,9 @@ from callscope.analysis.result import CategoryResult, ExtractedValue, GoalResult
 from callscope.api import presenters
 from callscope.catalog.recordings import Found
 from callscope.errors import NotFound
+from callscope.live.calls import LiveCall
 from callscope.resources import Operator, Project, Tag
+from callscope.resources.kinds import Goal
 from callscope.services import scope
 from callscope.services.audio_urls import audio_url
 from callscope.services.context import Context, Principal
@@ -167,3 +169,24 @@ async def recording_view(ctx: Context, principal: Principal, found: Found) -> Re
         view.talk_time_ms = results.characteristics.talk_time_ms
         view.non_talk_time_ms = results.characteristics.non_talk_time_ms
     return view
+
+
+@dataclass
+class LiveView:
+    """A call still going on (its recording not stored yet): what the page shows before the events fill it in."""
+
+    public_id: str
+    name: str
+    project: str
+    called_at: datetime | None
+    speakers: list[SpeakerView]
+    goals: list[Goal]  # the project's, in order: those with phrases are met live, the others after the call
+    ended: bool
+
+
+def live_view(call: LiveCall) -> LiveView:
+    speakers = [SpeakerView(label, role.capitalize() if role != "unknown" else "Speaker", role, i)
+                for i, (label, role) in enumerate(call.tracks)]
+    return LiveView(public_id=call.session.public_id, name=call.fields.name or "", project=call.project.spec.name,
+                    called_at=call.fields.called_at, speakers=speakers, goals=list(call.project.spec.goals),
+                    ended=call.session.ended_at is not None)

@@ -221,16 +221,21 @@ class LiveCallEvents(Resource):
                                  "(in this API process)."})
     async def on_get(self, req, resp, id):
         principal: Principal = principal_of(req)
-        session = self.calls.visible(principal, id)
-        after = _last_event_id(req)
-        resp.content_type = "text/event-stream"
-        resp.set_header("Cache-Control", "no-store")
+        stream_events(req, resp, self.calls.visible(principal, id))
 
-        async def emitter():
-            async for event in session.log.follow(after):
-                yield _sse(event)
 
-        resp.sse = emitter()
+def stream_events(req, resp, session: LiveSession) -> None:
+    """The call's events as Server-Sent Events from where the reader left off (also the members' recording page's,
+    api/pages/recording.py)."""
+    after = _last_event_id(req)
+    resp.content_type = "text/event-stream"
+    resp.set_header("Cache-Control", "no-store")
+
+    async def emitter():
+        async for event in session.log.follow(after):
+            yield _sse(event)
+
+    resp.sse = emitter()
 
 
 def _sse(event: Event) -> falcon.asgi.SSEvent:

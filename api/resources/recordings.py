@@ -10,6 +10,7 @@ from callscope.api.pagination import paging
 from callscope.api.resources.base import Resource, data, principal_of
 from callscope.api.routing import operation
 from callscope.api.uploading import receive
+from callscope.live import transcript as live_transcript
 from callscope.services import recordings, trackers
 from callscope.services.audio_urls import audio_url
 
@@ -126,13 +127,15 @@ class RecordingItem(Resource):
                "(empty until the analysis has completed)", "read", response=s.RecordingResults, errors=(401, 403, 404),
                name="getRecordingResults",
                description=("The analysis results: goals, pauses, categories, extracted data, speakers and call "
-                            "characteristics, with the models used, and the project's trackers the call matched "
-                            "(where). Empty lists until the analysis has completed (`status` says where it is)."),
+                            "characteristics, with the models used, the project's trackers the call matched (where) "
+                            "and, for a live call, what live recognition heard (`live`). Empty lists until the "
+                            "analysis has completed (`status` says where it is)."),
                error_notes={404: "No recording of that id the key can see."})
     async def on_get_results(self, req, resp, id: str):
         r = (await recordings.get_recording(self.ctx, principal_of(req), id)).recording
         analysed = await presenters.current_analysis(self.ctx, r, transcript=False)
-        resp.media = data(presenters.results_out(r, analysed, await trackers.matched(self.ctx, r.id)))
+        resp.media = data(presenters.results_out(r, analysed, await trackers.matched(self.ctx, r.id),
+                                                 await live_transcript.of_recording(self.ctx, r.id)))
 
     @operation("The AI summary in the project's summary language (null until the analysis has completed)", "read",
                response=s.RecordingSummary, errors=(401, 403, 404),

@@ -101,7 +101,7 @@ def record(session: Session, event: ClaimedEvent, outcome: Outcome, now: datetim
     return True
 
 
-def add(session: Session, account: str, project_id: int, recording_id: int, event_type: str, url: str,
+def add(session: Session, account: str, project_id: int, recording_id: int | None, event_type: str, url: str,
         body: dict[str, Any], now: datetime) -> WebhookEvent:
     """Put an event into the outbox in the caller's transaction (it is sent once that commits)."""
     event = WebhookEvent(

@@ -328,6 +328,18 @@ class RecordingTracker(Base):
     end_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 
+class LiveTranscript(Base):
+    """What live recognition heard of a recording that was a live call (its finals, callscope/live/transcript.py),
+    kept beside its analysis for comparison; written once, when the call's audio is stored, deleted with the
+    recording (the foreign key cascades)."""
+
+    __tablename__ = "live_transcripts"
+
+    recording_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), primary_key=True)
+    document: Mapped[str] = mapped_column(Text, nullable=False)  # JSON
+
+
 class TrackerSet(Base):
     """The trackers (their digest; "" for none) every analysed call of a project has been matched against: the
     tracker pass skips a project whose digest is still this one, and looks for calls to match again when it is not

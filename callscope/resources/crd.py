@@ -20,7 +20,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from callscope.resources.kinds import KINDS, Permission, RedactionEntity, WebhookSection
+from callscope.resources.kinds import KINDS, Permission, RedactionEntity, WebhookEventType, WebhookSection
 from callscope.resources.meta import GROUP, VERSION, BaseStatus, Resource
 from callscope.validation import INVISIBLE_RANGES
 
@@ -84,6 +84,7 @@ _BOUNDS: dict[tuple[str, str], dict[str, Any]] = {
     ("ExtractedField", "name"): {"maxLength": 63},
     # Lists of enum values whose rule forbids repeats hold each value at most once.
     ("Webhook", "sections"): {"maxItems": len(typing.get_args(WebhookSection))},
+    ("Webhook", "events"): {"maxItems": len(typing.get_args(WebhookEventType))},
     ("ApiKeySpec", "permissions"): {"maxItems": len(typing.get_args(Permission))},
     ("Redaction", "entities"): {"maxItems": len(typing.get_args(RedactionEntity))},
 }
@@ -110,7 +111,8 @@ _VALIDATIONS: dict[str, list[dict[str, str]]] = {
     ],
     "ExtractedField": [{"rule": "!has(self.type) || self.type != 'enum' || (has(self.values) && size(self.values) > 0)",
                         "message": "an enum field needs values"}],
-    "Webhook": [_unique("sections", "webhook sections must not repeat")],
+    "Webhook": [_unique("sections", "webhook sections must not repeat"),
+                _unique("events", "webhook events must not repeat")],
     "ApiKeySpec": [_unique("permissions", "permissions must not repeat")],
     "Redaction": [_unique("entities", "redaction entities must not repeat")],
 }

@@ -86,6 +86,19 @@ GoalSpeaker = Literal["agent", "customer", "any"]
 FieldType = Literal["string", "number", "boolean", "date", "email", "phone", "enum"]
 
 
+class GoalSituation(CamelModel):
+    """When a goal applies at all (hold etiquette: only where there was a hold). A goal whose situation did not occur
+    in a call is reported as not applicable (`applicable: false`) rather than not met, and counts in no rate."""
+
+    phrases: list[Name] = Field(
+        default_factory=list, description="Any of these said, by anyone, is the situation (whole words, case and "
+        "punctuation ignored), e.g. \"hold\", \"one moment\"."
+    )
+    long_pause: bool = Field(
+        False, description="A pause at least the project's longPauseThresholdSeconds long is the situation."
+    )
+
+
 class Goal(CamelModel):
     id: PositiveInt64 = Field(description="Goal id reported as goal_id in results; unique within the project.")
     name: Name = Field(description="Short name reported as goal_name.")
@@ -101,6 +114,10 @@ class Goal(CamelModel):
     min_similarity: float | None = Field(
         None, ge=0, le=1, description="Similarity (0 to 1) of a sentence to the description that meets the goal; "
         "unset: the measured default (0.45); 1 turns matching by meaning off."
+    )
+    applies_when: GoalSituation | None = Field(
+        None, description="The situation the goal is about; unset: every call. A call without it reports the goal "
+        "as not applicable."
     )
 
 
@@ -140,12 +157,21 @@ class SecretKeyRef(CamelModel):
 
 
 WebhookSection = Literal["metadata", "summary", "transcription", "goals", "categories", "extracted_data"]
+WebhookEventType = Literal["recording.analyzed", "recording.live_alert"]
+
+
+def _analyzed_only() -> list[WebhookEventType]:
+    return ["recording.analyzed"]  # what a webhook got before it could choose
 
 
 class Webhook(CamelModel):
-    url: WebhookUrl = Field(description="Endpoint that receives recording.analyzed (HTTPS in production).")
+    url: WebhookUrl = Field(description="Endpoint that receives the events (HTTPS in production).")
+    events: list[WebhookEventType] = Field(
+        default_factory=_analyzed_only, min_length=1,
+        description="The events sent: recording.analyzed (each analysed call), recording.live_alert (each alert of a "
+        "live call, as it happens).")
     sections: list[WebhookSection] = Field(
-        default_factory=lambda: ["metadata"], description="Payload sections to include."
+        default_factory=lambda: ["metadata"], description="Payload sections of recording.analyzed to include."
     )
     signing_secret_ref: SecretKeyRef | None = Field(
         None, description="Secret holding the Standard Webhooks signing key (whsec_...)."

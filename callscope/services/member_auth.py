@@ -18,6 +18,7 @@ import re
 import secrets
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import structlog
@@ -32,10 +33,14 @@ from callscope.resources import Member
 from callscope.services.context import Context, Principal
 from callscope.services.recordings import get_recording
 
+if TYPE_CHECKING:
+    from callscope.live.calls import LiveCall, LiveCalls
+
 log = structlog.get_logger()
 
 SIGN_IN_PATH = "/sign-in"
 HOME_PATH = "/recordings"
+NO_RECORDING = "There is no recording here, or it is not in one of your accounts."
 LINK_REFUSED = "This sign-in link is invalid, was already used, or has expired. Ask for a new one."
 _HOUR = 3600
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what secrets.token_urlsafe makes (links, sessions, nonces)
@@ -210,4 +215,16 @@ async def open_recording(ctx: Context, person: SignedIn, ref: str) -> tuple[Prin
             return principal, await get_recording(ctx, principal, ref)
         except NotFound:
             continue
-    raise NotFound("There is no recording here, or it is not in one of your accounts.")
+    raise NotFound(NO_RECORDING)
+
+
+def open_live_call(calls: LiveCalls, person: SignedIn, ref: str) -> tuple[Principal, LiveCall]:
+    """A live call of one of the person's accounts (open_recording's rule, for a call whose recording is not stored
+    yet), with the person as the caller of that account; NotFound for any other."""
+    for account in person.accounts:
+        principal = person.principal(account)
+        try:
+            return principal, calls.call(principal, ref)
+        except NotFound:
+            continue
+    raise NotFound(NO_RECORDING)

@@ -15,7 +15,7 @@ from callscope.catalog import outbox
 from callscope.catalog.tables import WebhookAttempt, WebhookEvent
 from callscope.errors import Conflict, NotFound
 from callscope.resources import Project
-from callscope.resources.kinds import SecretKeyRef, Webhook, WebhookSection
+from callscope.resources.kinds import SecretKeyRef, Webhook, WebhookEventType, WebhookSection
 from callscope.secret_store import FileSecretStore
 from callscope.services import projects
 from callscope.services.context import Context, Principal
@@ -84,11 +84,15 @@ async def redeliver(ctx: Context, account: str, project_id: int, event_id: int) 
 
 
 async def set_endpoint(ctx: Context, account: str, project_id: int, url: str | None,
-                       sections: list[WebhookSection]) -> Project:
-    """The project's endpoint and sections (no URL: no webhook); the signing secret stays as it is."""
+                       sections: list[WebhookSection], live_alerts: bool = False) -> Project:
+    """The project's endpoint and sections (no URL: no webhook), sending recording.analyzed, and each live call's
+    alerts too with `live_alerts`; the signing secret stays as it is."""
     project = _editable(ctx, account, project_id)
     old = project.spec.webhook
-    webhook = None if url is None else Webhook(url=url, sections=sections,
+    events: list[WebhookEventType] = ["recording.analyzed"]
+    if live_alerts:
+        events.append("recording.live_alert")
+    webhook = None if url is None else Webhook(url=url, events=events, sections=sections,
                                                signing_secret_ref=old.signing_secret_ref if old else None)
     return await projects.update_project(ctx, _admin(account), project_id, {"webhook": webhook})
 

@@ -81,10 +81,11 @@ async def replica(settings, runtime):
     await other.stop()
 
 
-async def browser_of(rt, address: str) -> httpx.AsyncClient:
-    """A browser of `rt`'s pages signed in as `address` through the link's confirmation form (close it after use)."""
+async def browser_of(rt, address: str, **app_args) -> httpx.AsyncClient:
+    """A browser of `rt`'s pages signed in as `address` through the link's confirmation form (close it after use);
+    `app_args`: more of create_app's arguments."""
     await rt.ctx.store.sync()  # the member as another replica may have just written them
-    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(rt.ctx, rt.usage, rt.limiter)),
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(rt.ctx, rt.usage, rt.limiter, **app_args)),
                              base_url=BASE)
     token = await email_link(rt, address)
     confirm = await http.get("/sign-in/link", params={"token": token})

@@ -98,6 +98,21 @@ async def test_the_form_shows_the_settings_and_writes_them_as_the_api_does(runti
         None, None, [])
 
 
+async def test_the_form_turns_live_calls_on_with_their_alerts_and_off(runtime, admin, project):
+    alerts = '[{"name": "Cancellation", "phrases": ["cancel my subscription"], "speaker": "customer"}]'
+    resp = await save(admin, project, live="on", live_alerts=alerts)
+    assert resp.status_code == 303, resp.text
+    spec = spec_of(runtime, project)
+    assert spec.live and [(a.name, a.phrases, a.speaker) for a in spec.live_alerts] == [
+        ("Cancellation", ["cancel my subscription"], "customer")]
+    form = html.unescape((await admin.get(f"{PATH}/{project.status.id}")).text)
+    assert re.search(r'<input type="checkbox" id="live" name="live" checked', form)
+    assert '"phrases": [\n      "cancel my subscription"\n    ]' in form and "Live alerts" in form
+    resp = await save(admin, project)  # unticked, the alerts left blank
+    spec = spec_of(runtime, project)
+    assert resp.status_code == 303 and (spec.live, spec.live_alerts) == (False, [])
+
+
 @pytest.mark.parametrize(("field", "value", "message"), [
     ("language", "", "language"),
     ("language", "not a tag!", "language"),
@@ -115,6 +130,7 @@ async def test_the_form_shows_the_settings_and_writes_them_as_the_api_does(runti
     ("categories", '[{"name": "Billing", "colour": "red"}]', "categories: item 1: colour"),
     ("fields", '[{"name": "Plan", "description": "x"}]', "fields: item 1: name"),
     ("fields", '[{"name": "plan", "description": "x", "type": "enum"}]', "fields: item 1: an enum field needs values"),
+    ("live_alerts", '[{"name": "Cancellation"}]', "live_alerts: item 1: phrases"),
 ])
 async def test_each_error_is_shown_beside_its_field_and_nothing_is_saved(runtime, admin, project, field, value,
                                                                          message):

@@ -161,6 +161,20 @@ async def test_the_endpoint_form_writes_the_project_as_the_api_does(runtime, sit
     assert resp.status_code == 303 and project_of(runtime, "default", site["ours"]).spec.webhook is None
 
 
+async def test_live_alerts_are_an_event_the_endpoint_form_subscribes_to(runtime, site):
+    admin = site["client"]
+    path = f"{HOOKS}/{site['ours']}"
+    token = csrf_of((await admin.get(path)).text)
+    fields = {"csrf": token, "url": "https://crm.example.com/hooks", "metadata": "on"}
+    assert (await admin.post(path, data={**fields, "live_alerts": "on"})).status_code == 303
+    events = project_of(runtime, "default", site["ours"]).spec.webhook.events
+    assert events == ["recording.analyzed", "recording.live_alert"]
+    assert re.search(r'<input type="checkbox" name="live_alerts" id="w-live-alerts"[^>]* checked>',
+                     (await admin.get(path)).text)
+    assert (await admin.post(path, data=fields)).status_code == 303  # unticked: recording.analyzed only
+    assert project_of(runtime, "default", site["ours"]).spec.webhook.events == ["recording.analyzed"]
+
+
 @pytest.mark.parametrize("fields, message", [
     ({"url": "ftp://files.example.com/x"}, "url must be an http or https URL"),
     ({"url": "https://a.example.com/ x"}, "url must be an http or https URL"),

@@ -412,3 +412,35 @@ def test_failed_recording_payload_carries_status_and_reason(ctx) -> None:
     # a failed recording has no analysis: its analysis sections are null
     assert data["summary"] is data["transcription"] is data["goals"] is data["categories"] is None
     assert data["extracted_data"] is None and data["metadata"]["name"] == "call"
+
+
+async def test_live_alerts_are_sent_signed_where_the_webhook_takes_them(ctx, deliverer, httpserver) -> None:
+    received = receiving(httpserver)
+    alert = {"type": "alert", "public_id": "0193-live", "seq": 7, "kind": "silence", "name": "Long silence"}
+    analysed_only = await make_project(ctx, httpserver.url_for("/hook"))
+    # a webhook without `events` gets recording.analyzed only
+    assert await webhooks.live_alert(ctx, ACCOUNT, analysed_only, "0193-live", "pbx-1", alert) is None
+    both = Webhook(url=httpserver.url_for("/hook"), events=["recording.analyzed", "recording.live_alert"],
+                   signing_secret_ref=SecretKeyRef(name="hooks"))
+    project = await create_with_id(ctx, Project, ACCOUNT, "live", ProjectSpec(name="Live", language="en", webhook=both))
+    event = await webhooks.live_alert(ctx, ACCOUNT, project, "0193-live", "pbx-1", alert)
+
+    [outcome] = await deliver_due(deliverer)
+
+    assert outcome.state == "delivered" and event is not None
+    [(headers, body)] = received
+    webhook_signing.verify(SECRET, headers, body, now=time.time())
+    assert json.loads(body)["type"] == "recording.live_alert"
+    assert json.loads(body)["data"] == {"public_id": "0193-live", "project_id": project.status.id,
+                                        "external_id": "pbx-1", "alert": alert}
+    assert (event_row(ctx, event.id).recording_id, event_row(ctx, event.id).event_type) == (
+        None, "recording.live_alert")
+
+
+def test_a_webhook_taking_live_alerts_only_gets_no_recording_analyzed(ctx) -> None:
+    webhook = Webhook(url="https://hooks.example.com/live", events=["recording.live_alert"])
+    rid = add_recording(ctx.catalog, account=ACCOUNT, project_id=1, status="completed", job=False)
+    spec = ProjectSpec(name="Live", language="en", webhook=webhook)
+    with ctx.catalog.session(write=True) as session:
+        assert webhooks.enqueue_recording_analyzed(session, recording=session.get(Recording, rid), project=spec,
+                                                   readouts=None, now=ctx.clock()) is None

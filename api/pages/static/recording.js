@@ -1,9 +1,10 @@
 // The recording page: seek by segment, word, quote, timeline or a link's #t=SECONDS (which also marks the segment
 // said then); follow and highlight the segment being played; search the transcript; while the analysis runs, poll its
-// state and swap in the finished page (no reload).
+// state and swap in the finished page (no reload). While the call is live, follow its events instead (the transcript
+// growing, goals ticked, alerts, who is speaking); once it ends, poll the analysis as for a pending call.
 "use strict";
 (function () {
-  var audio, segments, starts, current = -1, hits = [], hit = -1, polling = null, renewed = 0;
+  var audio, segments, starts, current = -1, hits = [], hit = -1, polling = null, renewed = 0, source = null;
 
   function clock(ms) {
     var s = Math.floor(ms / 1000), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
@@ -169,6 +170,121 @@
     requestAnimationFrame(function () { segment.scrollIntoView({block: "center"}); });
   }
 
+  // ----- a live call: its events (Server-Sent Events of /recordings/<id>/live) -----
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function speakerOf(label) {
+    var li = document.querySelector('#speaking li[data-speaker="' + CSS.escape(label || "") + '"]');
+    return li ? {title: li.dataset.title, index: li.dataset.index, li: li} : {title: label || "", index: "0", li: null};
+  }
+
+  function talking(label, on) {
+    var who = speakerOf(label);
+    if (!who.li) return;
+    who.li.classList.toggle("talking", on);
+    who.li.querySelector(".talk").textContent = on ? "speaking" : "silent";
+  }
+
+  // An utterance of the transcript: its start, its speaker, its words (filled in by the caller).
+  function utterance(event, kind) {
+    var who = speakerOf(event.speaker), li = el("li", "seg sp" + who.index + " " + kind);
+    li.dataset.speaker = event.speaker;
+    var head = el("div", "seg-head");
+    head.appendChild(el("span", "ts", clock(event.start * 1000)));
+    head.appendChild(document.createTextNode(" "));
+    head.appendChild(el("span", "who", who.title));
+    li.appendChild(head);
+    li.appendChild(el("p", "text"));
+    return li;
+  }
+
+  function said(li) {
+    document.getElementById("live-empty").hidden = true;
+    var follow = document.getElementById("follow");
+    if (follow && follow.checked) li.scrollIntoView({block: "nearest"});
+  }
+
+  function partialOf(speaker) {
+    return document.querySelector('#live-partials li[data-speaker="' + CSS.escape(speaker) + '"]');
+  }
+
+  var onLive = {
+    // the words so far: the confirmed ones, then the rest, which may still change (shown as such)
+    partial: function (e) {
+      var li = partialOf(e.speaker);
+      if (!li) { li = utterance(e, "partial"); document.getElementById("live-partials").appendChild(li); }
+      var text = li.querySelector(".text"), rest = e.text.slice(e.stable.length).trim();
+      text.textContent = e.stable;
+      if (rest) text.appendChild(el("span", "tentative", (e.stable ? " " : "") + rest));
+      talking(e.speaker, true);
+      said(li);
+    },
+    // an utterance closed: it replaces its partial, never to change
+    final: function (e) {
+      var partial = partialOf(e.speaker);
+      if (partial) partial.remove();
+      var li = utterance(e, "final");
+      li.querySelector(".text").textContent = e.text;
+      document.getElementById("live-segments").appendChild(li);
+      talking(e.speaker, false);
+      said(li);
+    },
+    goal: function (e) {
+      var li = document.querySelector('#live-goals li[data-goal-id="' + Number(e.goal_id) + '"]');
+      if (!li) return;
+      li.classList.remove("pending");
+      li.classList.add("met");
+      li.querySelector(".badge").textContent = "Met at " + clock(e.start * 1000);
+      li.querySelector(".evidence").appendChild(el("li", "quote", "\u201c" + e.quote + "\u201d"));
+    },
+    alert: function (e) {
+      var li = el("li", "card alert alert-" + e.kind);
+      li.appendChild(el("h3", "", e.name));
+      li.appendChild(el("p", "", clock(e.start * 1000) + " \u00b7 " + (e.kind === "phrase"
+        ? speakerOf(e.speaker).title + " said \u201c" + e.quote + "\u201d"
+        : "nobody spoke for " + Math.round(e.seconds) + " s (over " + e.threshold + " s)")));
+      document.getElementById("live-alerts").appendChild(li);
+      document.getElementById("no-alerts").hidden = true;
+    },
+    end: function (e) {
+      source.close();
+      source = null;
+      document.getElementById("live-partials").textContent = "";
+      Array.prototype.forEach.call(document.querySelectorAll("#speaking li"), function (li) {
+        talking(li.dataset.speaker, false);
+      });
+      document.getElementById("status-badge").textContent = "ended";
+      document.getElementById("live-h").textContent = "This call has ended";
+      var status = document.getElementById("live-status");
+      if (!e.stored) { status.textContent = e.error || "Its recording was not stored."; return; }
+      status.textContent = "Its recording is being analysed.";
+      document.getElementById("after-call").hidden = false;
+      if (!polling) polling = setInterval(poll, 2000);
+    }
+  };
+
+  function followLive(main) {
+    source = new EventSource(main.dataset.liveUrl);
+    Object.keys(onLive).forEach(function (type) {
+      source.addEventListener(type, function (message) {
+        var event = JSON.parse(message.data);
+        document.getElementById("live-length").textContent = clock(event.at * 1000);
+        onLive[type](event);
+      });
+    });
+    source.onerror = function () {  // the browser reconnects by itself unless the server refused (signed out)
+      if (source && source.readyState === EventSource.CLOSED) {
+        document.getElementById("live-status").textContent = "The call's events stopped coming: reload the page.";
+      }
+    };
+  }
+
   function init() {
     var main = document.getElementById("main");
     audio = document.getElementById("audio");
@@ -184,6 +300,7 @@
     if (box) { box.addEventListener("input", search); box.addEventListener("keydown", nextHit); }
     var status = main.dataset.status;
     if ((status === "pending" || status === "processing") && !polling) polling = setInterval(poll, 2000);
+    if (status === "live" && !source) followLive(main);
     document.documentElement.dataset.ready = status;
     if (window.performance && performance.mark) performance.mark("callscope-ready");
   }
