@@ -92,9 +92,11 @@ def _pauses(result: AnalysisResult) -> list[str]:
 def _goals(result: AnalysisResult) -> list[str]:
     if not result.goals:
         return []
-    lines = [f"Goals ({sum(1 for g in result.goals if g.met)} of {len(result.goals)} met)"]
+    applicable = [g for g in result.goals if g.applicable]
+    lines = [f"Goals ({sum(1 for g in applicable if g.met)} of {len(applicable)} met)"]
     for goal in result.goals:
-        lines += [f"  {'MET    ' if goal.met else 'NOT MET'}  {goal.goal_name} (score {goal.score:.2f})",
+        verdict = "N/A    " if not goal.applicable else "MET    " if goal.met else "NOT MET"
+        lines += [f"  {verdict}  {goal.goal_name} (score {goal.score:.2f})",
                   f"           {goal.explanation}"]
     return [*lines, ""]
 

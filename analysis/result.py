@@ -90,6 +90,9 @@ class GoalResult(Part):
     score: float = Field(ge=0, le=1, description="Confidence score, 0 to 1.")
     explanation: str
     evidence: list[Evidence] = Field(default_factory=list, description="The transcript lines the verdict rests on.")
+    applicable: bool = Field(
+        True, description="False when the goal's situation (its appliesWhen: a hold, a phrase) did not occur in the "
+        "call: met is then false, and the goal counts in no rate (trends, the tally). Absent in older results: true.")
 
 
 class CategoryResult(Part):
@@ -163,6 +166,8 @@ class StageRun(Part):
     name: str
     ran: bool
     detail: str = ""
+    # wall seconds from the end of the stage before (absent in older results): observed as metrics by the dispatcher
+    seconds: float | None = None
 
 
 class RedactionSummary(Part):

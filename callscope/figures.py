@@ -15,7 +15,7 @@ class CallFigures:
     agent_talk_ms: int
     customer_talk_ms: int
     emotion: str | None  # the emotion that prevails over the call's speech; None where no segment has emotions
-    goals: dict[int, bool]  # goal id -> met
+    goals: dict[int, bool]  # goal id -> met, of the goals that applied to the call
 
 
 def figures(results: dict[str, Any], segments: list[dict[str, Any]] | None) -> CallFigures:
@@ -28,7 +28,7 @@ def figures(results: dict[str, Any], segments: list[dict[str, Any]] | None) -> C
         pause_compliance=sum(1 for p in pauses if p.get("compliant")) / len(pauses) if pauses else 1.0,
         agent_talk_ms=talk["agent"], customer_talk_ms=talk["customer"],
         emotion=_prevailing_emotion(segments or []),
-        goals={int(g["goal_id"]): bool(g["met"]) for g in results.get("goals") or []})
+        goals={int(g["goal_id"]): bool(g["met"]) for g in results.get("goals") or [] if g.get("applicable", True)})
 
 
 def _prevailing_emotion(segments: list[dict[str, Any]]) -> str | None:

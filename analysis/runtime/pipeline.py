@@ -15,6 +15,7 @@ stage used is listed in ``models``: a result says what produced it.
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -32,6 +33,7 @@ from callscope.analysis.result import (
     GoalResult,
     IdentifiedSpeaker,
     ModelUsed,
+    Pause,
     PauseRules,
     RedactionSummary,
     StageRun,
@@ -85,20 +87,28 @@ def _optional(factory: Callable[[], Any], what: str) -> Any:
 
 @dataclass
 class _Run:
-    """One run's record as it goes: progress reported, what each stage did and the models used."""
+    """One run's record as it goes: progress reported, what each stage did, how long it took, and the models used.
+    A stage's seconds run from the end of the one before, so they add up to the run (the language's detection falls
+    in the ASR's, a mono call's speaker turns, found when diarization asks for them, in diarization's)."""
 
     progress: Progress
     stages: list[StageRun] = field(default_factory=list)
     models: list[ModelUsed] = field(default_factory=list)
+    _last: float = field(default_factory=time.perf_counter)
 
     def at(self, stage: str) -> None:
         self.progress(stage, _STARTS[stage])
 
     def ran(self, stage: str, detail: str = "") -> None:
-        self.stages.append(StageRun(name=stage, ran=True, detail=detail))
+        self.stages.append(StageRun(name=stage, ran=True, detail=detail, seconds=self._lap()))
 
     def skipped(self, stage: str, why: str) -> None:
-        self.stages.append(StageRun(name=stage, ran=False, detail=why))
+        self.stages.append(StageRun(name=stage, ran=False, detail=why, seconds=self._lap()))
+
+    def _lap(self) -> float:
+        now = time.perf_counter()
+        seconds, self._last = now - self._last, now
+        return round(seconds, 4)
 
 
 # Stages that read the transcript with English phrase lists, English prototype sentences or the English text
@@ -171,7 +181,7 @@ class Pipeline:
         run.ran("characteristics")
         embedder, llm = self._model("embedder"), self._model("llm")
         run.models += [model.info for model in (llm, embedder) if model is not None]
-        goals = self._goals(project, segments, roles, embedder, llm, run)
+        goals = self._goals(project, segments, roles, pauses, embedder, llm, run)
         categories = self._categories(project, segments, embedder, run)
         # the text model that chooses the spans the fields are asked about reads English only
         fields = self._fields(project, segments, roles, llm, called_on, run, embedder if language == "en" else None)
@@ -336,16 +346,17 @@ class Pipeline:
         run.ran("emotions", f"{info.name}: {len(segments)} segment(s)")
         return [s.model_copy(update={"emotions": p}) for s, p in zip(segments, probabilities, strict=True)]
 
-    def _goals(self, project: ProjectSpec | None, segments: list[TranscriptSegment], roles: dict[str, str], embedder,
-               llm, run: _Run) -> list[GoalResult]:
+    def _goals(self, project: ProjectSpec | None, segments: list[TranscriptSegment], roles: dict[str, str],
+               pauses: list[Pause], embedder, llm, run: _Run) -> list[GoalResult]:
         run.at("goals")
         if not (project and project.goals):
             run.skipped("goals", "the project defines no goals")
             return []
         verdicts = evaluate_goals(project.goals, segments, roles, embedder, llm,
                                   judge_with_model=self.settings.llm_judges_goals,
-                                  phrase_with_model=self.settings.llm_phrases_goals)
-        run.ran("goals", f"{sum(1 for v in verdicts if v.met)} of {len(verdicts)} met"
+                                  phrase_with_model=self.settings.llm_phrases_goals, pauses=pauses)
+        applicable = [v for v in verdicts if v.applicable]
+        run.ran("goals", f"{sum(1 for v in applicable if v.met)} of {len(applicable)} met"
                 + ("" if embedder is not None else "; phrase rules only (no text embedding model)")
                 + ("" if llm is not None and self.settings.llm_phrases_goals else "; explanations are the evidence"))
         return verdicts

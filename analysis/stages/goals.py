@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from callscope.analysis.models.language_model import LanguageModelError
-from callscope.analysis.result import Evidence, GoalResult, TranscriptSegment
+from callscope.analysis.result import Evidence, GoalResult, Pause, TranscriptSegment
 from callscope.analysis.stages.evidence import (
     QUOTE_MAX_CHARS,
     Similarities,
@@ -344,11 +344,30 @@ class _Decided:
     phrase: bool  # met from evidence: the model may phrase its explanation
 
 
+def absent_situation(goal: Goal, segments: Sequence[TranscriptSegment], pauses: Sequence[Pause]) -> str | None:
+    """Why the goal does not apply to the call: its situation (`applies_when`) did not occur; None when it did, or
+    when the goal applies to every call."""
+    when = goal.applies_when
+    if when is None:
+        return None
+    if when.long_pause and any(p.long for p in pauses):
+        return None
+    said = [tokens(s.text) for s in segments]
+    if any(find_words(words, tokens(phrase)) >= 0 for phrase in when.phrases for words in said):
+        return None
+    looked_for = (["no long pause"] if when.long_pause else []) + (
+        ["none of " + ", ".join(f'"{p}"' for p in when.phrases) + " said"] if when.phrases else [])
+    return "Not applicable: the situation this goal is about did not occur (" + " and ".join(looked_for) + ")."
+
+
 def evaluate_goal(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapping[str, str],
                   similarities: Similarities, llm: Any | None = None, *, judge_with_model: bool = False,
-                  prefix: Callable[[], str] | None = None) -> _Decided:
+                  prefix: Callable[[], str] | None = None, pauses: Sequence[Pause] = ()) -> _Decided:
     """One goal's verdict with its deterministic explanation (see the module docstring); with judge_with_model
-    the model's verdict when usable."""
+    the model's verdict when usable. A goal whose situation did not occur is not applicable, whatever was said."""
+    if (absent := absent_situation(goal, segments, pauses)) is not None:
+        return _Decided(goal, GoalResult(goal_id=goal.id, goal_name=goal.name, met=False, score=0.0,
+                                         explanation=absent, applicable=False), [], False)
     has_speech = any(tokens(s.text) for s in segments)
     findings = phrase_findings(goal, segments, roles) + meaning_findings(goal, roles, similarities)
     met, score, chosen = decide(findings)
@@ -411,11 +430,12 @@ def _phrase(decided: list[_Decided], segments: Sequence[TranscriptSegment], role
 
 
 def evaluate_goals(goals: Sequence[Goal], segments: Sequence[TranscriptSegment], roles: Mapping[str, str] | None,
-                   embedder: Any | None, llm: Any | None = None, *,
-                   judge_with_model: bool = False, phrase_with_model: bool = True) -> list[GoalResult]:
+                   embedder: Any | None, llm: Any | None = None, *, judge_with_model: bool = False,
+                   phrase_with_model: bool = True, pauses: Sequence[Pause] = ()) -> list[GoalResult]:
     """Each goal's verdict, in the order of goals. embedder: anything with `embed(texts) -> (n, dim)` of
     L2-normalised rows (TextEmbedder), or None for rules only; llm: a LanguageModel, or None. With
-    phrase_with_model the model phrases the explanations of all goals met from evidence in one request."""
+    phrase_with_model the model phrases the explanations of all goals met from evidence in one request. `pauses`:
+    the call's (pauses.py), for the goals about a long pause or hold."""
     roles = dict(roles or {})
     similarities = Similarities(embedder, segments)
     similarities.prepare([text for g in goals for text in queries(g)])
@@ -427,7 +447,7 @@ def evaluate_goals(goals: Sequence[Goal], segments: Sequence[TranscriptSegment],
         return cached[0]
 
     decided = [evaluate_goal(goal, segments, roles, similarities, llm, judge_with_model=judge_with_model,
-                             prefix=prefix) for goal in goals]
+                             prefix=prefix, pauses=pauses) for goal in goals]
     if llm is None or not phrase_with_model:
         return [d.result for d in decided]
     return _phrase(decided, segments, roles, llm, prefix(), embedder)

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from callscope.analysis.result import Evidence, GoalResult, TranscriptSegment
+from callscope.analysis.result import Evidence, GoalResult, Pause, TranscriptSegment
 from callscope.analysis.stages.evidence import (
     QUOTE_MAX_CHARS,
     excerpt,
@@ -27,6 +27,7 @@ from callscope.analysis.stages.goals import (
     evaluate_goals,
     verified_explanation,
 )
+from callscope.figures import figures
 from callscope.resources.kinds import Goal
 from tests.analysis.scripted_model import ScriptedModel
 from tests.analysis.summary_claims import REAL_CALL, SUPPORT_CALL
@@ -75,9 +76,34 @@ def test_phrase_said_meets_the_goal_with_its_quote_and_time():
 
 def test_result_serialises_to_the_documented_shape():
     dumped = only(goal(phrases=["my name is"])).model_dump()
-    assert set(dumped) == {"goal_id", "goal_name", "met", "score", "explanation", "evidence"}
+    assert set(dumped) == {"goal_id", "goal_name", "met", "score", "explanation", "evidence", "applicable"}
+    assert dumped["applicable"] is True
     assert (dumped["goal_id"], dumped["goal_name"]) == (1, "greeting")
     assert dumped["evidence"] == [{"dialogue_id": 0, "start_ms": 3_800, "quote": "My name is Jane."}]
+
+
+HOLD = {"name": "hold etiquette", "description": "The agent asks before putting the caller on hold and thanks them.",
+        "phrases": ["thank you for holding"], "speaker": "agent"}
+
+
+def test_a_goal_whose_situation_did_not_occur_is_not_applicable_not_unmet():
+    unheld = only(goal(**HOLD, applies_when={"long_pause": True, "phrases": ["on hold", "please hold"]}))
+    assert (unheld.applicable, unheld.met, unheld.score, unheld.evidence) == (False, False, 0.0, [])
+    assert unheld.explanation == ('Not applicable: the situation this goal is about did not occur (no long pause '
+                                  'and none of "on hold", "please hold" said).')
+    long_gap = Pause(start_ms=12_000, end_ms=40_000, duration_ms=28_000, compliant=False, after_dialogue_id=2,
+                     long=True)
+    held = only(goal(**HOLD, applies_when={"long_pause": True}), pauses=[long_gap])
+    assert held.applicable and not held.met  # it happened, and the agent did not thank the caller
+    said = only(goal(**HOLD, applies_when={"phrases": ["let me check"]}))  # said at 0:09
+    assert said.applicable and not said.met
+    assert only(goal(**HOLD)).applicable  # a goal without a situation applies to every call
+
+
+def test_a_goal_that_does_not_apply_counts_in_no_rate():
+    results = {"goals": [{"goal_id": 1, "met": True, "applicable": True}, {"goal_id": 2, "met": False},
+                         {"goal_id": 3, "met": False, "applicable": False}]}
+    assert figures(results, None).goals == {1: True, 2: False}  # an older result without the field applies
 
 
 def test_phrase_not_said_is_not_met():

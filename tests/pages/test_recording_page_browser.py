@@ -33,7 +33,13 @@ PROJECT = {"apiVersion": "callscope.io/v1alpha1", "kind": "Project", "metadata":
            "spec": {"name": "Support", "language": "en", "longPauseThresholdSeconds": 2,
                     "goals": [{"id": 1, "name": "Offer further help", "speaker": "agent",
                                "description": "The agent asks whether there is anything else to help with.",
-                               "phrases": ["anything else"]}]}}
+                               "phrases": ["anything else"]},
+                              {"id": 2, "name": "Hold etiquette", "speaker": "agent",
+                               "description": "The agent thanks the caller for holding.",
+                               "phrases": ["thank you for holding"], "appliesWhen": {"phrases": ["please hold"]}},
+                              {"id": 3, "name": "Silence explained", "speaker": "agent",
+                               "description": "The agent says why the line went quiet.",
+                               "phrases": ["sorry for the wait"], "appliesWhen": {"longPause": True}}]}}
 
 
 def stereo_call(path):
@@ -157,6 +163,10 @@ def test_a_goals_evidence_seeks_the_player(world, driver):
     quote.click()
     wait_for(driver, lambda d: abs(current_time(d) - at) < 1.0, what="the player at the evidence")
     assert by_css(driver, ".gap.long")  # the 3-second silence is a long pause (threshold 2 s)
+    cards = driver.find_elements("css selector", ".goal")
+    # no hold in the call: not applicable, not "Not met"; the long silence happened: that goal applies, unmet
+    assert "Hold etiquette" in cards[1].text and "Not applicable" in cards[1].text and "Not met" not in cards[1].text
+    assert "Silence explained" in cards[2].text and "Not met" in cards[2].text
 
 
 def test_an_expired_audio_url_is_renewed(world, driver):
