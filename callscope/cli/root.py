@@ -346,7 +346,7 @@ def analyze(file: Path, project_config: Path | None, as_json: bool) -> None:
     project = _project_spec(project_config) if project_config else None
     if not file.is_file():
         raise click.ClickException(f"{file}: no such file")
-    pipeline = Pipeline(load_settings())
+    pipeline = Pipeline(load_settings(data=False))
     logging.getLogger("faster_whisper").setLevel(logging.WARNING)  # its per-chunk INFO lines would break the bar
     with contextlib.ExitStack() as stack:
         bars: list = []

@@ -89,14 +89,15 @@ def load_yaml(stream: IO[bytes], source: str) -> list[Any]:
     raise click.ClickException(f"{source}: invalid YAML: {problem}")
 
 
-def load_settings(service: bool = False) -> Settings:
+def load_settings(service: bool = False, data: bool = True) -> Settings:
     """The settings, with logging configured: a service (serve, controller) logs at CALLSCOPE_LOG_LEVEL; any other
     command prints its result alone, logging warnings and errors only, unless `callscope --verbose` or
     CALLSCOPE_LOG_LEVEL asks for more. The embedded data directory, unless CALLSCOPE_DATA_DIR names it, is the
     nearest `.callscope` here or in a folder above, as git finds its repository; where there is none, a new one is
-    made here, and the command says so."""
+    made here, and the command says so. `data`: whether the command uses the data directory at all (`analyze`
+    does not)."""
     settings = Settings()
-    if "data_dir" not in settings.model_fields_set and settings.store == "sqlite":
+    if data and "data_dir" not in settings.model_fields_set and settings.store == "sqlite":
         settings = settings.model_copy(update={"data_dir": _nearest_data_dir(settings.data_dir)})
     verbose = service or "log_level" in settings.model_fields_set or _root_option("verbose")
     logs.configure(settings if verbose else settings.model_copy(update={"log_level": "WARNING"}))
