@@ -107,6 +107,10 @@ class ExtractedValue(Part):
     type: str
     value: str | float | bool | None = Field(description="Validated value; null when none was found.")
     evidence: list[Evidence] = Field(default_factory=list)
+    confidence: float | None = Field(
+        None, ge=0, le=1, description="The recogniser's probability (0 to 1) of the least sure word the value was "
+        "heard in, where it was heard most surely; below 0.5 the value rests on words the recogniser doubted and "
+        "is shown as uncertain. Null: no value, a boolean, or no word timings.")
 
 
 class Pause(Part):

@@ -44,8 +44,9 @@ from callscope.analysis.stages.categories import classify
 from callscope.analysis.stages.characteristics import characteristics
 from callscope.analysis.stages.decode import decode
 from callscope.analysis.stages.diarize_by_channel import merge_channels, split_at_gaps
+from callscope.analysis.stages.evidence import DOUBTFUL_WORD_PROBABILITY
 from callscope.analysis.stages.faithfulness import extractive_summary
-from callscope.analysis.stages.fields import extract_fields, uncertain_values
+from callscope.analysis.stages.fields import extract_fields, with_confidence
 from callscope.analysis.stages.goals import evaluate_goals
 from callscope.analysis.stages.pauses import find_pauses, rules_for
 from callscope.analysis.stages.redaction import Redaction, redact, redact_fields
@@ -383,9 +384,9 @@ class Pipeline:
         found = extract_fields(project.fields, segments, llm, region=self.settings.default_phone_region,
                                reference_date=called_on, roles=roles, embedder=embedder,
                                field_tokens=self.settings.llm_field_tokens)
-        # no confidence in the result's shape: a value said only in words the recogniser doubted is named here
-        doubted = uncertain_values(project.fields, found, segments, region=self.settings.default_phone_region,
-                                   reference_date=called_on)
+        found = with_confidence(project.fields, found, segments, region=self.settings.default_phone_region,
+                                reference_date=called_on)
+        doubted = [f.name for f in found if f.confidence is not None and f.confidence < DOUBTFUL_WORD_PROBABILITY]
         run.ran("fields", f"{sum(1 for f in found if f.value is not None)} of {len(found)} found"
                 + (f"; uncertain, said in words the recogniser doubted: {', '.join(doubted)}" if doubted else "")
                 + ("" if llm is not None else "; typed extractors only (no language model)"))

@@ -24,9 +24,9 @@ import structlog
 from callscope.analysis.models.language_model import LanguageModelError
 from callscope.analysis.result import Evidence, ExtractedValue, TranscriptSegment
 from callscope.analysis.stages.evidence import (
+    DOUBTFUL_WORD_PROBABILITY,
     SENTENCE,
     Similarities,
-    doubtful,
     excerpt,
     query_text,
     quote_in_transcript,
@@ -481,31 +481,32 @@ def _answered(question: _Question, answer: Mapping[str, Any], mentions: Sequence
     return _result(question.field, value, [m.evidence() for m in mentions if m.value == value])
 
 
-def doubtful_mention(mention: Mention) -> bool:
-    """Whether a word the value is said in is one the recogniser doubted (evidence.doubtful)."""
-    return any(doubtful(w) for w in span_words(mention.segment, mention.start, mention.end))
+def _sureness(mention: Mention) -> float | None:
+    """The recogniser's probability of the least sure word the value is said in there (None: no word timings)."""
+    words = span_words(mention.segment, mention.start, mention.end)
+    return min(w.probability for w in words) if words else None
 
 
-def uncertain_values(fields: Sequence[ExtractedField], values: Sequence[ExtractedValue],
-                     segments: Sequence[TranscriptSegment], *, region: str = "US",
-                     reference_date: date | None = None) -> list[str]:
-    """The names of the values found (extract_fields' `values`, in the order of `fields`) that the transcript says
-    only in words the recogniser doubted: each place the value is said has a doubtful word. A boolean is not
-    checked (the model's reading of words, not a value said); a segment without words (a written transcript) is
-    sure. The result model has no confidence for a value: the pipeline names these in the fields stage's detail."""
+def with_confidence(fields: Sequence[ExtractedField], values: Sequence[ExtractedValue],
+                    segments: Sequence[TranscriptSegment], *, region: str = "US",
+                    reference_date: date | None = None) -> list[ExtractedValue]:
+    """The values found (extract_fields' `values`, in the order of `fields`), each with its `confidence`: the
+    recogniser's probability of the least sure word where the value is said, at the place it is said most surely.
+    Below evidence.DOUBTFUL_WORD_PROBABILITY the value was heard only in doubted words ("maybe $1" for "eighty nine
+    dollars"). None where it cannot be told: no value, a boolean (the model's reading of words, not a value said),
+    a value not found said, a transcript without word timings."""
     out = []
     for field, found in zip(fields, values, strict=True):
-        if found.value is None or field.type == "boolean":
-            continue
-        if field.type in ("string", "enum"):
-            mentions = where_said(str(found.value), segments)
-        else:
-            mentions = [m for m in mentions_of(field, segments, region, reference_date)
-                        if _display(m.value) == _display(found.value)]
-        if mentions and all(doubtful_mention(m) for m in mentions):
-            out.append(field.name)
-    if out:  # a count only: the names are the project's, the values the call's
-        log.info("field_values_doubtful", values=len(out))
+        sureness: list[float] = []
+        if found.value is not None and field.type != "boolean":
+            mentions = (where_said(str(found.value), segments) if field.type in ("string", "enum") else
+                        [m for m in mentions_of(field, segments, region, reference_date)
+                         if _display(m.value) == _display(found.value)])
+            sureness = [p for m in mentions if (p := _sureness(m)) is not None]
+        out.append(found.model_copy(update={"confidence": round(max(sureness), 3) if sureness else None}))
+    doubted = sum(1 for v in out if v.confidence is not None and v.confidence < DOUBTFUL_WORD_PROBABILITY)
+    if doubted:  # a count only: the names are the project's, the values the call's
+        log.info("field_values_doubtful", values=doubted)
     return out
 
 
@@ -539,4 +540,4 @@ def extract_fields(fields: Sequence[ExtractedField], segments: Sequence[Transcri
     return [r if r is not None else _result(f, None, []) for r, f in zip(results, fields, strict=True)]
 
 
-__all__ = ["FIELD_TOKENS", "extract_fields", "field_spans", "supported", "uncertain_values"]
+__all__ = ["FIELD_TOKENS", "extract_fields", "field_spans", "supported", "with_confidence"]

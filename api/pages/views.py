@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from callscope.analysis.result import CategoryResult, ExtractedValue, GoalResult, Pause, RedactionSummary
+from callscope.analysis.stages.evidence import DOUBTFUL_WORD_PROBABILITY, doubtful
 from callscope.api import presenters
 from callscope.catalog.recordings import Found
 from callscope.errors import NotFound
@@ -37,6 +38,13 @@ class SpeakerView:
     interruptions: int = 0
 
 
+@dataclass(frozen=True)
+class WordView:
+    text: str
+    entity: str | None  # a redaction's token: its entity type
+    doubt: int | None  # a word the recogniser doubted (evidence.doubtful): its probability, in percent
+
+
 @dataclass
 class SegmentView:
     id: int
@@ -44,7 +52,7 @@ class SegmentView:
     start_ms: int
     end_ms: int
     text: str
-    words: list[tuple[str, str | None]]  # each word's text and, for a redaction's token, its entity type
+    words: list[WordView]
     offsets: str  # word starts, ms after the segment's start, comma-separated (the script seeks with them)
     emotion: str | None
     emotion_pct: int
@@ -77,6 +85,7 @@ class RecordingView:
     goals: list[GoalResult] = field(default_factory=list)
     categories: list[CategoryResult] = field(default_factory=list)
     fields: list[ExtractedValue] = field(default_factory=list)
+    uncertain_fields: set[str] = field(default_factory=set)  # heard only in words the recogniser doubted
     talk_time_ms: int = 0
     non_talk_time_ms: int = 0
     redaction: RedactionSummary | None = None
@@ -113,7 +122,9 @@ def _speakers(speakers, traits) -> dict[str, SpeakerView]:
 
 def _segment(segment, speaker: SpeakerView, duration_ms: int) -> SegmentView:
     emotion, share = max(segment.emotions.items(), key=lambda kv: kv[1]) if segment.emotions else (None, 0.0)
-    words = [(w.text.strip(), w.entity if w.redacted else None) for w in segment.words if w.text.strip()]
+    words = [WordView(w.text.strip(), w.entity if w.redacted else None,
+                      round(w.probability * 100) if not w.redacted and doubtful(w) else None)
+             for w in segment.words if w.text.strip()]
     offsets = ",".join(str(max(w.start_ms - segment.start_ms, 0)) for w in segment.words if w.text.strip())
     return SegmentView(segment.id, speaker, segment.start_ms, segment.end_ms, segment.text.strip(), words, offsets,
                        emotion, round(share * 100), _pct(segment.start_ms, duration_ms),
@@ -164,6 +175,8 @@ async def recording_view(ctx: Context, principal: Principal, found: Found) -> Re
     view.segments = segments
     view.pauses = [(p, _pct(p.start_ms, duration), max(_pct(p.duration_ms, duration), 0.2)) for p in results.pauses]
     view.goals, view.categories, view.fields = results.goals, results.categories, results.extracted_data
+    view.uncertain_fields = {f.name for f in results.extracted_data
+                             if f.confidence is not None and f.confidence < DOUBTFUL_WORD_PROBABILITY}
     view.redaction = results.redaction
     if results.characteristics:
         view.talk_time_ms = results.characteristics.talk_time_ms

@@ -9,7 +9,7 @@ from datetime import date
 
 import numpy as np
 
-from callscope.analysis.result import TranscriptSegment, TranscriptWord
+from callscope.analysis.result import ExtractedValue, TranscriptSegment, TranscriptWord
 from callscope.analysis.stages.evidence import (
     DOUBTFUL_WORD_PROBABILITY,
     Doubts,
@@ -19,7 +19,7 @@ from callscope.analysis.stages.evidence import (
     tokens,
 )
 from callscope.analysis.stages.faithfulness import SupportChecker, extractive_summary, key_sentences
-from callscope.analysis.stages.fields import extract_fields, uncertain_values
+from callscope.analysis.stages.fields import extract_fields, with_confidence
 from callscope.analysis.stages.salience import Turn
 from callscope.analysis.stages.summary import _Quotes, summarize
 from callscope.resources.kinds import ExtractedField
@@ -176,15 +176,22 @@ def test_a_field_value_said_only_in_doubtful_words_is_uncertain():
             said(2, "speaker-2", "Three devices are connected.")]
     values = extract_fields(fields, call)
     assert [v.value for v in values] == ["+12125550187", "2025-03-05", 3.0]  # the value is kept, with its evidence
-    assert uncertain_values(fields, values, call) == ["callback_number"]
-    sure = [s.model_copy(update={"words": []}) for s in call]
-    assert uncertain_values(fields, extract_fields(fields, sure), sure) == []
-    # said again without doubt: sure
+    # the least sure word where each value is said: the phone number's last four digits were doubted
+    assert [v.confidence for v in with_confidence(fields, values, call)] == [DOUBTED, SURE, SURE]
+    sure = [s.model_copy(update={"words": []}) for s in call]  # no word timings: it cannot be told
+    assert [v.confidence for v in with_confidence(fields, extract_fields(fields, sure), sure)] == [None] * 3
+    # said again without doubt: the surer place counts
     again = [*call, said(3, "speaker-2", "Yes, 212 555 0187.")]
-    assert uncertain_values(fields, extract_fields(fields, again), again) == []
+    assert with_confidence(fields, extract_fields(fields, again), again)[0].confidence == SURE
     doubted_year = [call[0], said(1, "speaker-1", "The visit date is March 5th, 2025.", {"2025"}), call[2]]
-    assert uncertain_values(fields[1:2], extract_fields(fields[1:2], doubted_year, reference_date=date(2025, 1, 1)),
-                            doubted_year) == ["visit_date"]
+    [visit] = with_confidence(fields[1:2], extract_fields(fields[1:2], doubted_year, reference_date=date(2025, 1, 1)),
+                              doubted_year)
+    assert visit.confidence == DOUBTED
+    unsaid = [ExtractedField(name="plan", type="string", description="The plan."),
+              ExtractedField(name="callback_requested", type="boolean", description="A callback was asked for.")]
+    assert [v.confidence for v in with_confidence(unsaid, [ExtractedValue(name="plan", type="string", value=None),
+                                                           ExtractedValue(name="callback_requested", type="boolean",
+                                                                          value=True)], call)] == [None, None]
 
 
 def test_the_fields_stage_names_an_uncertain_value():
@@ -200,5 +207,5 @@ def test_the_fields_stage_names_an_uncertain_value():
                          ([said(0, "speaker-2", "Call me back at 212 555 0187.")], "1 of 1 found")):
         run = _Run(lambda stage, fraction: None)
         found = pipeline._fields(project, call, ROLES, None, None, run)
-        assert found[0].value == "+12125550187"
+        assert found[0].value == "+12125550187" and found[0].confidence in (DOUBTED, SURE)
         assert run.stages[-1].detail == f"{detail}; typed extractors only (no language model)"
