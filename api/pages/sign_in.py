@@ -8,7 +8,7 @@ from pydantic import TypeAdapter, ValidationError
 from callscope import validation as v
 from callscope.api.pages import web
 from callscope.errors import Unauthorized
-from callscope.services import member_auth
+from callscope.services import accounts, member_auth
 from callscope.services.context import Context
 from callscope.services.member_auth import HOME_PATH, LINK_REFUSED, SIGN_IN_PATH, safe_next
 
@@ -26,7 +26,7 @@ class SignIn:
         if await web.person_of(self.ctx, req) is not None:
             raise falcon.HTTPSeeOther(next_path)
         web.render(req, resp, "sign_in.html", csrf=web.nonce_csrf(self.ctx, req, resp), next=next_path, email="",
-                   error=None)
+                   error=None, first_run=not accounts.has_members(self.ctx))
 
     @web.page
     async def on_post(self, req, resp):
@@ -37,7 +37,8 @@ class SignIn:
             email = _EMAIL.validate_python(email)
         except ValidationError:
             web.render(req, resp, "sign_in.html", status=422, csrf=web.nonce_csrf(self.ctx, req, resp), next=next_path,
-                       email=email[:v.EMAIL_MAX], error="Enter your email address.")
+                       email=email[:v.EMAIL_MAX], error="Enter your email address.",
+                       first_run=not accounts.has_members(self.ctx))
             return
         await member_auth.request_link(self.ctx, self.limiter, email, next_path, req.remote_addr or "unknown")
         # The same page for every address: whether it belongs to a member is not told here.

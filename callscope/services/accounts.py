@@ -46,6 +46,11 @@ def find_member(ctx: Context, account: str, email: str) -> Member | None:
     return next((m for m in ctx.store.cached_list(Member, account) if m.spec.email.lower() == wanted), None)
 
 
+def has_members(ctx: Context) -> bool:
+    """Whether anyone at all is a member (of any account): a fresh install has no one who can sign in yet."""
+    return bool(ctx.store.cached_list(Member))
+
+
 def list_members(ctx: Context, account: str) -> list[Member]:
     return sorted(ctx.store.cached_list(Member, account), key=lambda m: m.spec.email)
 
