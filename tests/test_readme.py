@@ -24,3 +24,13 @@ def test_quick_start_is_two_make_commands_and_ci_runs_the_test_one():
     assert commands == ["make serve", "make test"]
     ci = (Path(__file__).parent.parent / ".ci" / "run").read_text()
     assert re.search(r"^make test$", ci, re.M)
+
+
+def test_the_first_calls_files_ship_with_the_repository():
+    """Every file of the repository the README's first call names is there (a newcomer has no `call.mp3`), and the
+    sample recording's licence is beside it."""
+    first_call = README.split("## A first call, end to end", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"\bexamples/[\w./-]+\w", first_call))
+    assert "examples/call.flac" in named
+    assert [path for path in sorted(named) if not (ROOT / path).is_file()] == []
+    assert "MIT License" in (ROOT / "examples" / "NOTICE").read_text()

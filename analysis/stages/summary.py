@@ -432,8 +432,8 @@ def summarize(
     if not removed:
         return SummaryResult(text=" ".join(kept), language=code, model=llm.info)
     # counts only: the sentences are the model's words about the call (the result keeps them, the log never)
-    log.warning("summary_sentences_unsupported", unsupported=len(removed), sentences=len(sentences),
-                method="repaired" if kept and quotes else "trimmed" if kept else "extractive")
+    log.info("summary_sentences_unsupported", unsupported=len(removed), sentences=len(sentences),
+             method="repaired" if kept and quotes else "trimmed" if kept else "extractive")
     if kept:
         return SummaryResult(" ".join(kept), code, llm.info, "repaired" if quotes else "trimmed", tuple(removed))
     return SummaryResult(extractive_summary(segments, embedder, roles), code, llm.info, "extractive", tuple(removed))
