@@ -15,6 +15,7 @@ from callscope.api.errors import handle_http_error
 from callscope.api.pages import reference, settings_keys, settings_members, settings_processing, settings_webhooks, web
 from callscope.api.pages.listing import RecordingList
 from callscope.api.pages.recording import LiveEvents, RecordingPage, RecordingState
+from callscope.api.pages.recording_files import RecordingFile
 from callscope.api.pages.search import PATH as SEARCH_PATH
 from callscope.api.pages.search import SearchPage
 from callscope.api.pages.settings_keys import KeyAction, KeyDetail, KeyList
@@ -62,6 +63,7 @@ def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter, calls: Liv
     app.add_route(HOME_PATH + "/{id}", RecordingPage(ctx, calls))
     app.add_route(HOME_PATH + "/{id}/state", RecordingState(ctx))
     app.add_route(HOME_PATH + "/{id}/live", LiveEvents(ctx, calls))
+    app.add_route(HOME_PATH + "/{id}/files/{file}", RecordingFile(ctx))
     app.add_route(SEARCH_PATH, SearchPage(ctx))
     app.add_route(TRENDS_PATH, TrendsPage(ctx))
     app.add_route(UPLOAD_PATH, UploadPage(ctx))

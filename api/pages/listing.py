@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import date
 from typing import Literal
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from callscope import validation as v
 from callscope.api.body import parse_fields
@@ -58,6 +58,16 @@ def list_url(**fields) -> str:
     return "/recordings?" + urlencode(ListQuery(**given).model_dump(mode="json", exclude_defaults=True))
 
 
+def back_to_list(given: str | None) -> str:
+    """The list as its reader left it (its links pass their filters and page on as `from`), or the list itself when
+    `from` is missing or not a list's filters."""
+    try:
+        fields = ListQuery.model_validate(dict(parse_qsl(given or ""))).model_dump(exclude_defaults=True)
+    except ValidationError:
+        return "/recordings"
+    return list_url(**fields) if fields else "/recordings"
+
+
 class RecordingList:
     def __init__(self, ctx: Context, calls: LiveCalls):
         self.ctx, self.calls = ctx, calls
@@ -81,4 +91,5 @@ class RecordingList:
         projects = {p.status.id: p.spec.name for p in scope.all_of(self.ctx, Project, principal.account)}
         web.render(req, resp, "list.html", person=person, account=principal.account, query=query, rows=rows,
                    total=total, pages=-(-(total or 0) // PER_PAGE), options=options, projects=projects,
-                   statuses=recordings.STATUSES, live=live)
+                   statuses=recordings.STATUSES, live=live,
+                   came_from=urlencode({"from": urlencode(query.model_dump(mode="json", exclude_defaults=True))}))

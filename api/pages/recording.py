@@ -4,6 +4,7 @@ call is live (its recording not stored yet), the live page and the call's events
 from __future__ import annotations
 
 from callscope.api.pages import web
+from callscope.api.pages.listing import back_to_list
 from callscope.api.pages.views import EMOTION_COLOURS, live_view, recording_view
 from callscope.api.resources.live import stream_events
 from callscope.errors import NotFound, Unauthorized
@@ -29,7 +30,8 @@ class RecordingPage:
             return
         view = await recording_view(self.ctx, principal, found)
         web.render(req, resp, "recording.html", person=person, account=principal.account, v=view,
-                   emotions=EMOTION_COLOURS, media_origin=web.origin_of(view.audio_url or ""))
+                   emotions=EMOTION_COLOURS, media_origin=web.origin_of(view.audio_url or ""),
+                   back=back_to_list(req.get_param("from")))
 
 
 class LiveEvents:

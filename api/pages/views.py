@@ -107,7 +107,8 @@ def _pct(ms: int, duration_ms: int) -> float:
     return round(min(max(ms / duration_ms * 100, 0.0), 100.0), 3) if duration_ms else 0.0
 
 
-def _speakers(speakers, traits) -> dict[str, SpeakerView]:
+def speaker_views(speakers, traits) -> dict[str, SpeakerView]:
+    """Each speaker of the transcript by label, titled as the page names them ("Agent", "Customer", "Speaker 2")."""
     by_label = {t.speaker: t for t in traits}
     views: dict[str, SpeakerView] = {}
     for i, s in enumerate(speakers):
@@ -159,7 +160,7 @@ async def recording_view(ctx: Context, principal: Principal, found: Found) -> Re
     results = presenters.results_out(r, analysed)
     duration = (results.characteristics.duration_ms if results.characteristics else 0) or view.duration_ms
     traits = results.characteristics.speakers if results.characteristics else []
-    speakers = _speakers(transcription.speakers, traits)
+    speakers = speaker_views(transcription.speakers, traits)
     for segment in transcription.segments:  # a label the speaker list lacks still gets a lane
         speakers.setdefault(segment.speaker, SpeakerView(segment.speaker, segment.speaker, segment.role,
                                                          len(speakers)))

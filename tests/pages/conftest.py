@@ -7,19 +7,24 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import httpx
 import pytest
+from sqlalchemy import update
 
 from callscope.api.app import create_app
 from callscope.catalog import member_sessions
-from callscope.catalog.tables import SignInLink
+from callscope.catalog.tables import Recording, SignInLink
 from callscope.config import Settings
-from callscope.services import accounts
+from callscope.services import accounts, keys, projects
+from callscope.services.context import Principal
 from tests.api.conftest import catalog_on_both
+from tests.audio_samples import make_audio
+from tests.search.calls import analyse, result
 
 BASE = "http://callscope.test"
+API = "/api/v1/public"
 MEMBER = "ana@example.com"
 
 
@@ -103,3 +108,50 @@ async def member(runtime, pages) -> httpx.AsyncClient:
     resp = await pages.post("/sign-in/link", data={"token": token, "csrf": csrf_of(confirm.text)})
     assert resp.status_code == 303, resp.text
     return pages
+
+
+# --- analysed calls, uploaded through the API and completed with hand-written results -------------------
+
+def admin(account: str) -> Principal:
+    return Principal(account=account, key_name="test", key_uid="test", permissions=frozenset({"read", "write"}))
+
+
+@pytest.fixture
+async def api(runtime):
+    app = create_app(runtime.ctx, runtime.usage, runtime.limiter)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE + API) as http:
+        yield http
+
+
+@pytest.fixture
+def call(runtime, api, tmp_path):
+    """An analysed call of `account`'s project `project_id` saying `lines`, added at `added`; its public_id."""
+    wav = make_audio(tmp_path / "call.wav", "wav", seconds=2.0)
+    made: dict[str, dict[str, str]] = {}
+
+    async def make(lines, project_id: int, name: str = "Refund call", account: str = "default",
+                   added: datetime | None = None, categories: tuple[str, ...] = (),
+                   goals: dict[int, bool] | None = None) -> str:
+        if account not in made:
+            _, key = await keys.create_key(runtime.ctx, account, "pages", ["read", "write", "delete"], None, None,
+                                           None)
+            made[account] = {"Authorization": f"Bearer {key}"}
+        resp = await api.post("/recordings", headers=made[account], files={"file": ("call.wav", wav.read_bytes())},
+                              data={"project_id": str(project_id), "name": name})
+        assert resp.status_code == 201, resp.text
+        public_id = resp.json()["data"]["public_id"]
+        await analyse(runtime, public_id, result(lines, categories=categories, goals=goals))
+        if added is not None:
+            await runtime.ctx.catalog.write(lambda s: s.execute(
+                update(Recording).where(Recording.public_id == public_id).values(created_at=added)))
+        return public_id
+    make.keys = made  # type: ignore[attr-defined]  # each account's API key, for REST beside the page
+    return make
+
+
+@pytest.fixture
+async def support(runtime) -> int:
+    project = await projects.create_project(runtime.ctx, admin("default"), {
+        "name": "Support", "language": "en", "goals": [{"id": 1, "name": "Greeting", "description": "Greets."}],
+        "categories": [{"name": "billing"}]})
+    return project.status.id

@@ -14,20 +14,12 @@ from datetime import UTC, date, datetime
 from html import unescape
 from urllib.parse import urlencode
 
-import httpx
 import pytest
-from sqlalchemy import update
 
-from callscope.api.app import create_app
 from callscope.api.pages.search import marked, search_url
-from callscope.catalog.tables import Recording
-from callscope.services import accounts, keys, projects
-from callscope.services.context import Principal
-from tests.audio_samples import make_audio
-from tests.pages.conftest import BASE, browser_of
-from tests.search.calls import analyse, result
+from callscope.services import accounts, projects
+from tests.pages.conftest import admin, browser_of
 
-API = "/api/v1/public"
 OTTO = "otto@example.com"
 LINES = [
     ("agent", "Thank you for calling, how can I help?", "calm"),
@@ -37,53 +29,9 @@ LINES = [
 ]
 
 
-def admin(account: str) -> Principal:
-    return Principal(account=account, key_name="test", key_uid="test", permissions=frozenset({"read", "write"}))
-
-
 @pytest.fixture(autouse=True)
 def words_only(runtime):
     runtime.ctx.embedder = None  # calls indexed by their words, hybrid matches words (no model loaded)
-
-
-@pytest.fixture
-async def api(runtime):
-    app = create_app(runtime.ctx, runtime.usage, runtime.limiter)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE + API) as http:
-        yield http
-
-
-@pytest.fixture
-def call(runtime, api, tmp_path):
-    """An analysed call of `account`'s project `project_id` saying `lines`, added at `added`; its public_id."""
-    wav = make_audio(tmp_path / "call.wav", "wav", seconds=2.0)
-    made: dict[str, dict[str, str]] = {}
-
-    async def make(lines, project_id: int, name: str = "Refund call", account: str = "default",
-                   added: datetime | None = None, categories: tuple[str, ...] = ()) -> str:
-        if account not in made:
-            _, key = await keys.create_key(runtime.ctx, account, "pages", ["read", "write", "delete"], None, None,
-                                           None)
-            made[account] = {"Authorization": f"Bearer {key}"}
-        resp = await api.post("/recordings", headers=made[account], files={"file": ("call.wav", wav.read_bytes())},
-                              data={"project_id": str(project_id), "name": name})
-        assert resp.status_code == 201, resp.text
-        public_id = resp.json()["data"]["public_id"]
-        await analyse(runtime, public_id, result(lines, categories=categories))
-        if added is not None:
-            await runtime.ctx.catalog.write(lambda s: s.execute(
-                update(Recording).where(Recording.public_id == public_id).values(created_at=added)))
-        return public_id
-    make.keys = made  # type: ignore[attr-defined]  # each account's API key, for REST beside the page
-    return make
-
-
-@pytest.fixture
-async def support(runtime) -> int:
-    project = await projects.create_project(runtime.ctx, admin("default"), {
-        "name": "Support", "language": "en", "goals": [{"id": 1, "name": "Greeting", "description": "Greets."}],
-        "categories": [{"name": "billing"}]})
-    return project.status.id
 
 
 def hits(html: str) -> list[tuple[str, str, str, str]]:

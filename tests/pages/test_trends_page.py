@@ -59,7 +59,7 @@ def links(html: str) -> dict[str, str]:
 
 
 def listed(html: str) -> set[str]:
-    return {unescape(name) for name in re.findall(r'<a href="/recordings/[0-9a-f-]{36}">([^<]+)</a>', html)}
+    return {unescape(name) for name in re.findall(r'<a href="/recordings/[0-9a-f-]{36}(?:\?[^"]*)?">([^<]+)</a>', html)}
 
 
 async def test_a_bar_links_to_exactly_the_calls_it_counts(member, world):
