@@ -15,7 +15,7 @@ TOP = ("analysis", "api", "benchmarks", "callscope", "crds", "docs", "examples",
 NAMED = re.compile(rf"(?<![\w/.~$-])((?:{'|'.join(TOP)})/(?:[\w./-]*[\w/])?)")
 TEXT = (".md", ".py", ".toml", ".yaml", ".yml", ".cfg", ".txt", ".sh", "")
 FILES = {".py", ".md", ".toml", ".yaml", ".yml", ".json", ".onnx", ".txt", ".sh", ".html", ".css", ".js", ".cfg",
-         ".wav", ".mp3", ".ini", ".mako", ".tsv", ".csv", ".npy", ".Dockerfile"}
+         ".wav", ".mp3", ".flac", ".ini", ".mako", ".tsv", ".csv", ".npy", ".Dockerfile"}
 
 
 def tracked() -> list[Path]:

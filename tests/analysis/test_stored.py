@@ -74,11 +74,12 @@ def test_the_first_format_reads_out_in_the_public_shapes():
                                             "operator_id": None, "operator_similarity": None, "talk_ms": 3000}
     analyzed_at = datetime(2030, 1, 1, tzinfo=UTC)
     results = readouts.results(Subject.of(RECORDING), stored.read(RESULTS_V1), analyzed_at).model_dump(mode="json")
-    assert results["goals"] == RESULTS_V1["goals"] and results["pauses"] == [
+    # fields added since read as their defaults: an older goal applied, an older value has no confidence
+    assert results["goals"] == [{**g, "applicable": True} for g in RESULTS_V1["goals"]] and results["pauses"] == [
         {"start_ms": 3000, "end_ms": 4500, "duration_ms": 1500, "compliant": True, "after_dialogue_id": 0,
          "long": False}]
     assert results["categories"] == RESULTS_V1["categories"]
-    assert results["extracted_data"] == RESULTS_V1["extracted_data"]
+    assert results["extracted_data"] == [{**v, "confidence": None} for v in RESULTS_V1["extracted_data"]]
     assert (results["recording_id"], results["analyzed_at"]) == (7, "2030-01-01T00:00:00Z")
     summary = readouts.summary(Subject.of(RECORDING), stored.read(RESULTS_V1)).model_dump(mode="json")
     assert summary == {"recording_id": 7, "public_id": "0193-abc", "status": "completed", "language": "en",
@@ -100,7 +101,7 @@ def test_no_analysis_reads_out_empty():
     assert readouts.results(pending, None).model_dump() == {
         "recording_id": 7, "status": "pending", "goals": [], "pauses": [], "categories": [], "extracted_data": [],
         "speakers": [], "characteristics": None, "models": [], "redaction": None, "trackers": [],
-        "analyzed_at": None}
+        "analyzed_at": None, "live": None}
     assert readouts.transcription(pending, None).model_dump() == {
         "recording_id": 7, "public_id": "0193-abc", "status": "pending", "language": "de", "speakers": [],
         "segments": [], "redaction": None}
