@@ -1,4 +1,4 @@
-"""What every `callscope` command module shares (callscope/cli.py and the command groups it adds): the settings
+"""What every `callscope` command module shares (callscope/cli/root.py and the command groups beside it): the settings
 with logging configured, async commands with one-line errors, the parameter types that keep bad input at the edge
 (text, the --account option, catalog ids and counts, YAML files), ISO 8601 times."""
 
