@@ -87,7 +87,7 @@ def create_app(ctx: Context, usage: UsageRecorder, limiter: RateLimiter | None =
     router.add("/app/settings", AppSettingsResource(ctx), tag="settings")
 
     router.add("/healthz", Health(ctx), tag="service", prefix="")
-    router.add("/metrics", Metrics(), tag="service", prefix="")
+    router.add("/metrics", Metrics(ctx), tag="service", prefix="")
     router.add("/files/{token}", SignedFile(ctx), tag="service", prefix="")
     twilio_voice = TwilioVoiceWebhooks(ctx)  # the carrier's signed webhooks: no API key, not in the document
     for webhook in WEBHOOKS:

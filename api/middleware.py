@@ -6,20 +6,17 @@ from __future__ import annotations
 import time
 
 import structlog
-from prometheus_client import Counter, Histogram
 
 from callscope.api.routing import Router
 from callscope.catalog.usage import UsageRecorder
 from callscope.errors import Forbidden, RateLimited
+from callscope.metrics import LATENCY, REQUESTS
 from callscope.ratelimit import RateLimiter
 from callscope.redaction import redact_path
 from callscope.services import keys
 from callscope.services.context import Context
 
 log = structlog.get_logger()
-
-REQUESTS = Counter("callscope_http_requests_total", "HTTP requests", ["method", "route", "status"])
-LATENCY = Histogram("callscope_http_request_duration_seconds", "HTTP request latency", ["method", "route"])
 
 PERMISSION_MESSAGES = {
     "read": "Read permission required",

@@ -40,6 +40,9 @@ class Settings(BaseSettings):
 
     host: str = "127.0.0.1"
     port: int = 8080
+    metrics_port: int | None = Field(
+        None, description="Port the Kopf controller serves Prometheus /metrics on; unset: none (`callscope serve` "
+        "serves /metrics on its own port).")
     public_base_url: str | None = Field(
         None, description="Base URL users reach the service at; unset: the address `callscope serve` listens on."
     )

@@ -16,6 +16,7 @@ from typing import Any
 import kopf
 
 from callscope.config import Settings
+from callscope.metrics_catalog import serve as serve_metrics
 from callscope.operator.handlers import dependents, reconcile
 from callscope.operator.kopf_support import (
     FINALIZER,
@@ -63,6 +64,8 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_) -> None
     memo.secrets = build_secret_store(app)
     memo.resources.push_async_callback(memo.secrets.aclose)
     memo.resources.push_async_callback(stop_loops, start_loops(memo.ctx, project_jobs=False))
+    if app.metrics_port is not None:  # in a cluster the dispatcher and webhook delivery run here: their metrics
+        memo.resources.callback(serve_metrics(memo.ctx.catalog, memo.ctx.clock, app.metrics_port))
 
 
 @kopf.on.cleanup()

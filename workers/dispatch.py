@@ -29,6 +29,15 @@ from callscope.catalog import recordings as recording_rows
 from callscope.catalog.jobs import Claimed, RetryPolicy
 from callscope.catalog.tables import Recording
 from callscope.errors import ServiceUnavailable
+from callscope.metrics import (
+    JOBS_RETRIED,
+    JOBS_STARTED,
+    LEASE_LOSSES,
+    MODEL_LOAD_FAILURES,
+    STAGE_AUDIO,
+    STAGE_SECONDS,
+    model_load,
+)
 from callscope.resources import Project, ProjectSpec
 from callscope.services import scope
 from callscope.services.context import Context
@@ -39,6 +48,9 @@ log = structlog.get_logger()
 
 PROGRESS_SECONDS = 1.0
 LOST_GRACE_SECONDS = 10.0
+
+for _model in MODELS:  # at 0 from the start: a model's first failure to load is an increase the alert sees
+    MODEL_LOAD_FAILURES.labels(_model)
 
 
 class Executor(Protocol):
@@ -62,7 +74,11 @@ class InlineExecutor:
 
     async def start(self) -> None:
         if self._pipeline is None:
-            models = {name: await asyncio.to_thread(load_model, name, self.settings) for name in MODELS}
+            models = {}
+            for name in MODELS:
+                with model_load(name) as load:
+                    models[name] = await asyncio.to_thread(load_model, name, self.settings)
+                    load.timed = models[name] is not None
             self._pipeline = Pipeline(self.settings, **models)
 
     async def analyze(self, work: Work, progress: Progress) -> AnalysisResult:
@@ -110,6 +126,15 @@ async def run_dispatcher(ctx: Context, restart_delay: float = 10.0) -> None:
 def owner_id() -> str:
     """Unique per dispatcher: host, process, and a random part (a restarted process is a new owner)."""
     return f"{socket.gethostname()[:60]}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def observe_stages(result: AnalysisResult) -> None:
+    """Each stage that ran: its seconds, and the audio it went through (the real-time factor is their ratio). The
+    stages ran inline or on a Ray worker: their times come back with the result, and are observed here."""
+    for stage in result.stages:
+        if stage.ran and stage.seconds is not None:
+            STAGE_SECONDS.labels(stage.name).observe(stage.seconds)
+            STAGE_AUDIO.labels(stage.name).inc(result.duration_ms / 1000)
 
 
 def _describe(exc: BaseException) -> str:
@@ -161,11 +186,12 @@ class Dispatcher:
         catalog, now = self.ctx.catalog, self.ctx.clock()
         for dead in await catalog.read(jobs.exhausted, now, self.policy.max_attempts):
             await outcomes.fail(self.ctx, dead, f"analysis did not finish after {dead.attempts} attempts "
-                                                "(the analysis worker stopped responding)")
+                                                "(the analysis worker stopped responding)", cause="unresponsive")
         free = self.settings.dispatcher_slots - len(self.running)
         claimed = await catalog.write(jobs.claim, free, self.owner, self.settings.job_lease_seconds, now,
                                     self.policy.max_attempts)
         for job in claimed:
+            JOBS_STARTED.labels(job.kind).inc()
             task = asyncio.create_task(self.process(job), name=f"job-{job.id}")
             self.running[job.id] = task
             task.add_done_callback(lambda _t, job_id=job.id: self.running.pop(job_id, None))
@@ -182,21 +208,24 @@ class Dispatcher:
             work = await self._work(job, recording, tuple(voices))
             result = await self._with_lease(job, work)
         except LeaseLost:
+            LEASE_LOSSES.inc()
             log.warning("job_lease_lost", job_id=job.id, owner=self.owner)
             return
         except AnalysisError as exc:  # the input itself is bad: no retry
-            await outcomes.fail(self.ctx, job, str(exc))
+            await outcomes.fail(self.ctx, job, str(exc), cause="input")
             return
         except asyncio.CancelledError:
             raise  # shutting down: the lease expires and another dispatcher takes the job
         except Exception as exc:  # noqa: BLE001 - any failure of the analysis: retried or failed
             if self.executor.lost.is_set() or isinstance(exc, WorkerLost):
                 # not the recording's fault (its cluster or a model's node went away): queued again, attempt given back
+                JOBS_RETRIED.labels("worker_lost").inc()
                 await self.ctx.catalog.write(jobs.retry_later, job, _describe(exc), self.policy.delay(1),
                                              self.ctx.clock(), counted=False)
                 return
             await self._retry_or_fail(job, exc)
             return
+        observe_stages(result)
         try:
             await outcomes.complete(self.ctx, job, completion(result, recording), work.redacted_audio_key)
         except Exception:  # e.g. the catalog went away: the lease expires and the job is taken again
@@ -262,8 +291,10 @@ class Dispatcher:
     async def _retry_or_fail(self, job: Claimed, exc: BaseException) -> None:
         reason = _describe(exc)
         if job.attempts >= self.policy.max_attempts:
-            await outcomes.fail(self.ctx, job, f"analysis failed after {job.attempts} attempts: {reason}")
+            await outcomes.fail(self.ctx, job, f"analysis failed after {job.attempts} attempts: {reason}",
+                                cause="error")
             return
         delay = self.policy.delay(job.attempts)
+        JOBS_RETRIED.labels("error").inc()
         log.warning("job_retry", job_id=job.id, attempt=job.attempts, delay_s=round(delay, 1), error=reason)
         await self.ctx.catalog.write(jobs.retry_later, job, reason, delay, self.ctx.clock())

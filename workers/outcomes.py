@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import structlog
-from prometheus_client import Counter
 from sqlalchemy.orm import Session
 
 from callscope.analysis.stored import Completion
@@ -36,6 +35,17 @@ from callscope.catalog import jobs, search, trackers, trend_sums
 from callscope.catalog import recordings as recording_rows
 from callscope.catalog.jobs import Claimed
 from callscope.catalog.tables import Recording
+from callscope.metrics import (
+    AUDIO_ANALYZED,
+    JOB_ATTEMPTS,
+    JOBS_COMPLETED,
+    JOBS_FAILED,
+    LEASE_LOSSES,
+    RECORDINGS_ANALYZED,
+    REDACTIONS,
+    UPLOAD_TO_COMPLETED,
+    account_label,
+)
 from callscope.resources import Project
 from callscope.services import scope, search_index
 from callscope.services.context import Context
@@ -45,8 +55,6 @@ from callscope.services.webhooks import enqueue_recording_analyzed
 from callscope.statuses import AudioRedaction, RecordingStatus
 
 log = structlog.get_logger()
-REDACTIONS = Counter("callscope_redacted_spans_total", "Spans redacted from analysed transcripts, by entity type",
-                     ["entity"])
 
 
 def transcript_key(account: str, public_id: str, version: int) -> str:
@@ -146,6 +154,7 @@ async def complete(ctx: Context, claimed: Claimed, completion: Completion, redac
         raise
     if committed is None:
         await _delete(ctx, written)
+        LEASE_LOSSES.inc()
         log.warning("analysis_discarded_lease_lost", job_id=claimed.id, recording_id=claimed.recording_id)
         return False
     if current.transcript_key and current.transcript_key != key:
@@ -154,9 +163,21 @@ async def complete(ctx: Context, claimed: Claimed, completion: Completion, redac
         await ctx.blobs.delete(committed.replaced_audio)
     for entity, spans in completion.redactions.items():
         REDACTIONS.labels(entity=entity).inc(spans)
+    _count_completed(claimed, recording, ctx.clock())
     log.info("recording_analyzed", recording_id=claimed.recording_id, public_id=recording.public_id,
              version=current.version + 1, kind=claimed.kind, attempts=claimed.attempts, redacted=completion.redactions)
     return True
+
+
+def _count_completed(claimed: Claimed, recording: Recording, now: datetime) -> None:
+    """The metrics of a stored analysis, counted once, by the dispatcher whose transaction committed it."""
+    JOBS_COMPLETED.labels(claimed.kind).inc()
+    JOB_ATTEMPTS.observe(claimed.attempts)
+    if claimed.kind == jobs.ANALYZE:  # a re-analysis's upload is long past: its wait says nothing
+        UPLOAD_TO_COMPLETED.observe((now - recording.created_at).total_seconds())
+    account = account_label(recording.account)
+    RECORDINGS_ANALYZED.labels(account).inc()
+    AUDIO_ANALYZED.labels(account).inc(recording.duration_ms / 1000)
 
 
 async def _delete(ctx: Context, keys: list[str]) -> None:
@@ -182,12 +203,15 @@ def _commit_failure(session: Session, claimed: Claimed, reason: str, project, no
     return True
 
 
-async def fail(ctx: Context, claimed: Claimed, reason: str) -> bool:
-    """End the job and fail its recording with ``reason`` (one line a user can read); False when the lease was lost."""
+async def fail(ctx: Context, claimed: Claimed, reason: str, cause: str = "error") -> bool:
+    """End the job and fail its recording with ``reason`` (one line a user can read), counted under ``cause`` (one of
+    metrics.FAILURE_REASONS); False when the lease was lost."""
     reason = " ".join(reason.split())[:2000] or "analysis failed"
     current = await ctx.catalog.read(analysis_rows.current, claimed.recording_id)
     project = _project_spec(ctx, current.recording) if current else None
     done = await ctx.catalog.write(_commit_failure, claimed, reason, project, ctx.clock())
     if done:
+        JOBS_FAILED.labels(claimed.kind, cause).inc()
+        JOB_ATTEMPTS.observe(claimed.attempts)
         log.info("recording_failed", recording_id=claimed.recording_id, kind=claimed.kind, reason=reason)
     return done

@@ -21,11 +21,11 @@ from datetime import datetime, timedelta
 
 import httpx
 import structlog
-from prometheus_client import Counter
 
 from callscope import signing_secrets, validation, webhook_signing
 from callscope.catalog import outbox
 from callscope.catalog.outbox import ClaimedEvent, Outcome
+from callscope.metrics import DELIVERIES, DELIVERY_SECONDS
 from callscope.resources import Project
 from callscope.secret_store import SecretStore
 from callscope.services import scope
@@ -36,7 +36,6 @@ from callscope.workers.periodic import every
 
 log = structlog.get_logger()
 
-DELIVERIES = Counter("callscope_webhook_deliveries_total", "Webhook delivery attempts by outcome", ["outcome"])
 MAX_RETRY_AFTER = timedelta(days=1)
 EXCERPT = 500  # characters of the endpoint's answer kept with each attempt
 
@@ -155,6 +154,7 @@ class WebhookDeliverer:
             outcome = self._retry(event, started, int((time.monotonic() - clock) * 1000),
                                   f"error in delivery: {type(exc).__name__}: {exc}"[:1000])
         DELIVERIES.labels(outcome.state).inc()
+        DELIVERY_SECONDS.observe(outcome.duration_ms / 1000)
         try:
             recorded = await self.ctx.catalog.write(outbox.record, event, outcome, self.ctx.clock())
         except Exception as exc:  # noqa: BLE001 - the catalog is gone: the lease runs out, the event is taken again

@@ -21,8 +21,10 @@ from pydantic import BaseModel
 
 from callscope import ray_cluster
 from callscope.analysis.result import AnalysisResult
+from callscope.analysis.runtime import ray_figures
 from callscope.analysis.runtime.pipeline import MODELS, AnalysisError, Pipeline, load_model
 from callscope.analysis.runtime.work import Work, WorkerLost, analyze
+from callscope.metrics import model_load
 
 log = structlog.get_logger()
 
@@ -80,6 +82,15 @@ def analyze_recording(settings, work: Work, models: dict[str, tuple[Any, dict] |
     return analyze(pipeline, settings, work, lambda stage, fraction: board.report.remote(work.job_id, stage, fraction))
 
 
+def _running(name: str) -> bool:
+    """Whether the model actor ``name`` is up already."""
+    try:
+        ray.get_actor(name)
+    except ValueError:
+        return False
+    return True
+
+
 class RayExecutor:
     """Runs analyses on Ray for one dispatcher: ``await analyze(work, progress)``."""
 
@@ -100,10 +111,13 @@ class RayExecutor:
             count, cpus, gpus = self._resources(name)
             pool = []
             for i in range(count):
-                handle = ModelActor.options(name=f"{name}-{i}", lifetime="detached", get_if_exists=True,
-                                            num_cpus=cpus, num_gpus=gpus, **self._placement()
-                                            ).remote(name, self.settings)
-                attributes = await handle.describe.remote()
+                loaded = await asyncio.to_thread(_running, f"{name}-{i}")
+                with model_load(name, timed=not loaded) as load:  # another dispatcher's actor: loaded already
+                    handle = ModelActor.options(name=f"{name}-{i}", lifetime="detached", get_if_exists=True,
+                                                num_cpus=cpus, num_gpus=gpus, **self._placement()
+                                                ).remote(name, self.settings)
+                    attributes = await handle.describe.remote()
+                    load.timed = load.timed and attributes is not None
                 if attributes is None:  # not installed or configured: its stages do not run
                     ray.kill(handle)
                     break
@@ -111,6 +125,7 @@ class RayExecutor:
             self._models[name] = pool
         self._board = ProgressBoard.remote()
         self._poller = asyncio.create_task(self._poll(), name="ray-progress")
+        ray_figures.expose()
         log.info("ray_executor_ready", models={k: len(v) for k, v in self._models.items()})
 
     async def _poll(self) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import falcon
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from callscope.api.routing import operation
+from callscope.metrics_catalog import exposition
 from callscope.services.context import Context
 
 
@@ -23,10 +25,14 @@ class Health:
 
 
 class Metrics:
+    def __init__(self, ctx: Context):
+        self.registry = exposition(ctx.catalog, ctx.clock)
+
     @operation("Prometheus metrics", None)
     async def on_get(self, req, resp):
         resp.content_type = CONTENT_TYPE_LATEST
-        resp.data = generate_latest(REGISTRY)
+        # in a thread: the catalog's figures are read with blocking queries
+        resp.data = await asyncio.to_thread(generate_latest, self.registry)
 
 
 class OpenApiDocument:

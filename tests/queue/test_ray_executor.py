@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from prometheus_client import REGISTRY
 
 from callscope.config import Settings
 from callscope.runtime import Runtime
@@ -27,6 +28,7 @@ async def test_recordings_are_analysed_on_ray(tmp_path, wav_bytes) -> None:
     runtime = Runtime(settings)
     await runtime.start(background=False)
     executor = RayExecutor(settings)
+    asr_runs = REGISTRY.get_sample_value("callscope_stage_duration_seconds_count", {"stage": "asr"}) or 0
     try:
         await executor.start()
         ctx = runtime.ctx
@@ -52,6 +54,10 @@ async def test_recordings_are_analysed_on_ray(tmp_path, wav_bytes) -> None:
         assert any(0 < progress < 100 for _, progress in stages)  # progress came back from the Ray task
         failed = recording(ctx.catalog, bad)
         assert failed.status == "failed" and "cannot decode audio" in failed.status_reason
+        # the stage times measured on the Ray worker came back with the results, into this process's metrics
+        assert REGISTRY.get_sample_value("callscope_stage_duration_seconds_count", {"stage": "asr"}) == asr_runs + 2
+        assert REGISTRY.get_sample_value("callscope_model_load_duration_seconds_count", {"model": "transcriber"})
+        assert REGISTRY.get_sample_value("callscope_ray_nodes_alive", {"kind": "head"}) == 1  # Ray's state API
     finally:
         await executor.stop()
         await runtime.stop()
