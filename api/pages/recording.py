@@ -12,6 +12,7 @@ from callscope.live.calls import LiveCalls
 from callscope.services import member_auth
 from callscope.services.audio_urls import audio_url
 from callscope.services.context import Context
+from callscope.statuses import stage_name
 
 
 class RecordingPage:
@@ -70,6 +71,6 @@ class RecordingState:
         _, found = await member_auth.open_recording(self.ctx, person, id)
         r = found.recording
         url = (await audio_url(self.ctx, r))[0] if r.blob_key is not None else None
-        resp.media = {"status": r.status, "stage": r.stage, "progress": r.progress, "status_reason": r.status_reason,
-                      "audio_url": url}
+        resp.media = {"status": r.status, "stage": r.stage, "stage_name": stage_name(r.stage), "progress": r.progress,
+                      "status_reason": r.status_reason, "audio_url": url}
         resp.set_header("Cache-Control", "no-store")

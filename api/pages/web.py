@@ -19,6 +19,7 @@ from callscope.errors import BadRequest, CallscopeError, NotFound, PayloadTooLar
 from callscope.services import member_auth, member_settings
 from callscope.services.context import Context
 from callscope.services.member_auth import SignedIn
+from callscope.statuses import stage_name
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "callscope_session"
@@ -40,6 +41,7 @@ def _clock(ms: int | float | None) -> str:
 TEMPLATES = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"]),
                         trim_blocks=True, lstrip_blocks=True)
 TEMPLATES.filters["clock"] = _clock
+TEMPLATES.filters["stage_name"] = stage_name
 
 
 @dataclass(frozen=True)

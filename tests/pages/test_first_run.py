@@ -13,3 +13,4 @@ async def test_the_sign_in_page_of_a_fresh_install_says_how_to_make_the_first_ad
 
     await accounts.add_member(runtime.ctx, "default", "ada@example.com", "Ada", "admin")
     assert 'id="first-run"' not in (await pages.get("/sign-in")).text
+

@@ -23,7 +23,17 @@ from callscope.audio.probe import UNSUPPORTED
 from tests.analysis import speech
 from tests.audio_samples import make_audio
 from tests.live import start_server
-from tests.pages.site import NO_BROWSER, NO_BROWSER_REASON, Site, browser_sign_in, by_css, shoot, sign_in, wait_for
+from tests.pages.site import (
+    NO_BROWSER,
+    NO_BROWSER_REASON,
+    Site,
+    browser_sign_in,
+    by_css,
+    shoot,
+    sign_in,
+    upload,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400),
               pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON),
@@ -144,3 +154,18 @@ def test_a_member_finds_no_upload_page(site):
     home = client.get("/recordings")
     assert 'href="/upload"' not in home.text
     assert client.get("/upload").status_code == 404
+
+
+def test_the_list_follows_a_call_in_progress_until_it_is_completed(site, driver, tmp_path):
+    public_id = upload(site, short_call(tmp_path / "again.wav"), "Followed call")
+    browser_sign_in(driver, site, ADMIN, f"{site.url}/recordings")
+    badge = lambda d: by_css(d, f"a[href^='/recordings/{public_id}']").find_element(  # noqa: E731
+        "xpath", "ancestor::tr").find_element("css selector", ".status")
+    assert badge(driver).get_attribute("data-state") == f"/recordings/{public_id}/state"
+    driver.execute_script("window.notReloaded = true")
+    wait_for(driver, lambda d: badge(d).text.startswith("processing · ") or badge(d).text == "completed",
+             timeout=120, what="the stage as a reader names it")
+    said = badge(driver).text
+    assert said == "completed" or not any(name in said for name in (" asr", " vad", " diarization"))
+    wait_for(driver, lambda d: badge(d).text == "completed", timeout=300, what="the call completed")
+    assert driver.execute_script("return window.notReloaded") is True  # the list updated itself in place

@@ -125,7 +125,7 @@
     state().then(function (state) {
       if (!state) return;
       var stage = document.getElementById("stage"), progress = document.getElementById("progress");
-      if (stage) stage.textContent = state.stage || "waiting in the queue";
+      if (stage) stage.textContent = state.stage_name;
       if (progress) { progress.value = state.progress || 0; progress.textContent = (state.progress || 0) + "%"; }
       document.getElementById("status-badge").textContent = state.status;
       if (state.status === "completed" || state.status === "failed") swapIn();

@@ -30,7 +30,7 @@
       if (resp.status === 401) { stage(row, "failed", "signed out: sign in again"); return; }
       if (!resp.ok) { later(3000); return; }
       return resp.json().then(function (s) {
-        var text = s.status === "processing" && s.stage ? "processing · " + s.stage + " " + (s.progress || 0) + "%"
+        var text = s.status === "processing" ? "processing · " + s.stage_name + " " + (s.progress || 0) + "%"
           : s.status === "failed" && s.status_reason ? "failed: " + s.status_reason : s.status;
         stage(row, s.status, text);
         if (s.status !== "completed" && s.status !== "failed") later(1000);
