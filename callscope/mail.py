@@ -1,7 +1,8 @@
 """Outgoing email: the message of a new share, and the machinery that delivers it.
 
 * :class:`Email` is one message; :func:`share_email` writes the one sent when a recording is shared with a person,
-  :func:`sign_in_email` the one-time sign-in link of the members' web pages.
+  :func:`sign_in_email` the one-time sign-in link of the members' web pages, :func:`invitation_email` the first one
+  a member an admin added gets.
 * A :class:`Mailer` delivers an email: :class:`SmtpMailer` through an SMTP server (aiosmtplib), :class:`OutboxMailer`
   as an RFC 5322 ``.eml`` file in a folder (the embedded default when no SMTP server is configured).
 * :class:`MailQueue` sends in the background, so the HTTP request that caused an email never waits for it or fails
@@ -176,6 +177,29 @@ def sign_in_email(recipient_email: str, url: str, minutes: int) -> Email:
         f"It works once and expires in {minutes} minutes. If you did not ask for it, ignore this email.</p>",
         "<p>— Callscope</p>", "</body></html>", ""])
     return Email(to=recipient_email.strip(), subject="Your Callscope sign-in link", text=text, html=body)
+
+
+def invitation_email(recipient_name: str, recipient_email: str, inviter_name: str, account_name: str, role: str,
+                     url: str, minutes: int, sign_in_url: str) -> Email:
+    """The email a member an admin just added gets: who invited them to which account and as what, and a first
+    one-time sign-in link (and where to ask for another once it has expired)."""
+    recipient, inviter = _one_line(recipient_name), _one_line(inviter_name) or "An admin"
+    account = _clip(_one_line(account_name), _SUBJECT_NAME_CHARS) or "an account"
+    greeting = f"Hi {recipient}," if recipient else "Hi,"
+    what = f"{inviter} added you to {account} on Callscope, as {'an admin' if role == 'admin' else 'a member'}."
+    later = (f"This link works once and expires in {minutes} minutes; after that, ask for a new one at "
+             f"{sign_in_url} with this address.")
+    text = "\n".join([greeting, "", what, "Sign in to see the call recordings shared with you:", url, "", later, "",
+                      "— Callscope", ""])
+    e = html.escape
+    body = "\n".join([
+        "<!DOCTYPE html>", '<html><body style="font-family: sans-serif; line-height: 1.5; color: #222;">',
+        f"<p>{e(greeting)}</p>", f"<p>{e(what)}</p>",
+        f'<p><a href="{e(url, quote=True)}">Sign in to Callscope</a></p>',
+        f'<p style="color: #666; font-size: 0.9em;">Or paste this link into your browser: {e(url)}<br>{e(later)}</p>',
+        "<p>— Callscope</p>", "</body></html>", ""])
+    return Email(to=_address(recipient, recipient_email), subject=f"{inviter} invited you to {account} on Callscope",
+                 text=text, html=body)
 
 
 def build_message(email: Email, sender: str) -> EmailMessage:

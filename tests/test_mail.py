@@ -23,6 +23,7 @@ from callscope.mail import (
     SmtpMailer,
     build_mail_queue,
     build_message,
+    invitation_email,
     share_email,
     sign_in_email,
 )
@@ -352,3 +353,14 @@ async def test_non_ascii_names_survive_smtp(smtp):
     assert msg["To"].addresses[0].display_name == "Zoë Ångström"
     assert msg["Subject"] == "José Müller shared a call recording with you: Café “Q3” <review>"
     assert "Olá 👋" in body(msg, "plain") and "&lt;review&gt;" in body(msg, "html")
+
+
+def test_an_invitation_says_who_invited_whom_where_and_what_to_do_once_the_link_expired():
+    email = invitation_email("Ana", "ana@example.com", "Bob Stone", "Acme <Support>", "member", URL, 15,
+                             "https://callscope.example/sign-in")
+    assert email.to == "Ana <ana@example.com>"
+    assert email.subject == "Bob Stone invited you to Acme <Support> on Callscope"
+    assert "Bob Stone added you to Acme <Support> on Callscope, as a member." in email.text and URL in email.text
+    assert "expires in 15 minutes; after that, ask for a new one at https://callscope.example/sign-in" in email.text
+    assert "Acme &lt;Support&gt;" in email.html and "<Support>" not in email.html
+    assert "as an admin." in invitation_email("", "a@x.test", "", "", "admin", URL, 15, URL).text

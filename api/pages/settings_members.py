@@ -63,7 +63,8 @@ class MemberList:
         web.check_session_csrf(person, form)
         try:
             invite = parse_fields(Invite, form)
-            member = await member_settings.invite(self.ctx, account, invite.email, invite.name, invite.role)
+            member = await member_settings.invite(self.ctx, account, person.name, invite.email, invite.name,
+                                                  invite.role)
         except ValidationFailed as exc:  # the form again, with what to change
             self._show(req, resp, person, account, status=422, errors=exc.errors, form=form)
             return

@@ -27,7 +27,7 @@ from callscope.catalog import member_sessions as rows
 from callscope.catalog.recordings import Found
 from callscope.catalog.tables import MemberSession, SignInLink
 from callscope.errors import Forbidden, NotFound, RateLimited, ServiceUnavailable, Unauthorized
-from callscope.mail import sign_in_email
+from callscope.mail import invitation_email, sign_in_email
 from callscope.ratelimit import RateLimiter
 from callscope.resources import Member
 from callscope.services.context import Context, Principal
@@ -137,10 +137,15 @@ async def request_link(ctx: Context, limiter: RateLimiter, email: str, next_path
         _send_link(ctx, email, token)
 
 
-async def invite(ctx: Context, email: str) -> None:
-    """Email a sign-in link to a member an admin just added (the mail a member asking for one gets)."""
-    email = normalize_email(email)
-    _send_link(ctx, email, await _store_link(ctx, email, HOME_PATH))
+async def invite(ctx: Context, member: Member, inviter_name: str, account_name: str) -> None:
+    """Email a member an admin just added who invited them where, with a first sign-in link."""
+    email = normalize_email(member.spec.email)
+    token = await _store_link(ctx, email, HOME_PATH)
+    settings = ctx.settings
+    ctx.mail.submit(invitation_email(member.spec.name, email, inviter_name, account_name, member.spec.role,
+                                     f"{settings.base_url}{SIGN_IN_PATH}/link?token={token}",
+                                     settings.sign_in_link_ttl_seconds // 60, f"{settings.base_url}{SIGN_IN_PATH}"))
+    log.info("invitation_sent", email=email)
 
 
 async def _store_link(ctx: Context, email: str, next_path: str | None) -> str:

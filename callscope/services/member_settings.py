@@ -20,9 +20,9 @@ LAST_ADMIN = "The account needs an unlocked admin: make another member admin fir
 NO_PAGE = "There is no page here."  # what a non-admin meets on Settings (api/pages/web.require_admin)
 
 
-async def invite(ctx: Context, account: str, email: str, name: str, role: Role) -> Member:
+async def invite(ctx: Context, account: str, inviter_name: str, email: str, name: str, role: Role) -> Member:
     member = await accounts.add_member(ctx, account, email, name, role)
-    await member_auth.invite(ctx, member.spec.email)
+    await member_auth.invite(ctx, member, inviter_name, accounts.account_display_name(ctx, account))
     return member
 
 

@@ -88,8 +88,9 @@ async def create_share(ctx: Context, principal: Principal, ref: str, email: str 
         existing = await ctx.catalog.read(share_rows.find, principal.account, recording.conversation_id, target)
         return _view(ctx, principal.account, existing, recording.public_id), False
     if member is not None and notify:
-        ctx.mail.submit(share_email(member.spec.name, member.spec.email, share.shared_by_name, recording.name,
-                                    recording_page_url(ctx, recording.public_id), message))
+        # an API key shares for an integration of the account, not for a person of that name
+        ctx.mail.submit(share_email(member.spec.name, member.spec.email, f"Someone at {share.shared_by_name}",
+                                    recording.name, recording_page_url(ctx, recording.public_id), message))
     return ShareView(share, member, share.shared_by_type, recording.public_id), True
 
 

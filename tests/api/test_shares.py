@@ -58,6 +58,8 @@ async def test_share_with_a_member_is_201_and_sends_email(client, admin, recordi
     text = "".join(part.get_payload(decode=True).decode() for part in mails[0].walk()
                    if part.get_content_type() == "text/plain")
     assert "Listen to 2:10 <b>please</b>" in text and data["url"] in text
+    # shared through an API key: someone at the account, not a person called by the account's name
+    assert "Someone at default shared the call recording" in text and "\ndefault wrote:" not in text
 
 
 async def test_sharing_again_returns_the_existing_share_with_200_and_no_email(client, admin, recording, member,

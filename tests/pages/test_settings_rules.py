@@ -6,6 +6,7 @@ GitOps tool is read-only; the members' role, lock, unlock, remove and the last-a
 from __future__ import annotations
 
 import email
+import email.policy
 import re
 from urllib.parse import unquote
 
@@ -289,8 +290,14 @@ async def test_an_invited_member_is_added_and_emailed_a_link(runtime, settings, 
     member = accounts.find_member(runtime.ctx, "default", "bo@example.com")
     assert member.spec.role == "admin" and "emailed a sign-in link" in resp.text
     await runtime.mail.drain(timeout=5)
-    mails = [email.message_from_bytes(p.read_bytes()) for p in (settings.data_dir / "outbox").glob("*.eml")]
-    assert any(m["To"] == "bo@example.com" and "/sign-in/link?token=" in m.as_string() for m in mails)
+    mails = [email.message_from_bytes(p.read_bytes(), policy=email.policy.default)
+             for p in (settings.data_dir / "outbox").glob("*.eml")]
+    [invitation] = [m for m in mails if m["To"] == "Bo <bo@example.com>"]
+    # an invitation, not the sign-in mail a member asks for: who invited them where, as what, and what then
+    text = invitation.get_body(preferencelist=("plain",)).get_content()
+    assert invitation["Subject"].endswith("invited you to default on Callscope")
+    assert "added you to default on Callscope, as an admin." in text and "/sign-in/link?token=" in text
+    assert "If you did not ask for it" not in text and "ask for a new one at http://" in text
 
 
 @pytest.mark.parametrize("fields, problem", [
