@@ -315,12 +315,12 @@ def members_rows(cli, account: str = "default") -> dict[str, list[str]]:
 
 def test_members_add_and_list(cli):
     cli("members", "add", "--email", "Ann@Example.com", "--name", "Ann Lee")
-    assert members_rows(cli) == {"ann@example.com": ["Ann", "Lee", "member", "active"]}
+    assert members_rows(cli) == {"ann@example.com": ["Ann", "Lee", "member", "invited"]}  # never signed in
 
 
 def test_members_add_with_a_role(cli):
     cli("members", "add", "--email", "ann@example.com", "--name", "Ann", "--role", "admin")
-    assert members_rows(cli) == {"ann@example.com": ["Ann", "admin", "active"]}
+    assert members_rows(cli) == {"ann@example.com": ["Ann", "admin", "invited"]}
     assert_clean_failure(cli("members", "add", "--email", "bob@example.com", "--name", "Bob", "--role", "owner",
                              ok=False), "role")
     assert list(members_rows(cli)) == ["ann@example.com"]
@@ -357,7 +357,7 @@ def test_members_lock_and_unlock(cli):
     cli("members", "lock", "--email", "ann@example.com")
     assert members_rows(cli)["ann@example.com"][-1] == "locked"
     cli("members", "unlock", "--email", "Ann@Example.com")
-    assert members_rows(cli)["ann@example.com"][-1] == "active"
+    assert members_rows(cli)["ann@example.com"][-1] == "invited"
 
 
 @pytest.mark.parametrize("command", ["lock", "unlock", "remove"])

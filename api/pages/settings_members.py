@@ -45,16 +45,17 @@ class MemberList:
     def __init__(self, ctx: Context):
         self.ctx = ctx
 
-    def _show(self, req, resp, person: SignedIn, account: str, *, status: int = 200, errors=(),
-              form: dict[str, str] | None = None, notice: str | None = None) -> None:
+    async def _show(self, req, resp, person: SignedIn, account: str, *, status: int = 200, errors=(),
+                    form: dict[str, str] | None = None, notice: str | None = None) -> None:
+        members = accounts.list_members(self.ctx, account)
         web.render(req, resp, "settings_members.html", status=status, person=person, account=account,
-                   members=accounts.list_members(self.ctx, account), errors=list(errors), form=form or {},
-                   notice=notice)
+                   members=members, signed_in=await member_settings.last_sign_ins(self.ctx, members),
+                   errors=list(errors), form=form or {}, notice=notice)
 
     @web.page
     async def on_get(self, req, resp):
         person, account = await web.require_admin(self.ctx, req)
-        self._show(req, resp, person, account)
+        await self._show(req, resp, person, account)
 
     @web.page
     async def on_post(self, req, resp):
@@ -66,9 +67,9 @@ class MemberList:
             member = await member_settings.invite(self.ctx, account, person.name, invite.email, invite.name,
                                                   invite.role)
         except ValidationFailed as exc:  # the form again, with what to change
-            self._show(req, resp, person, account, status=422, errors=exc.errors, form=form)
+            await self._show(req, resp, person, account, status=422, errors=exc.errors, form=form)
             return
-        self._show(req, resp, person, account, status=201,
+        await self._show(req, resp, person, account, status=201,
                    notice=f"{member.spec.email} was added as {member.spec.role} and emailed a sign-in link.")
 
 

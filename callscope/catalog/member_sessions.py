@@ -1,4 +1,5 @@
-"""One-time sign-in links and member sessions of the web pages (tables ``sign_in_links``, ``member_sessions``).
+"""One-time sign-in links and member sessions of the web pages (tables ``sign_in_links``, ``member_sessions``), and
+when each person last signed in (``member_sign_ins``).
 
 Rows are found by the SHA-256 of a token; the tokens themselves live only in the email and the browser's cookie.
 """
@@ -10,7 +11,8 @@ from datetime import datetime
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from callscope.catalog.tables import MemberSession, SignInLink
+from callscope.catalog.db import insert as upsert
+from callscope.catalog.tables import MemberSession, MemberSignIn, SignInLink
 
 
 def insert_link(session: Session, link: SignInLink) -> None:
@@ -29,8 +31,18 @@ def redeem_link(session: Session, token_hash: str, now: datetime) -> SignInLink 
 
 
 def insert_session(session: Session, row: MemberSession) -> None:
+    """A new session of a person who signed in, noted as their latest sign-in (their first, where it is)."""
     session.execute(delete(MemberSession).where(MemberSession.expires_at < row.created_at))
     session.add(row)
+    signed_in = upsert(session, MemberSignIn).values(email=row.email, first_at=row.created_at, last_at=row.created_at)
+    session.execute(signed_in.on_conflict_do_update(index_elements=[MemberSignIn.email],
+                                                    set_={"last_at": row.created_at}))
+
+
+def last_sign_ins(session: Session, emails: list[str]) -> dict[str, datetime]:
+    """When each of these people last signed in; one who never has is left out."""
+    return dict(session.execute(select(MemberSignIn.email, MemberSignIn.last_at)
+                                .where(MemberSignIn.email.in_(emails))).all())
 
 
 def get_session(session: Session, token_hash: str, now: datetime) -> MemberSession | None:

@@ -575,3 +575,14 @@ class MemberSession(Base):
     csrf_token: Mapped[str] = mapped_column(String(64), nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False, index=True)
+
+
+class MemberSignIn(Base):
+    """When a person first and last signed in (by email; any of their accounts): Settings tells an invited member,
+    who never has, from an active one. Sessions expire and go; this row stays."""
+
+    __tablename__ = "member_sign_ins"
+
+    email: Mapped[str] = mapped_column(String(320), primary_key=True)
+    first_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    last_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)

@@ -26,7 +26,7 @@ from callscope.operator.handlers import dependents, reconcile
 from callscope.resources import Project, kind_class
 from callscope.resources.kinds import ProjectSpec
 from callscope.runtime import Runtime, opened
-from callscope.services import accounts
+from callscope.services import accounts, member_settings
 from callscope.services import keys as key_service
 from callscope.services.apply import apply_documents, table
 from callscope.services.projects import cascade_project_delete
@@ -235,9 +235,11 @@ async def members_remove(account, email) -> None:
 async def members_list(account) -> None:
     async with opened(load_settings()) as rt:
         found = accounts.list_members(rt.ctx, account)
+        signed_in = await member_settings.last_sign_ins(rt.ctx, found)
     click.echo(f"{'EMAIL':<36} {'NAME':<28} {'ROLE':<7} STATE")
     for m in found:
-        click.echo(f"{m.spec.email:<36} {m.spec.name:<28} {m.spec.role:<7} {'locked' if m.spec.locked else 'active'}")
+        state = "locked" if m.spec.locked else "active" if m.spec.email.lower() in signed_in else "invited"
+        click.echo(f"{m.spec.email:<36} {m.spec.name:<28} {m.spec.role:<7} {state}")
 
 
 # ----- resources as YAML ----------------------------------------------------------------------

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import datetime
 
+from callscope.catalog import member_sessions
 from callscope.errors import Conflict, NotFound
 from callscope.resources import Member
 from callscope.resources.kinds import Role
@@ -24,6 +26,11 @@ async def invite(ctx: Context, account: str, inviter_name: str, email: str, name
     member = await accounts.add_member(ctx, account, email, name, role)
     await member_auth.invite(ctx, member, inviter_name, accounts.account_display_name(ctx, account))
     return member
+
+
+async def last_sign_ins(ctx: Context, members: list[Member]) -> dict[str, datetime]:
+    """When each member last signed in, by email; one left out never has (invited, not active yet)."""
+    return await ctx.catalog.read(member_sessions.last_sign_ins, [m.spec.email.lower() for m in members])
 
 
 def _is_unlocked_admin(member: Member) -> bool:

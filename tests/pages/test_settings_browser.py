@@ -136,7 +136,7 @@ def test_an_admin_invites_locks_and_unlocks_a_member(site, driver):
     shoot(driver, "members")
     row = next(r for r in driver.find_elements("css selector", "table.members tbody tr") if "cy@example.com" in r.text)
     row.find_element("css selector", "form[action$='/unlock'] button").click()
-    wait_for(driver, lambda d: any("cy@example.com" in r.text and "active" in r.text
+    wait_for(driver, lambda d: any("cy@example.com" in r.text and "invited" in r.text  # unlocked, never signed in
                                    for r in d.find_elements("css selector", "table.members tbody tr")),
              what="unlocked")
     row = next(r for r in driver.find_elements("css selector", "table.members tbody tr") if "cy@example.com" in r.text)

@@ -298,6 +298,12 @@ async def test_an_invited_member_is_added_and_emailed_a_link(runtime, settings, 
     assert invitation["Subject"].endswith("invited you to default on Callscope")
     assert "added you to default on Callscope, as an admin." in text and "/sign-in/link?token=" in text
     assert "If you did not ask for it" not in text and "ask for a new one at http://" in text
+    # invited, not active, until they sign in; the admin who signed in is active, with the day
+    page = (await admin.get("/settings/members")).text
+    bo = re.search(r"<td[^>]*>bo@example.com</td>.*?</tr>", page, re.S)[0]
+    assert "invited" in bo and "never signed in" in bo and ">active<" not in bo
+    ada = re.search(rf"<td[^>]*>{ADMIN}.*?</tr>", page, re.S)[0]
+    assert ">active<" in ada and "signed in <time" in ada
 
 
 @pytest.mark.parametrize("fields, problem", [
