@@ -55,11 +55,12 @@ def _search_slot(bucket: Bucket, unit: Unit, series: TrackerSeries, query: Trend
                                           created_to=bucket.last))
 
 
-def _count_top(peak: int) -> int:
-    """The smallest 1, 2 or 5 times a power of ten that is at least `peak` (and at least 1)."""
+def count_top(peak: int) -> int:
+    """The top of a count's axis: the smallest 2, 4, 6 or 10 times a power of ten at least `peak`, so that its middle
+    tick is a whole number too (a top of 5 read "0, 2, 5")."""
     step = 1
     while True:
-        for m in (1, 2, 5):
+        for m in (2, 4, 6, 10):
             if m * step >= peak:
                 return m * step
         step *= 10
@@ -99,7 +100,7 @@ def charts(t: Trends, query: TrendsQuery) -> list[Chart]:
         return (mix or "no emotion known") + (f" ({_calls(unknown)} without one)" if mix and unknown else "")
 
     out = [trend_charts.bars("calls", "Calls analysed", slots, [p.calls for p in points],
-                             _count_top(max((p.calls for p in points), default=0)), lambda v: f"{v:.0f}",
+                             count_top(max((p.calls for p in points), default=0)), lambda v: f"{v:.0f}",
                              lambda i: f"{_calls(points[i].calls)} analysed")]
     for n, series in enumerate(t.goals):
         goal = series.points

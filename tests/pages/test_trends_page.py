@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from callscope.api.pages.listing import ListQuery
+from callscope.api.pages.trends import count_top
 from callscope.errors import ValidationFailed
 from callscope.services import operators, projects, trends
 from callscope.services.context import Principal
@@ -136,3 +137,8 @@ def test_buckets_cover_the_period_exactly_clipped_at_its_ends() -> None:
     assert [(b.first, b.last) for b in months] == [(date(2030, 12, 15), date(2030, 12, 31)),
                                                    (date(2031, 1, 1), date(2031, 1, 31)),
                                                    (date(2031, 2, 1), date(2031, 2, 10))]
+
+
+@pytest.mark.parametrize("peak, top", [(0, 2), (1, 2), (3, 4), (5, 6), (7, 10), (11, 20), (45, 60), (101, 200)])
+def test_a_count_axis_ticks_whole_numbers(peak: int, top: int) -> None:
+    assert count_top(peak) == top and (count_top(peak) / 2).is_integer()
