@@ -59,8 +59,9 @@ async def test_two_admins_demoting_each_other_at_once_leave_one_admin(runtime, r
             await bo.aclose()
         admins = await _unlocked_admins(runtime)
         assert len(admins) == 1, (round_, [a.status_code for a in answers], admins)
-        # the first one in wins; the other was no admin any more when its turn came
-        assert sorted(a.status_code for a in answers) == [303, 404], [a.text for a in answers]
+        # the first one in wins (the members' page, saying what was done); the other was no admin any more when its
+        # turn came (404), or, removed, no member at all: sent to sign in (303)
+        assert sorted(a.status_code for a in answers) in ([200, 404], [200, 303]), [a.text for a in answers]
 
 
 @pytest.mark.parametrize("action", list(DEMOTIONS))
@@ -75,4 +76,4 @@ async def test_one_admin_demoting_the_other_and_themselves_at_once_stays_one_adm
             await there.aclose()
         admins = await _unlocked_admins(runtime)
         assert len(admins) == 1, (round_, [a.status_code for a in answers], admins)
-        assert sorted(a.status_code for a in answers) in ([303, 404], [303, 409]), [a.text for a in answers]
+        assert sorted(a.status_code for a in answers) in ([200, 404], [200, 409]), [a.text for a in answers]

@@ -341,16 +341,19 @@ async def test_role_lock_unlock_and_remove(runtime, admin):
         return await admin.post(f"/settings/members/{action}", data={"csrf": token, "email": "bo@example.com",
                                                                      **fields})
 
-    assert (await act("role", role="admin")).status_code == 303
+    def said(resp: httpx.Response, notice: str) -> bool:  # the members' page again, saying what was done
+        return resp.status_code == 200 and f'<p class="note" role="status">{notice}</p>' in resp.text
+
+    assert said(await act("role", role="admin"), "bo@example.com is now an admin.")
     assert accounts.find_member(runtime.ctx, "default", "bo@example.com").spec.role == "admin"
-    assert (await act("lock")).status_code == 303
+    assert said(await act("lock"), "bo@example.com is locked: signed out everywhere, and cannot sign in.")
     assert accounts.find_member(runtime.ctx, "default", "bo@example.com").spec.locked is True
-    assert (await act("unlock")).status_code == 303
+    assert said(await act("unlock"), "bo@example.com is unlocked and may sign in again.")
     assert accounts.find_member(runtime.ctx, "default", "bo@example.com").spec.locked is False
     confirm = await act("remove")
     assert confirm.status_code == 200 and 'name="confirmed" value="yes"' in confirm.text
     assert accounts.find_member(runtime.ctx, "default", "bo@example.com") is not None
-    assert (await act("remove", confirmed="yes")).status_code == 303
+    assert said(await act("remove", confirmed="yes"), "bo@example.com was removed from the account.")
     assert accounts.find_member(runtime.ctx, "default", "bo@example.com") is None
 
 
@@ -360,6 +363,8 @@ async def test_the_account_keeps_an_unlocked_admin(runtime, admin, action, field
     token = await csrf(admin, "/settings/members")
     resp = await admin.post(f"/settings/members/{action}", data={"csrf": token, "email": ADMIN, **fields})
     assert resp.status_code == 409 and "unlocked admin" in resp.text
+    # the members' page, saying why, with its forms: not a page without a way on
+    assert 'id="member-problem"' in resp.text and 'action="/settings/members/role"' in resp.text
     assert accounts.find_member(runtime.ctx, "default", ADMIN).spec == accounts.find_member(
         runtime.ctx, "default", ADMIN).spec.model_copy(update={"role": "admin", "locked": False})
 
