@@ -245,7 +245,7 @@ class SupportChecker:
     def _quote(self, sentence: str) -> str | None:
         """The quote of a sentence that reports what was said ('The customer said: "..."') when the transcript has
         its words, in order, in one stretch: speech quoted is supported as it stands, whoever it is said by (the
-        label "Speaker-2" is no number of the call)."""
+        name "Speaker 2" is no number of the call)."""
         match = _REPORTED.match(sentence)
         said = f" {' '.join(tokens(match.group(2)))} " if match else ""
         return match.group(2) if match and said.strip() and any(said in s for s in self._said) else None
@@ -284,9 +284,10 @@ class SupportChecker:
 
 
 def speaker_name(speaker: str, roles: Mapping[str, str] | None) -> str:
-    """How a quote names who said it: "The agent", "The customer", else the speaker label ("Speaker-1")."""
+    """How a quote names who said it: "The agent", "The customer", else as the recording page names a speaker whose
+    role is not known ("Speaker 1" for the label speaker-1)."""
     role = (roles or {}).get(speaker)
-    return f"The {role}" if role in ("agent", "customer") else speaker.capitalize()
+    return f"The {role}" if role in ("agent", "customer") else speaker.replace("-", " ").capitalize()
 
 
 def key_sentences(segments: Sequence[TranscriptSegment], embedder: Any | None,

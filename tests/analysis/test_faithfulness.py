@@ -119,7 +119,7 @@ def test_key_sentences_are_said_in_the_call_in_order(embedder):
 
 def test_a_short_call_without_long_sentences_is_its_turns(embedder):
     short = segments([("speaker-1", "Hello?"), ("speaker-2", "Wrong number, sorry.")])
-    assert extractive_summary(short, embedder) == 'Speaker-1 said: "Hello?" Speaker-2 said: "Wrong number, sorry."'
+    assert extractive_summary(short, embedder) == 'Speaker 1 said: "Hello?" Speaker 2 said: "Wrong number, sorry."'
     assert extractive_summary(segments([("speaker-1", " ")]), embedder) == ""
 
 
