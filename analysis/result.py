@@ -182,6 +182,8 @@ class RedactionSummary(Part):
     counts: dict[str, int] = Field(description="Spans redacted per entity type, each requested type listed.")
     audio: bool = Field(False, description="The recording's audio has the same spans replaced by a tone or silence "
                         "(its audio_url serves only that copy).")
+    mode: str = Field("precise", description="The project's redaction.mode: precise or strict.")
+    tones: int = Field(0, description="Keypad tones (DTMF) replaced in the audio, where the audio is redacted.")
 
 
 class AnalysisResult(Part):

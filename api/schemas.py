@@ -23,9 +23,11 @@ from callscope.catalog.calls import CallRecord as RecentCall  # the call records
 from callscope.catalog.calls import NumberStats
 from callscope.catalog.tables import BIGINT_MAX
 from callscope.resources.kinds import (
+    ANSWER_SECONDS_DEFAULT,
     TRACKERS_MAX,
     NumberType,
     RedactionEntity,
+    RedactionMode,
     RoutingStrategy,
     TrackerMode,
     TrackerName,
@@ -197,6 +199,11 @@ class ProjectRedaction(Shape):
         description="What to redact, each at most once: payment_card, bank_account, national_id, date_of_birth, "
         "email, phone_number, person_name, address.")
     audio: bool = Field(True, description="Silence the redacted words in the audio as well.")
+    mode: RedactionMode = Field(
+        "precise", description="precise: the values the rules read in the words. strict: as well, every answer to "
+        "a request for a sensitive value, whole, and every run of spoken digits, whatever the recogniser heard.")
+    max_answer_seconds: int = Field(ANSWER_SECONDS_DEFAULT, ge=5, le=120,
+                                    description="strict: the longest answer redacted whole, in seconds.")
 
 
 class ProjectTracker(Shape):

@@ -45,6 +45,11 @@ The targets are the text mode's (payment cards recall >= 99 %, the other types >
 report part) and, for the audio, no speech left in a found span. ``--rate 16000`` renders wideband instead of the
 phone band, to tell the band's share of the recognition errors.
 
+``--mode strict`` (repeatable with ``--mode precise``; one transcription for all) scores redaction.mode strict. The
+speech run also prints, per type, the true spans that survive: a word of one left in the transcript, or more than
+LEAK_SHARE of its speech samples left in the served audio; and the share of the calls' time the served audio
+blanks, beside the true spans' share (the cost). Text mode prints the words outside true spans redacted.
+
 ``--asr-cache DIR`` keeps the transcripts between runs (keyed by the call, the voices and the Whisper model), for
 working on the rules; ``--part fit`` runs one part only (fitting without reading the report part; the margin is
 then that part's); ``--verbose`` prints a line per call.
@@ -58,13 +63,13 @@ import json
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
-from callscope.analysis.stages.audio_redaction import Fill, fill_samples, redact_audio_file, redacted_spans
+from callscope.analysis.stages.audio_redaction import Fill, fill_samples, merged, redact_audio_file, redacted_spans
 from callscope.analysis.stages.redaction import ENTITY_TYPES, EntityType, RedactedSpan, find_spans, redact
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.* (--speech)
@@ -117,7 +122,7 @@ def words_of(span: RedactedSpan) -> Words:
     return {(span.segment, w) for w in range(span.first_word, span.last_word + 1)}
 
 
-def score(calls: list[dict], misses: bool) -> tuple[dict[EntityType, list[int]], float, int]:
+def score(calls: list[dict], misses: bool, mode: str = "precise") -> tuple[dict[EntityType, list[int]], float, int]:
     # per type: true spans, found, found spans, right, true words, found words, right words
     counts = {e: [0] * 7 for e in ENTITY_TYPES}
     elapsed, words = 0.0, 0
@@ -125,7 +130,7 @@ def score(calls: list[dict], misses: bool) -> tuple[dict[EntityType, list[int]],
         said = segments(call["turns"])
         words += sum(len(s.words) for s in said)
         started = time.perf_counter()
-        spans = find_spans(said, ENTITY_TYPES, region=call.get("region", "US"))
+        spans = find_spans(said, ENTITY_TYPES, region=call.get("region", "US"), mode=mode)
         elapsed += time.perf_counter() - started
         true = truth(call)
         for e in ENTITY_TYPES:
@@ -167,10 +172,14 @@ def _table(counts: dict[EntityType, list[int]]) -> None:
               f"{_pct(rw, mw):>18}")
 
 
-def report(name: str, calls: list[dict], misses: bool) -> None:
-    print(f"\n{name}: {len(calls)} calls")
-    counts, elapsed, words = score(calls, misses)
+def report(name: str, calls: list[dict], misses: bool, mode: str = "precise") -> None:
+    print(f"\n{name}: {len(calls)} calls, mode {mode}")
+    counts, elapsed, words = score(calls, misses, mode)
     _table(counts)
+    true_words = sum(c[4] for c in counts.values())
+    other = sum(c[5] - c[6] for c in counts.values())  # redacted words outside true spans of their type
+    print(f"cost: {other} of {words - true_words} words outside the true spans redacted "
+          f"({_pct(other, words - true_words).strip()} %)")
     print(f"{words} words in {elapsed * 1000:.0f} ms ({elapsed / max(words, 1) * 150 * 1000:.1f} ms per minute of "
           "speech at 150 words a minute)")
 
@@ -255,6 +264,11 @@ class SpeechTally:
     residual_energy: float = 0.0
     other_speech: int = 0  # samples of speech outside all true spans
     other_filled: int = 0
+    # per entity: true spans, and those that survive: a word of it left in the transcript, or more than LEAK_SHARE
+    # of its speech samples left in the served audio (a digit's worth)
+    leaks: dict[EntityType, list[int]] = field(default_factory=lambda: {e: [0, 0, 0] for e in ENTITY_TYPES})
+    blanked_ms: int = 0  # the served audio's filled time
+    truth_ms: int = 0  # the true spans' time (the least a redaction that takes them all must blank)
     audio_ms: int = 0
     asr_s: float = 0.0
 
@@ -331,12 +345,18 @@ def _score_speech(t: Transcribed, tally: SpeechTally, misses: bool) -> list[Spok
     return found_truth
 
 
+LEAK_SHARE = 0.05
+
+
 def _score_audio(t: Transcribed, found: list[SpokenSpan], margin_ms: int, fill: Fill, tally: SpeechTally,
                  folder: Path) -> None:
     served_path = folder / f"{t.call['id']}-served.flac"
     from tests.analysis import speech  # --speech only
 
-    redact_audio_file(t.path, served_path, redacted_spans(t.redacted, margin_ms), fill)
+    ranges = redacted_spans(t.redacted, margin_ms)
+    tally.blanked_ms += sum(min(e, t.duration_ms) - s for s, e in ranges if s < t.duration_ms)
+    tally.truth_ms += sum(e - s for s, e in merged((s.start_ms, s.end_ms) for s in t.truth))
+    redact_audio_file(t.path, served_path, ranges, fill)
     original, rate = speech.read(t.path)
     served, served_rate = speech.read(served_path)
     assert served_rate == rate and served.shape == original.shape, (served.shape, original.shape)
@@ -353,6 +373,17 @@ def _score_audio(t: Transcribed, found: list[SpokenSpan], margin_ms: int, fill: 
         tally.span_left += int((speech_there & (np.abs(residual) > S16_STEP)).sum())
         tally.span_energy += float(np.square(orig.astype(np.float64)).sum())
         tally.residual_energy += float(np.square(residual.astype(np.float64)).sum())
+    redacted_words = {(si, wi) for si, s in enumerate(t.redacted) for wi, w in enumerate(s.words) if w.redacted}
+    for spoken in t.truth:
+        lo, hi = spoken.start_ms * rate // 1000, min(n, -(-spoken.end_ms * rate // 1000))
+        residual = served[:, lo:hi] - fill_samples(fill, lo, hi - lo, rate)
+        speech_there = np.abs(original[:, lo:hi]) > S16_STEP
+        audible = (speech_there & (np.abs(residual) > S16_STEP)).sum() > LEAK_SHARE * max(speech_there.sum(), 1)
+        written = not _truth_words(spoken, t.segments) <= redacted_words
+        leak = tally.leaks[spoken.entity]
+        leak[0] += 1
+        leak[1] += written
+        leak[2] += written or audible
     outside = ~in_truth
     filled = np.abs(served - fill_samples(fill, 0, n, rate)) <= S16_STEP
     other = (np.abs(original) > S16_STEP) & outside
@@ -393,12 +424,16 @@ def _transcribe_all(calls: list[dict], folder: Path, args: argparse.Namespace) -
                 cached.write_text(json.dumps({"duration_ms": duration_ms,
                                               "segments": [s.model_dump(mode="json") for s in segments]}))
         asr_s = None if cached is not None and result is None else time.perf_counter() - started
-        # the pipeline's redaction step (right after the speakers) is this call, with the call's region
-        redaction = redact(segments, ENTITY_TYPES, region=call.get("region", "US"))
-        t = Transcribed(call, path, truth, segments, redaction.spans, redaction.segments, duration_ms)
+        t = Transcribed(call, path, truth, segments, [], [], duration_ms)
         t.call = {**call, "asr_s": asr_s, "voices": voices}
         out.append(t)
     return out
+
+
+def _redacted(t: Transcribed, mode: str) -> Transcribed:
+    # the pipeline's redaction step (right after the speakers) is this call, with the call's region
+    redaction = redact(t.segments, ENTITY_TYPES, region=t.call.get("region", "US"), mode=mode, language="en")
+    return replace(t, spans=redaction.spans, redacted=redaction.segments)
 
 
 def _stat(values: list[int], q: float) -> int:
@@ -413,42 +448,54 @@ def speech_report(calls: list[dict], args: argparse.Namespace) -> None:
     parts = {part: [c for c in calls if c["split"] == part] for part in args.parts}
     with tempfile.TemporaryDirectory(prefix="callscope-redaction-") as tmp:
         folder = Path(tmp)
-        done = {part: _transcribe_all(chosen, folder, args) for part, chosen in parts.items()}
-        tallies, found = {}, {}
-        for part, transcribed in done.items():
-            print(f"\n{part}: {len(transcribed)} calls through speech (espeak-ng, {args.rate / 1000:g} kHz mu-law "
-                  "stereo) and ASR")
-            tally = tallies[part] = SpeechTally()
-            for t in transcribed:
-                edges_before = len(tally.edges)
-                found[t.call["id"]] = _score_speech(t, tally, args.misses)
-                tally.audio_ms += t.duration_ms
-                tally.asr_s += t.call["asr_s"] or 0.0
-                if args.verbose:
-                    worst = max(tally.edges[edges_before:], default=0)
-                    asr = "cached" if t.call["asr_s"] is None else f"{t.call['asr_s']:.1f} s"
-                    print(f"  {t.call['id']}: {' / '.join(t.call['voices'])}, {t.duration_ms / 1000:.1f} s audio, "
-                          f"ASR {asr}, {len(found[t.call['id']])}/{len(t.truth)} spans found, "
-                          f"{len(t.spans)} redacted, worst edge {worst} ms")
-            _table(tally.counts)
-            print(f"{tally.audio_ms / 1000:.0f} s of audio, ASR {tally.asr_s:.0f} s (transcripts not cached)")
-        edges = tallies[args.parts[0]].edges  # the fit part's, unless only the report part is run
-        margin = -(-max(max(edges, default=0), 0) * 3 // 100) * 50  # 1.5 x the max, rounded up to 50 ms
-        for part, tally in tallies.items():
-            e = tally.edges
-            print(f"\n{part}: word timing, speech a found span's redacted words leave uncovered at its start and end "
-                  f"(ms; {len(e)} edges): p50 {_stat(e, 50)}, p95 {_stat(e, 95)}, max {max(e, default=0)}; "
-                  f"{tally.partial} found span(s) only partly redacted left out")
-        print(f"margin_ms = {margin} (the {args.parts[0]} part's max x 1.5, rounded up to 50 ms)")
-        for part, transcribed in done.items():
-            tally = tallies[part]
-            for t in transcribed:
-                _score_audio(t, found[t.call["id"]], margin, args.fill, tally, folder)
-            ratio = tally.residual_energy / tally.span_energy if tally.span_energy else 0.0
-            db = 10 * np.log10(ratio) if ratio > 0 else float("-inf")
-            print(f"{part}: audio ({args.fill}, margin {margin} ms), inside found true spans: speech left "
-                  f"{_pct(tally.span_left, tally.span_speech).strip()} % of {tally.span_speech} samples, residual "
-                  f"{db:.1f} dB; other speech filled {_pct(tally.other_filled, tally.other_speech).strip()} %")
+        heard = {part: _transcribe_all(chosen, folder, args) for part, chosen in parts.items()}
+        for mode in args.modes:
+            done = {part: [_redacted(t, mode) for t in transcribed] for part, transcribed in heard.items()}
+            _speech_figures(done, folder, args, mode)
+
+
+def _speech_figures(done: dict[str, list[Transcribed]], folder: Path, args: argparse.Namespace, mode: str) -> None:
+    tallies, found = {}, {}
+    for part, transcribed in done.items():
+        print(f"\n{part}: {len(transcribed)} calls through speech (espeak-ng, {args.rate / 1000:g} kHz mu-law "
+              f"stereo) and ASR, mode {mode}")
+        tally = tallies[part] = SpeechTally()
+        for t in transcribed:
+            edges_before = len(tally.edges)
+            found[t.call["id"]] = _score_speech(t, tally, args.misses)
+            tally.audio_ms += t.duration_ms
+            tally.asr_s += t.call["asr_s"] or 0.0
+            if args.verbose:
+                worst = max(tally.edges[edges_before:], default=0)
+                asr = "cached" if t.call["asr_s"] is None else f"{t.call['asr_s']:.1f} s"
+                print(f"  {t.call['id']}: {' / '.join(t.call['voices'])}, {t.duration_ms / 1000:.1f} s audio, "
+                      f"ASR {asr}, {len(found[t.call['id']])}/{len(t.truth)} spans found, "
+                      f"{len(t.spans)} redacted, worst edge {worst} ms")
+        _table(tally.counts)
+        print(f"{tally.audio_ms / 1000:.0f} s of audio, ASR {tally.asr_s:.0f} s (transcripts not cached)")
+    edges = tallies[args.parts[0]].edges  # the fit part's, unless only the report part is run
+    margin = -(-max(max(edges, default=0), 0) * 3 // 100) * 50  # 1.5 x the max, rounded up to 50 ms
+    for part, tally in tallies.items():
+        e = tally.edges
+        print(f"\n{part}: word timing, speech a found span's redacted words leave uncovered at its start and end "
+              f"(ms; {len(e)} edges): p50 {_stat(e, 50)}, p95 {_stat(e, 95)}, max {max(e, default=0)}; "
+              f"{tally.partial} found span(s) only partly redacted left out")
+    print(f"margin_ms = {margin} (the {args.parts[0]} part's max x 1.5, rounded up to 50 ms)")
+    for part, transcribed in done.items():
+        tally = tallies[part]
+        for t in transcribed:
+            _score_audio(t, found[t.call["id"]], margin, args.fill, tally, folder)
+        ratio = tally.residual_energy / tally.span_energy if tally.span_energy else 0.0
+        db = 10 * np.log10(ratio) if ratio > 0 else float("-inf")
+        print(f"{part}: audio ({args.fill}, margin {margin} ms), inside found true spans: speech left "
+              f"{_pct(tally.span_left, tally.span_speech).strip()} % of {tally.span_speech} samples, residual "
+              f"{db:.1f} dB; other speech filled {_pct(tally.other_filled, tally.other_speech).strip()} %; "
+              f"blanked {_pct(tally.blanked_ms, tally.audio_ms).strip()} % of the calls' time (the true spans: "
+              f"{_pct(tally.truth_ms, tally.audio_ms).strip()} %)")
+        print(f"{part}: survives (mode {mode}): type, true spans, in the transcript, in the transcript or audible")
+        for entity, (n, written, either) in tally.leaks.items():
+            if n:
+                print(f"  {entity:<15}{n:>4}{_pct(written, n):>8} %{_pct(either, n):>8} %")
 
 
 def main() -> None:
@@ -461,16 +508,20 @@ def main() -> None:
                         help="--speech: the recordings' sample rate (8000: phone band; 16000: wideband, to tell the "
                              "band's share of the ASR errors)")
     parser.add_argument("--verbose", action="store_true", help="--speech: a line per call")
+    parser.add_argument("--mode", dest="modes", action="append", choices=("precise", "strict"),
+                        help="redaction.mode (repeatable; default precise): each mode's figures, one transcription")
     parser.add_argument("--part", dest="parts", action="append", choices=("fit", "report"),
                         help="only this part (repeatable; default both): fit the rules without reading the report")
     args = parser.parse_args()
     args.parts = args.parts or ["fit", "report"]
+    args.modes = args.modes or ["precise"]
     calls = json.loads(DATA.read_text())
     if args.speech:
         speech_report(calls, args)
         return
-    for part in args.parts:
-        report(part, [c for c in calls if c["split"] == part], args.misses)
+    for mode in args.modes:
+        for part in args.parts:
+            report(part, [c for c in calls if c["split"] == part], args.misses, mode)
 
 
 if __name__ == "__main__":

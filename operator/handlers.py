@@ -3,8 +3,9 @@
 They fill in what objects applied as YAML (kubectl, `callscope apply`) lack and what REST-created
 objects already carry: the integer id (status and the `callscope.io/id` label), tag colours, key
 material for ApiKeys, the uniqueness rules as a Conflict condition, whether the objects the spec names
-exist as a ReferencesResolved condition, observedGeneration and a Ready condition (False while either of
-those two says something is wrong). They write status (and the id label), never spec: applied YAML does
+exist as a ReferencesResolved condition, whether delivery would send to a project's webhook URL as a
+WebhookEndpoint condition, observedGeneration and a Ready condition (False while any of those says
+something is wrong). They write status (and the id label), never spec: applied YAML does
 not drift.
 """
 
@@ -15,6 +16,7 @@ from collections.abc import Hashable
 
 import structlog
 
+from callscope import webhook_endpoints
 from callscope.catalog.ids import Owner, allocate_id, claim, claim_of, transfer_claim
 from callscope.resources import KINDS, ApiKey, Condition, Operator, Project, Resource, Tag, VirtualNumber
 from callscope.resources.meta import ID_LABEL
@@ -102,6 +104,19 @@ def dependents(ctx: Context, obj: Resource) -> list[Resource]:
     return naming + claiming
 
 
+async def _webhook_endpoint(ctx: Context, obj: Resource) -> Condition | None:
+    """A project's WebhookEndpoint condition: whether delivery would send to its URL (the rule Settings → Webhooks
+    checks when saving, callscope/webhook_endpoints.py), so that applied YAML is not refused silently at every
+    delivery. A name that does not resolve yet is Unknown: the DNS record may come later."""
+    if not isinstance(obj, Project) or obj.spec.webhook is None:
+        return None
+    refused = await webhook_endpoints.refusal(obj.spec.webhook.url, ctx.settings)
+    if refused is None:
+        return Condition(type="WebhookEndpoint", status="True", reason="Deliverable")
+    return Condition(type="WebhookEndpoint", status="Unknown" if refused.retry else "False",
+                     reason="Unresolved" if refused.retry else "Refused", message=str(refused))
+
+
 def _condition(conditions: list[Condition], new: Condition, now) -> list[Condition]:
     kept = [c for c in conditions if c.type != new.type]
     old = next((c for c in conditions if c.type == new.type), None)
@@ -131,11 +146,18 @@ async def reconcile(ctx: Context, obj: Resource, secrets: SecretStore | None = N
                          reason="NotUnique" if problems else "Unique", message="; ".join(problems))
     resolved = Condition(type="ReferencesResolved", status="False" if missing else "True",
                          reason="NotFound" if missing else "Resolved", message="; ".join(missing))
-    ready = Condition(type="Ready", status="False" if problems or missing else "True",
-                      reason="Conflict" if problems else "UnresolvedReferences" if missing else "Reconciled",
-                      message="; ".join(problems + missing))
+    webhook = await _webhook_endpoint(ctx, obj)
+    refused = [webhook.message] if webhook is not None and webhook.status == "False" else []
+    ready = Condition(type="Ready", status="False" if problems or missing or refused else "True",
+                      reason="Conflict" if problems else "UnresolvedReferences" if missing
+                      else "WebhookRefused" if refused else "Reconciled",
+                      message="; ".join(problems + missing + refused))
     for condition in (conflict, resolved, ready):
         status.conditions = _condition(status.conditions, condition, now)
+    if webhook is not None:
+        status.conditions = _condition(status.conditions, webhook, now)
+    else:  # no webhook (any more): nothing to say about one
+        status.conditions = [c for c in status.conditions if c.type != "WebhookEndpoint"]
     if status == obj.status:
         return obj
     if key is not None and secrets is not None:
@@ -143,9 +165,9 @@ async def reconcile(ctx: Context, obj: Resource, secrets: SecretStore | None = N
     draft = obj.model_copy(deep=True)
     draft.status = status
     updated = await ctx.store.update_status(draft)
-    if problems or missing:
+    if problems or missing or refused:
         log.warning("reconcile_not_ready", kind=obj.KIND, account=obj.namespace, name=obj.name,
-                    problems=problems + missing)
+                    problems=problems + missing + refused)
     return updated
 
 

@@ -72,11 +72,12 @@ def start_server(data_dir: Path, **settings: str) -> LiveServer:
 
 class WebhookReceiver:
     """The customer's endpoint on loopback: keeps every delivery's headers (lower-case names) and raw body,
-    answers `status` (200 unless a test changes it)."""
+    answers `status` (200 unless a test changes it) with the body `answer` (none unless a test sets one)."""
 
     def __init__(self) -> None:
         self.deliveries: list[tuple[dict[str, str], bytes]] = []
         self.status = 200
+        self.answer = b""
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -84,7 +85,9 @@ class WebhookReceiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 outer.deliveries.append(({k.lower(): v for k, v in self.headers.items()}, body))
                 self.send_response(outer.status)
+                self.send_header("Content-Length", str(len(outer.answer)))
                 self.end_headers()
+                self.wfile.write(outer.answer)
 
             def log_message(self, *args) -> None:
                 pass

@@ -4,25 +4,23 @@ Per tick it leases as many due events as it has free slots and POSTs each, signe
 project's signing secrets (read at delivery time: the current one, and one rotated out while its overlap
 lasts). 2xx is delivered; 408, 429, 5xx, timeouts and connection errors
 are retried with backoff (a longer ``Retry-After`` wins); 410 disables the endpoint; anything else fails at once.
-Only ``https://`` and public addresses unless the development settings allow, and the checked address is the one
-connected to; the URL is parsed with `validation.endpoint`, which checked it when it was saved. Whatever else goes
-wrong in an attempt is recorded as its outcome, never left to escape the task. Details: docs/operations.md.
+Which endpoints may be sent to, and the signed POST itself: callscope/webhook_endpoints.py, the rule that saving an
+endpoint applies too. Whatever else goes wrong in an attempt is recorded as its outcome, never left to escape the
+task. Details: docs/operations.md.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
-import ipaddress
 import random
-import socket
 import time
 from datetime import datetime, timedelta
 
 import httpx
 import structlog
 
-from callscope import signing_secrets, validation, webhook_signing
+from callscope import signing_secrets, webhook_endpoints
 from callscope.catalog import outbox
 from callscope.catalog.outbox import ClaimedEvent, Outcome
 from callscope.metrics import DELIVERIES, DELIVERY_SECONDS
@@ -37,51 +35,6 @@ from callscope.workers.periodic import every
 log = structlog.get_logger()
 
 MAX_RETRY_AFTER = timedelta(days=1)
-EXCERPT = 500  # characters of the endpoint's answer kept with each attempt
-
-
-class Refused(Exception):
-    """The endpoint may not be sent to (scheme, address, missing secret); the message says why."""
-
-    def __init__(self, message: str, retry: bool = False) -> None:
-        super().__init__(message)
-        self.retry = retry
-
-
-def address_allowed(address: str, allow_private: bool) -> bool:
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    if allow_private:
-        return not (ip.is_multicast or ip.is_unspecified)
-    return ip.is_global and not (ip.is_multicast or ip.is_reserved)
-
-
-async def resolve_checked(url: str, settings) -> tuple[str, str]:
-    """(URL with the host replaced by a checked IP address, the host name); Refused when not allowed. The URL is
-    parsed with `validation.endpoint`, the function every webhook URL was checked with when it was saved."""
-    try:
-        parts = validation.endpoint(url)
-    except ValueError as exc:  # saved before the check existed (the outbox keeps the URL of each event)
-        raise Refused(f"not an http(s) URL that can be delivered to: {exc}: {url}") from None
-    if parts.scheme == "http" and not settings.webhook_allow_http:
-        raise Refused("only https:// endpoints are delivered to (CALLSCOPE_WEBHOOK_ALLOW_HTTP allows http://)")
-    host = parts.host
-    try:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, parts.connect_port, type=socket.SOCK_STREAM)
-    except socket.gaierror as exc:
-        raise Refused(f"cannot resolve {host}: {exc.strerror}", retry=True) from None
-    addresses = list(dict.fromkeys(info[4][0] for info in infos))
-    denied = [a for a in addresses if not address_allowed(a, settings.webhook_allow_private_addresses)]
-    if denied or not addresses:
-        raise Refused(f"{host} resolves to a loopback, link-local, private or reserved address ({denied[0]}); "
-                      "CALLSCOPE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES allows it for development" if denied
-                      else f"{host} has no address")
-    address = addresses[0]
-    netloc = f"[{address}]" if ":" in address else address
-    if parts.port:
-        netloc += f":{parts.port}"
-    return f"{parts.scheme}://{netloc}{parts.path}", host
 
 
 def retry_after(value: str | None, now: datetime) -> timedelta | None:
@@ -187,7 +140,7 @@ class WebhookDeliverer:
         try:
             return await signing_secrets.signing(self.secrets, event.account, ref, self.ctx.clock())
         except signing_secrets.SecretMissing as exc:
-            raise Refused(str(exc), retry=True) from None
+            raise webhook_endpoints.Refused(str(exc), retry=True) from None
 
     async def attempt(self, event: ClaimedEvent) -> Outcome:
         started, clock = self.ctx.clock(), time.monotonic()
@@ -201,13 +154,9 @@ class WebhookDeliverer:
         body = event.payload.encode()
         try:
             secrets = await self._secrets(event)
-            target, host = await resolve_checked(event.url, self.settings)
-            headers = webhook_signing.headers(secrets, event.message_id, int(time.time()), body)
-            headers["host"] = validation.endpoint(event.url).authority
-            headers["user-agent"] = "Callscope-Webhooks/1"
-            response = await self.client.post(target, content=body, headers=headers,
-                                              extensions={"sni_hostname": host})
-        except Refused as exc:
+            response = await webhook_endpoints.post(self.client, event.url, body, secrets, event.message_id,
+                                                    self.settings)
+        except webhook_endpoints.Refused as exc:
             if exc.retry:
                 return self._retry(event, started, elapsed(), str(exc))
             return Outcome("failed", started, elapsed(), error=str(exc))
@@ -215,7 +164,7 @@ class WebhookDeliverer:
             return self._retry(event, started, elapsed(), f"timed out after {self.settings.webhook_timeout_seconds} s")
         except httpx.HTTPError as exc:
             return self._retry(event, started, elapsed(), f"{type(exc).__name__}: {exc}"[:1000])
-        code, excerpt = response.status_code, response.text[:EXCERPT]
+        code, excerpt = response.status_code, response.text[:webhook_endpoints.EXCERPT]
         if 200 <= code < 300:
             return Outcome("delivered", started, elapsed(), code, None, excerpt)
         if code == 410:

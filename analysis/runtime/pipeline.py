@@ -328,7 +328,8 @@ class Pipeline:
             run.skipped("redaction", "the project redacts nothing")
             return None
         redaction = redact(segments, project.redaction.entities, region=self.settings.default_phone_region,
-                           reference=called_on)
+                           reference=called_on, mode=project.redaction.mode, language=project.language,
+                           max_answer_ms=project.redaction.max_answer_seconds * 1000)
         carried = {e: redacted_before.get(e, 0) for e in redaction.summary.counts} if redacted_before else {}
         if any(carried.values()):
             counts = {e: n + carried[e] for e, n in redaction.summary.counts.items()}
@@ -417,7 +418,8 @@ class Pipeline:
 
 
 def _redaction_detail(summary: RedactionSummary) -> str:
-    return ", ".join(f"{entity}: {summary.counts.get(entity, 0)}" for entity in summary.entities) + " span(s)"
+    return ", ".join(f"{entity}: {summary.counts.get(entity, 0)}" for entity in summary.entities) + " span(s)" + (
+        ", strict" if summary.mode == "strict" else "")
 
 
 # Pipeline keyword -> factory (module:function) building the model object from Settings. Ray actors own one each

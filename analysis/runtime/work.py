@@ -13,7 +13,9 @@ from typing import Any
 
 from callscope.analysis.result import AnalysisResult
 from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline, Progress
-from callscope.analysis.stages.audio_redaction import redact_audio_file, redacted_spans
+from callscope.analysis.stages import dtmf
+from callscope.analysis.stages.audio_redaction import merged, redact_audio_file, redacted_spans
+from callscope.analysis.stages.decode import decode
 from callscope.blobs.factory import build_blob_store
 from callscope.errors import NotFound
 
@@ -75,7 +77,13 @@ def analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None 
             if progress is not None:
                 progress("audio_redaction", 0.99)
             redacted = Path(tmp) / "redacted.flac"
-            spans = redacted_spans(result.segments, settings.redaction_audio_margin_ms)
+            # keypad tones go too: a DTMF decoder reads a typed card number back from the served file
+            tones = dtmf.detect(decode(path))
+            spans = merged([*redacted_spans(result.segments, settings.redaction_audio_margin_ms),
+                            *((t.start_ms, t.end_ms) for t in tones)])
+            if result.redaction is not None:
+                result = result.model_copy(update={"redaction": result.redaction.model_copy(
+                    update={"tones": len(tones)})})
             redact_audio_file(path, redacted, spans, settings.redaction_audio_fill)
             asyncio.run(_upload(settings, redacted, work.redacted_audio_key))
         return result

@@ -25,6 +25,7 @@ NO_AUDIO = "Audio file has no audio stream"
 TONE_HZ = 1000.0
 TONE_PEAK = 0.1  # -20 dBFS
 _S16 = 32768.0
+EDGE_REACH_MS = 1_000  # Whisper placed a value's first word up to 900 ms late (issue 42's probe)
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,10 @@ def redacted_spans(segments: Sequence[TranscriptSegment], margin_ms: int) -> lis
     a number's digits are redacted too), each widened by margin_ms (start not below 0), merged where they overlap
     or touch, sorted. A range that begins with its segment's first word begins with the segment, one that ends with
     its last word ends with it: Whisper's times drift most at a segment's edges (a number read for two seconds,
-    written as one word, got 760 ms of it), and its segments hold the speech they transcribe."""
+    written as one word, got 760 ms of it), and its segments hold the speech they transcribe. Inside a segment a
+    range reaches back to the end of the word before it and on to the start of the word after it, by EDGE_REACH_MS
+    at most: a value's first word placed late ("four" said at 13.6 s, timed 14.5 s) is still covered, and the gap
+    holds no other word of the segment (every channel is filled: a long pause may hold the other party's speech)."""
     ranges: list[tuple[int, int]] = []
     for segment in segments:
         words = segment.words
@@ -55,19 +59,22 @@ def redacted_spans(segments: Sequence[TranscriptSegment], margin_ms: int) -> lis
             run = words[i:j + 1]
             start = min(min(w.start_ms, w.end_ms) for w in run)
             end = max(max(w.start_ms, w.end_ms) for w in run)
-            if i == 0:
-                start = min(start, segment.start_ms)
-            if j == len(words) - 1:
-                end = max(end, segment.end_ms)
+            start = min(start, max(words[i - 1].end_ms, start - EDGE_REACH_MS) if i else segment.start_ms)
+            end = max(end, min(words[j + 1].start_ms, end + EDGE_REACH_MS) if j + 1 < len(words) else segment.end_ms)
             ranges.append((start, end))
             i = j + 1
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted((max(0, s - margin_ms), e + margin_ms) for s, e in ranges):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+    return merged([(max(0, s - margin_ms), e + margin_ms) for s, e in ranges])
+
+
+def merged(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """ranges sorted, those that overlap or touch as one."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
         else:
-            merged.append((start, end))
-    return merged
+            out.append((start, end))
+    return out
 
 
 def fill_samples(fill: Fill, start_index: int, count: int, sample_rate: int) -> np.ndarray:

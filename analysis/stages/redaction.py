@@ -37,6 +37,7 @@ from callscope.analysis.stages.spoken import (
     email_mentions,
     lex,
 )
+from callscope.resources.kinds import ANSWER_SECONDS_DEFAULT
 
 
 class EntityType(StrEnum):
@@ -1086,10 +1087,156 @@ def _address_tail(texts: list[str], low: list[str], end: int) -> int:
 # --- the stage ------------------------------------------------------------------------------------------
 
 
+# --- strict mode: what a recogniser may have misheard -------------------------------------------------------
+
+
+class Mode(StrEnum):
+    PRECISE = "precise"  # the values the rules read in the words
+    STRICT = "strict"  # as well: answers to requests, whole, and runs of digits, whatever was heard
+
+
+# What asks for each entity's value, per language (English first): the other speaker's answer after one is redacted
+# whole, whatever the recogniser made of it. A request ends its turn (within REQUEST_TAIL tokens of its end).
+REQUESTS: dict[str, dict[EntityType, str]] = {"en": {
+    EntityType.PAYMENT_CARD: """long number on the card | number on the card | card number | the card | card details |
+        expiry | expiry date | expiration | expiration date | when does it expire | three digits on the back |
+        digits on the back | back of the card | security code | cvv | cvc | cv2 | last four digits""",
+    EntityType.BANK_ACCOUNT: """sort code | account number | bank account | routing number | iban | bank details""",
+    EntityType.NATIONAL_ID: """social security number | social security | ssn | national insurance number |
+        national insurance | ni number | passport number | id number | driver's license number | tax id""",
+    EntityType.DATE_OF_BIRTH: "date of birth | birth date | birthday | when were you born | your date",
+    EntityType.EMAIL: "email | e mail | email address | e mail address | spell your email | spell your e mail",
+    EntityType.PHONE_NUMBER: """phone number | best number | number to call | contact number | mobile number |
+        call you back""",
+}}
+REQUEST_TAIL = 8  # tokens: "what's the card number please, when you're ready?" still ends with its request
+# Words a recogniser writes for a digit said on a phone line ("four" as "for"); they count only inside a run that
+# has two real digits, so "to" and "for" in sentences never make one.
+MISHEARD_DIGITS = {"for": 1, "to": 1, "too": 1, "ate": 1, "oh": 1, "o": 1, "won": 1, "tree": 1, "free": 1}
+DIGIT_RUN = 4  # digits: the fewest that identify a part of a card (PCI's leak test: 4 consecutive digits)
+LOW_PROBABILITY = 0.5  # a word heard with less is one the recogniser may have misplaced or misheard
+LOW_PROBABILITY_MARGIN_MS = 2_000  # a span with such a word around it takes this much more of its turn each side
+_NUMERIC = (EntityType.PAYMENT_CARD, EntityType.BANK_ACCOUNT, EntityType.NATIONAL_ID, EntityType.PHONE_NUMBER,
+            EntityType.DATE_OF_BIRTH)
+_CUE_ENTITY = {"card": EntityType.PAYMENT_CARD, "last4": EntityType.PAYMENT_CARD, "cvv": EntityType.PAYMENT_CARD,
+               "expiry": EntityType.PAYMENT_CARD, "account": EntityType.BANK_ACCOUNT, "iban": EntityType.BANK_ACCOUNT,
+               "sort": EntityType.BANK_ACCOUNT, "routing": EntityType.BANK_ACCOUNT, "ssn": EntityType.NATIONAL_ID,
+               "id": EntityType.NATIONAL_ID, "phone": EntityType.PHONE_NUMBER, "dob": EntityType.DATE_OF_BIRTH}
+_REQUEST_PHRASES = {lang: {phrase: entity for entity, spec in table.items() for phrase in _phrases(spec)}
+                    for lang, table in REQUESTS.items()}
+
+
+def _digits_said(token: str, before: str | None) -> int:
+    """How many digits token says ("4242": 4, "forty": 2, "two" after "forty": 0), -1 when it is no number word."""
+    if token.isdigit():
+        return len(token)
+    if token in UNITS:
+        return 0 if before in TENS else 1
+    if token in TEENS or token in TENS or token == "hundred":
+        return 2
+    if token in ("double", "triple"):
+        return 0
+    return MISHEARD_DIGITS.get(token, -1)
+
+
+def _digit_runs(call: _Call) -> list[list[int]]:
+    """The words of each run of spoken digits, number words or digit-like mishearings in a segment saying DIGIT_RUN
+    digits or more, at least two of them real; not an amount, a time or a year said alone ("$1,250", "13:30",
+    "2024")."""
+    out = []
+    for words in call.by_segment:
+        run: list[int] = []
+        for w in [*words, -1]:
+            toks = tokens(call.words[w].text) if w >= 0 else []
+            if toks and all(_digits_said(t, None) >= 0 for t in toks):
+                run.append(w)
+                continue
+            if not run:
+                continue
+            said = [t for r in run for t in tokens(call.words[r].text)]
+            counts = [_digits_said(t, b) for t, b in zip(said, [None, *said[:-1]], strict=True)]
+            real = sum(1 for t in said if t.isdigit() or t in UNITS or t in TEENS or t in TENS)
+            text = " ".join(call.words[r].text for r in run)
+            year = len(said) == 1 and re.fullmatch(r"(19|20)\d\d", said[0]) is not None
+            if sum(counts) >= DIGIT_RUN and real >= 2 and not year and not re.search(rf"[{_CURRENCY}:%]", text):
+                out.append(run)
+            run = []
+    return out
+
+
+def _requested_answers(call: _Call, wanted: list[EntityType], language: str | None, max_answer_ms: int
+                       ) -> list[tuple[EntityType, list[int]]]:
+    """Each request for a wanted entity's value (REQUESTS) and the words of its answer: the other speakers' turns
+    from the end of the request until the asker speaks again with something other than a read-back (a turn of
+    digits), at most max_answer_ms after the request; the asker's read-backs are part of it."""
+    phrases = _REQUEST_PHRASES["en"] | _REQUEST_PHRASES.get(language or "en", {})
+    longest = max(len(p) for p in phrases)
+    out = []
+    for si, words in enumerate(call.by_segment):
+        toks = [t for w in words for t in tokens(call.words[w].text)]
+        entity = next((phrases[tuple(toks[e - n:e])] for e in range(len(toks), max(0, len(toks) - REQUEST_TAIL), -1)
+                       for n in range(min(longest, e), 0, -1) if tuple(toks[e - n:e]) in phrases), None)
+        if entity is None or entity not in wanted:
+            continue
+        asker, asked_ms = call.segments[si].speaker, call.segments[si].end_ms
+        answer: list[int] = []
+        for k in range(si + 1, len(call.segments)):
+            segment = call.segments[k]
+            if segment.start_ms >= asked_ms + max_answer_ms:
+                break
+            if segment.speaker == asker and not _reads_back(call, k):
+                break
+            answer += [w for w in call.by_segment[k] if call.words[w].start_ms < asked_ms + max_answer_ms]
+        if answer:
+            out.append((entity, answer))
+    return out
+
+
+def _reads_back(call: _Call, si: int) -> bool:
+    """Whether segment si is mostly digits: an agent reading a value back ("that's 4 2 4 2, 4 2 4 2?")."""
+    toks = [t for w in call.by_segment[si] for t in tokens(call.words[w].text)]
+    return sum(1 for t in toks if _digits_said(t, None) >= 0) * 2 >= len(toks) > 0
+
+
+def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str | None, max_answer_ms: int
+            ) -> None:
+    """Strict mode's spans, beside the rules': answers to requests, runs of digits, and the words around a span
+    heard with a low probability. A word already found keeps its entity."""
+    taken = set().union(*found.words.values())
+    numeric = [e for e in _NUMERIC if e in wanted]
+    adds: list[tuple[EntityType, list[int]]] = _requested_answers(call, wanted, language, max_answer_ms)
+    for run in _digit_runs(call) if numeric else []:
+        cue = _CUE_ENTITY.get(call.nearest_cue(call.words[run[0]].token) or "")
+        adds.append((cue if cue in numeric else numeric[0], run))
+    for entity, words in adds:
+        words = [w for w in words if w not in taken]
+        found.add_words(words, entity)
+        taken.update(words)
+    # widen around low-probability words: where the recogniser was unsure, the value may reach further than heard
+    # (not names and addresses: a name is often heard unsure, and neither is read as digits)
+    for entity in [e for e in wanted if e in _NUMERIC or e == EntityType.EMAIL]:
+        for w in sorted(found.words[entity]):
+            word = call.words[w]
+            near = [v for v in call.by_segment[word.segment] if v not in taken
+                    and call.words[v].end_ms > word.start_ms - LOW_PROBABILITY_MARGIN_MS
+                    and call.words[v].start_ms < word.end_ms + LOW_PROBABILITY_MARGIN_MS]
+            if near and min(_probability(call, v) for v in [w, *near]) < LOW_PROBABILITY:
+                found.add_words(near, entity)
+                taken.update(near)
+
+
+def _probability(call: _Call, w: int) -> float:
+    word = call.words[w]
+    words = call.segments[word.segment].words
+    return words[word.index].probability if words else 1.0
+
+
 def find_spans(segments: Sequence[TranscriptSegment], entities: Iterable[EntityType | str] = ENTITY_TYPES,
-               region: str = "US", reference: date | None = None) -> list[RedactedSpan]:
+               region: str = "US", reference: date | None = None, mode: Mode | str = Mode.PRECISE,
+               language: str | None = None, max_answer_ms: int = ANSWER_SECONDS_DEFAULT * 1000) -> list[RedactedSpan]:
     """The spans of segments that say each of entities (see the module docstring), in transcript order.
-    reference: the call's date, when known (a date after it is no birth date)."""
+    reference: the call's date, when known (a date after it is no birth date). mode strict adds _strict's spans
+    (requests in language, English always)."""
     wanted = [EntityType(e) for e in entities]
     call = _Call(segments)
     found = _Found(call)
@@ -1108,6 +1255,8 @@ def find_spans(segments: Sequence[TranscriptSegment], entities: Iterable[EntityT
         _names(call, found)
     if EntityType.ADDRESS in wanted:
         _addresses(call, found)
+    if Mode(mode) == Mode.STRICT:
+        _strict(call, found, wanted, language, max_answer_ms)
     return found.spans(wanted)
 
 
@@ -1192,7 +1341,8 @@ def _card_last_four(segments: Sequence[TranscriptSegment], spans: list[RedactedS
             group.append(other)
             said = "".join(run.digits for run in digit_runs(_span_text(segments[other.segment], other)))
             digits += said
-            number = next((digits[:n] for n in range(19, 12, -1) if is_card_number(digits[:n])), None)
+            number = next((digits[:n] for n in range(min(19, len(digits)), 12, -1) if is_card_number(digits[:n])),
+                          None)
             if number is not None:
                 for member in group:
                     out[(member.segment, member.first_word)] = number[-4:]
@@ -1203,18 +1353,21 @@ def _card_last_four(segments: Sequence[TranscriptSegment], spans: list[RedactedS
 
 
 def redact(segments: Sequence[TranscriptSegment], entities: Iterable[EntityType | str], region: str = "US",
-           reference: date | None = None) -> Redaction:
+           reference: date | None = None, mode: Mode | str = Mode.PRECISE, language: str | None = None,
+           max_answer_ms: int = ANSWER_SECONDS_DEFAULT * 1000) -> Redaction:
     """The transcript with the spans of entities (find_spans) taken out: see _redacted_segment; the summary counts
-    the spans of each requested type (no values)."""
+    the spans of each requested type (no values) and says the mode."""
     wanted = list(dict.fromkeys(EntityType(e) for e in entities))
-    spans = find_spans(segments, wanted, region=region, reference=reference)
+    spans = find_spans(segments, wanted, region=region, reference=reference, mode=mode, language=language,
+                       max_answer_ms=max_answer_ms)
     per_segment: dict[int, list[RedactedSpan]] = {}
     for span in spans:
         per_segment.setdefault(span.segment, []).append(span)
     out = [_redacted_segment(s, per_segment[i]) if i in per_segment else s for i, s in enumerate(segments)]
     counts = {e.value: sum(1 for s in spans if s.entity == e) for e in wanted}
     said = tuple((s.entity, _compact(_span_text(segments[s.segment], s))) for s in spans)
-    return Redaction(segments=out, summary=RedactionSummary(entities=[e.value for e in wanted], counts=counts),
+    return Redaction(segments=out, summary=RedactionSummary(entities=[e.value for e in wanted], counts=counts,
+                                                            mode=Mode(mode).value),
                      spans=spans, card_last_four=_card_last_four(segments, spans),
                      said=tuple((e, v) for e, v in said if v))
 

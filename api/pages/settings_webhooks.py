@@ -1,6 +1,7 @@
-"""Settings → Webhooks: each project's endpoint and sections, its signing secret's rotation (the new secret shown
-once; the old one signs too for an overlap window) and its delivery log with the attempts of each delivery and
-*Redeliver* (admins only; callscope/services/webhook_settings.py)."""
+"""Settings → Webhooks: each project's endpoint and sections (refused when delivery would refuse it), a test event
+sent at once with its result shown, its signing secret's rotation (the new secret shown once; the old one signs too
+for an overlap window) and its delivery log with the attempts of each delivery and *Redeliver* (admins only;
+callscope/services/webhook_settings.py)."""
 
 from __future__ import annotations
 
@@ -77,11 +78,12 @@ class WebhookProject:
     def __init__(self, ctx: Context):
         self.ctx = ctx
 
-    async def _show(self, req, resp, person: SignedIn, account: str, project_id: int, *, status: int = 200,
-                    errors=(), form: dict[str, str] | None = None) -> None:
+    async def show(self, req, resp, person: SignedIn, account: str, project_id: int, *, status: int = 200,
+                   errors=(), form: dict[str, str] | None = None, warning: str | None = None,
+                   test: webhook_settings.SentTestEvent | None = None) -> None:
         row = webhook_settings.row(self.ctx, account, project_id)
         web.render(req, resp, "settings_webhook.html", status=status, person=person, account=account, row=row,
-                   sections=SECTIONS, errors=list(errors), form=form,
+                   sections=SECTIONS, errors=list(errors), form=form, warning=warning, test=test,
                    events=await webhook_settings.deliveries(self.ctx, account, project_id),
                    previous_until=await webhook_settings.previous_until(self.ctx, row.project),
                    can_rotate=webhook_settings.secret_store(self.ctx) is not None)
@@ -89,7 +91,7 @@ class WebhookProject:
     @web.page
     async def on_get(self, req, resp, project_id: int):
         person, account = await web.require_admin(self.ctx, req)
-        await self._show(req, resp, person, account, project_id)
+        await self.show(req, resp, person, account, project_id)
 
     @web.page
     async def on_post(self, req, resp, project_id: int):
@@ -98,12 +100,30 @@ class WebhookProject:
         web.check_session_csrf(person, form)
         try:
             endpoint = parse_fields(Endpoint, _blank_to_unset(form))
-            await webhook_settings.set_endpoint(self.ctx, account, project_id, endpoint.url, endpoint.sections,
-                                                endpoint.live_alerts)
+            _, warning = await webhook_settings.set_endpoint(self.ctx, account, project_id, endpoint.url,
+                                                             endpoint.sections, endpoint.live_alerts)
         except ValidationFailed as exc:  # the form again, with what to change
-            await self._show(req, resp, person, account, project_id, status=422, errors=exc.errors, form=form)
+            await self.show(req, resp, person, account, project_id, status=422, errors=exc.errors, form=form)
+            return
+        if warning is not None:  # saved: the page as it now is, with the warning (no redirect would carry it)
+            await self.show(req, resp, person, account, project_id, warning=warning)
             return
         raise falcon.HTTPSeeOther(f"{PATH}/{project_id}")
+
+
+class WebhookTest:
+    """*Send test event*: a signed webhook.test POSTed now, its result shown on the project's page."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.page = WebhookProject(ctx)
+
+    @web.page
+    async def on_post(self, req, resp, project_id: int):
+        person, account = await web.require_admin(self.ctx, req)
+        web.check_session_csrf(person, await web.read_form(req))
+        result = await webhook_settings.send_test(self.ctx, account, project_id)
+        await self.page.show(req, resp, person, account, project_id, test=result)
 
 
 class WebhookRotate:
@@ -144,7 +164,7 @@ class WebhookRotate:
 
 
 class WebhookDelivery:
-    """One delivery's attempts (when, how long, what the endpoint answered) and *Redeliver* for a failed one."""
+    """One delivery's attempts (when, how long, what the endpoint answered) and *Redeliver* once it is finished."""
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -155,7 +175,7 @@ class WebhookDelivery:
         row = webhook_settings.row(self.ctx, account, project_id)
         event, attempts = await webhook_settings.delivery(self.ctx, account, project_id, event_id)
         web.render(req, resp, "settings_webhook_delivery.html", person=person, account=account, row=row,
-                   event=event, attempts=attempts)
+                   event=event, attempts=attempts, redeliverable=webhook_settings.REDELIVERABLE)
 
 
 class WebhookRedeliver:
@@ -173,6 +193,7 @@ class WebhookRedeliver:
 def install(app: falcon.asgi.App, ctx: Context) -> None:
     app.add_route(PATH, WebhookList(ctx))
     app.add_route(PROJECT, WebhookProject(ctx))
+    app.add_route(f"{PROJECT}/test", WebhookTest(ctx))
     app.add_route(f"{PROJECT}/rotate", WebhookRotate(ctx))
     app.add_route(DELIVERY, WebhookDelivery(ctx))
     app.add_route(f"{DELIVERY}/redeliver", WebhookRedeliver(ctx))

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from callscope.catalog.tables import WebhookAttempt, WebhookEndpoint, WebhookEvent
+from callscope.catalog.tables import Recording, WebhookAttempt, WebhookEndpoint, WebhookEvent
 
 
 @dataclass(frozen=True)
@@ -115,15 +115,34 @@ def add(session: Session, account: str, project_id: int, recording_id: int | Non
 # ----- the outbox as users see it (callscope webhooks ...) --------------------------------------
 
 def list_events(session: Session, account: str, states: tuple[str, ...] = (), recording_id: int | None = None,
-                limit: int = 50, project_id: int | None = None) -> list[WebhookEvent]:
+                limit: int = 50) -> list[WebhookEvent]:
     query = select(WebhookEvent).where(WebhookEvent.account == account).order_by(WebhookEvent.id.desc()).limit(limit)
-    if project_id is not None:
-        query = query.where(WebhookEvent.project_id == project_id)
     if states:
         query = query.where(WebhookEvent.state.in_(states))
     if recording_id is not None:
         query = query.where(WebhookEvent.recording_id == recording_id)
     return list(session.scalars(query))
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """An event as the delivery list shows it."""
+
+    event: WebhookEvent
+    recording_name: str | None  # None: no recording, or one deleted since
+    attempts: int  # every attempt made, over redeliveries too (`event.attempts` counts the current round's)
+
+
+def list_deliveries(session: Session, account: str, project_id: int, limit: int = 50) -> list[Delivery]:
+    """The project's newest events, newest first, with their recordings' names and attempt counts."""
+    made = (select(func.count(WebhookAttempt.id)).where(WebhookAttempt.event_id == WebhookEvent.id)
+            .correlate(WebhookEvent).scalar_subquery())
+    query = (select(WebhookEvent, Recording.name, made)
+             .outerjoin(Recording, and_(Recording.id == WebhookEvent.recording_id,
+                                        Recording.account == WebhookEvent.account))
+             .where(WebhookEvent.account == account, WebhookEvent.project_id == project_id)
+             .order_by(WebhookEvent.id.desc()).limit(limit))
+    return [Delivery(event, name, count) for event, name, count in session.execute(query)]
 
 
 def attempts_of(session: Session, account: str, event_id: int) -> tuple[WebhookEvent | None, list[WebhookAttempt]]:
@@ -136,16 +155,21 @@ def attempts_of(session: Session, account: str, event_id: int) -> tuple[WebhookE
                                        .order_by(WebhookAttempt.id)))
 
 
+# Events that may be sent again: every finished one, a delivered one too (an endpoint that lost what it received
+# asks for it again); a pending or delivering one is on its way already.
+REDELIVERABLE = ("delivered", "failed", "disabled")
+
+
 def redeliver(session: Session, account: str, event_ids: list[int], now: datetime) -> list[int]:
-    """Queue failed or disabled events again (attempts start over); the ids that were queued. The rows are locked
-    as they are read (PostgreSQL: a second redelivery at the same instant waits, then finds the event pending and
-    leaves it, so it can never reset an event a deliverer has leased meanwhile; SQLite: `Catalog.write`'s BEGIN
-    IMMEDIATE runs the two one after the other)."""
+    """Queue finished events again (REDELIVERABLE; the round's attempts start over, those made stay listed); the ids
+    that were queued. The rows are locked as they are read (PostgreSQL: a second redelivery at the same instant
+    waits, then finds the event pending and leaves it, so it can never reset an event a deliverer has leased
+    meanwhile; SQLite: `Catalog.write`'s BEGIN IMMEDIATE runs the two one after the other)."""
     queued = []
     for event in session.scalars(select(WebhookEvent).where(
             WebhookEvent.account == account, WebhookEvent.id.in_(event_ids),
-            WebhookEvent.state.in_(("failed", "disabled"))).order_by(WebhookEvent.id).with_for_update()):
-        event.state, event.attempts, event.next_attempt_at = "pending", 0, now
+            WebhookEvent.state.in_(REDELIVERABLE)).order_by(WebhookEvent.id).with_for_update()):
+        event.state, event.attempts, event.next_attempt_at, event.delivered_at = "pending", 0, now, None
         queued.append(event.id)
     return queued
 

@@ -88,7 +88,7 @@ def webhooks_attempts(account: str, event_id: int, output: str) -> None:
 @ACCOUNT_OPTION
 @click.argument("event_ids", type=CATALOG_ID, nargs=-1, required=True)
 def webhooks_redeliver(account: str, event_ids: tuple[int, ...]) -> None:
-    """Send failed or disabled events again (their attempts start over; same webhook-id)."""
+    """Send finished events again, delivered ones too (their attempts start over; same webhook-id)."""
 
     @run_async
     async def run() -> None:
@@ -96,7 +96,7 @@ def webhooks_redeliver(account: str, event_ids: tuple[int, ...]) -> None:
             queued = await rt.catalog.write(outbox.redeliver, account, list(event_ids), rt.ctx.clock())
         click.echo(f"{len(queued)} event(s) queued again")
         if len(queued) < len(event_ids):
-            click.echo("others skipped: unknown, or not failed or disabled", err=True)
+            click.echo("others skipped: unknown, or still on their way (pending or delivering)", err=True)
     run()
 
 

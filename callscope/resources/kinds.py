@@ -182,6 +182,12 @@ RedactionEntity = Literal["payment_card", "bank_account", "national_id", "date_o
                           "person_name", "address"]
 
 
+RedactionMode = Literal["precise", "strict"]
+# A card number, its expiry and its code read with pauses and an agent's read-back in between take up to ~25 s on
+# the benchmark's calls; 30 s covers them without blanking the rest of a call where the turn change was missed.
+ANSWER_SECONDS_DEFAULT = 30
+
+
 def unique_entities(entities: list[str]) -> list[str]:
     """The entities, refused when one repeats (the API's shape and the CRD's rule say the same)."""
     if len(set(entities)) != len(entities):
@@ -194,6 +200,13 @@ class Redaction(CamelModel):
         min_length=1, description="What is taken out of transcripts and results (and, with audio, the audio): "
         "payment_card, bank_account, national_id, date_of_birth, email, phone_number, person_name, address.")
     audio: bool = Field(True, description="Silence the redacted words in the recording's audio as well.")
+    mode: RedactionMode = Field(
+        "precise", description="precise: the values the rules read in the words. strict: as well, every answer to "
+        "a request for a sensitive value, whole, and every run of spoken digits, whatever the recogniser heard "
+        "(docs/analysis.md, Redaction).")
+    max_answer_seconds: int = Field(
+        ANSWER_SECONDS_DEFAULT, ge=5, le=120, description="strict: the longest answer to a request redacted whole, "
+        "in seconds from the end of the request.")
 
     @field_validator("entities")
     @classmethod

@@ -38,26 +38,33 @@ def inside(spans: list[tuple[int, int]], rate: int, n: int, pad: int = 0) -> np.
 def test_adjacent_redacted_words_are_one_range_with_the_gaps_between_them():
     segments = [segment(0, [(0, 100, False), (200, 400, True), (500, 700, True), (900, 1000, True),
                             (1200, 1300, False), (1500, 1600, True)])]
-    assert redacted_spans(segments, 0) == [(200, 1000), (1500, 1600)]
+    assert redacted_spans(segments, 0) == [(100, 1200), (1300, 1600)]  # and the gaps to the words around them
 
 
 def test_a_range_at_a_segment_s_edge_reaches_the_segment_s_edge():
     # Whisper gave a number read for two seconds, written as one word at the segment's start, 760 ms of it
     said = segment(0, [(1760, 2500, True), (2600, 2800, False), (3000, 3200, True)])
     said = said.model_copy(update={"start_ms": 500, "end_ms": 3900})
-    assert redacted_spans([said], 0) == [(500, 2500), (3000, 3900)]
+    assert redacted_spans([said], 0) == [(500, 2600), (2800, 3900)]
     inner = said.model_copy(update={"words": [w.model_copy(update={"redacted": i == 1})
                                               for i, w in enumerate(said.words)]})
-    assert redacted_spans([inner], 0) == [(2600, 2800)]  # inside the segment: the word's own times
+    assert redacted_spans([inner], 0) == [(2500, 3000)]  # inside the segment: to the words around it
+
+
+def test_a_value_s_first_word_timed_late_is_covered_from_the_word_before_it_within_the_reach():
+    # issue 42: "four" said at 13.6 s, timed at 14.5 s; the word before it ended at 13.6 s
+    said = segment(0, [(13_000, 13_600, False), (14_500, 14_700, True), (14_800, 15_000, True),
+                       (17_000, 17_300, False)])
+    assert redacted_spans([said], 500) == [(13_100, 16_500)]  # the next word 2 s on: 1 s reach, then the margin
 
 
 def test_margins_widen_clamp_at_zero_and_merge_overlapping_or_touching_ranges():
     segments = [segment(0, [(30, 100, True), (200, 300, False), (400, 500, True), (700, 800, False)]),
                 segment(1, [(1000, 1100, True), (1300, 1400, False)]),
                 segment(2, [(560, 600, True)])]  # another speaker's, overlapping in time: sorted and merged
-    assert redacted_spans(segments, 0) == [(30, 100), (400, 500), (560, 600), (1000, 1100)]
-    assert redacted_spans(segments, 50) == [(0, 150), (350, 650), (950, 1150)]
-    assert redacted_spans(segments, 150) == [(0, 750), (850, 1250)]  # 250 and 250 touch: one range
+    assert redacted_spans(segments, 0) == [(30, 200), (300, 700), (1000, 1300)]
+    assert redacted_spans(segments, 50) == [(0, 750), (950, 1350)]  # 250 and 250 touch: one range
+    assert redacted_spans(segments, 150) == [(0, 1450)]
     assert redacted_spans([segment(0, [(0, 100, False)])], 200) == []
 
 

@@ -10,6 +10,7 @@ from callscope.resources import Project
 from callscope.services import scope
 from tests.api.conftest import catalog_on_both
 
+DEFAULTS = {"audio": True, "mode": "precise", "max_answer_seconds": 30}
 ALL = ["payment_card", "bank_account", "national_id", "date_of_birth", "email", "phone_number", "person_name",
        "address"]
 
@@ -22,23 +23,25 @@ def catalog_settings(request) -> dict:
 async def test_redaction_is_off_by_default_and_set_on_create(client, admin, create_project, runtime):
     assert (await create_project("Plain"))["redaction"] is None
     made = await create_project("Payments", redaction={"entities": ["payment_card", "email"]})
-    assert made["redaction"] == {"entities": ["payment_card", "email"], "audio": True}  # audio: true by default
+    assert made["redaction"] == {"entities": ["payment_card", "email"], **DEFAULTS}  # audio: true by default
     got = (await client.get(f"/projects/{made['id']}", headers=admin)).json()["data"]
     assert got["redaction"] == made["redaction"]
     # the Project custom resource holds it as spec.redaction
     project = scope.by_id(runtime.ctx, Project, "default", made["id"])
-    assert project.model_dump(by_alias=True, mode="json")["spec"]["redaction"] == made["redaction"]
+    assert project.model_dump(by_alias=True, mode="json")["spec"]["redaction"] == {
+        "entities": ["payment_card", "email"], "audio": True, "mode": "precise", "maxAnswerSeconds": 30}
 
 
 async def test_patch_sets_replaces_and_null_turns_redaction_off(client, admin, create_project):
     made = await create_project()
     url = f"/projects/{made['id']}"
-    resp = await client.patch(url, json={"redaction": {"entities": ALL, "audio": False}}, headers=admin)
-    assert resp.status_code == 200 and resp.json()["data"]["redaction"] == {"entities": ALL, "audio": False}
+    strict = {"entities": ALL, "audio": False, "mode": "strict", "max_answer_seconds": 45}
+    resp = await client.patch(url, json={"redaction": strict}, headers=admin)
+    assert resp.status_code == 200 and resp.json()["data"]["redaction"] == strict
     resp = await client.patch(url, json={"name": "Renamed"}, headers=admin)  # other fields leave it alone
-    assert resp.json()["data"]["redaction"] == {"entities": ALL, "audio": False}
+    assert resp.json()["data"]["redaction"] == strict
     resp = await client.patch(url, json={"redaction": {"entities": ["national_id"]}}, headers=admin)  # replaced whole
-    assert resp.json()["data"]["redaction"] == {"entities": ["national_id"], "audio": True}
+    assert resp.json()["data"]["redaction"] == {"entities": ["national_id"], **DEFAULTS}
     resp = await client.patch(url, json={"redaction": None}, headers=admin)
     assert resp.status_code == 200 and resp.json()["data"]["redaction"] is None
     assert (await client.get(url, headers=admin)).json()["data"]["redaction"] is None
@@ -52,6 +55,11 @@ async def test_patch_sets_replaces_and_null_turns_redaction_off(client, admin, c
     ({"entities": "email"}, "redaction.entities must be an array"),
     ({"entities": [5]}, "redaction.entities.0 must be one of: " + ", ".join(ALL)),
     ({"entities": ["email"], "audio": "yes"}, "redaction.audio must be a boolean"),
+    ({"entities": ["email"], "mode": "paranoid"}, "redaction.mode must be one of: precise, strict"),
+    ({"entities": ["email"], "max_answer_seconds": 2},
+     "redaction.max_answer_seconds must be greater than or equal to 5"),
+    ({"entities": ["email"], "max_answer_seconds": 600},
+     "redaction.max_answer_seconds must be less than or equal to 120"),
     ("on", "redaction must be an object"),
     (["email"], "redaction must be an object"),
 ])
@@ -62,7 +70,7 @@ async def test_bad_redaction_is_422_with_errors_on_create_and_patch(client, admi
     resp = await client.patch(f"/projects/{made['id']}", json={"redaction": redaction}, headers=admin)
     assert resp.status_code == 422 and resp.json() == {"errors": [message]}
     got = (await client.get(f"/projects/{made['id']}", headers=admin)).json()["data"]
-    assert got["redaction"] == {"entities": ["email"], "audio": True}  # unchanged
+    assert got["redaction"] == {"entities": ["email"], **DEFAULTS}  # unchanged
 
 
 async def test_another_account_cannot_see_or_change_it(client, make_key, create_project):

@@ -1,11 +1,15 @@
 """Settings → Webhooks over plain HTTP, in process, on SQLite and PostgreSQL: only admins reach it (404 to members on
 every page and form); every form refuses a missing or wrong CSRF token; the endpoint form writes the Project as the
-REST API does and refuses a bad URL or an unknown section; the tenant boundary (another account's project or
-delivery is not found); a GitOps-owned project is read-only; redelivery queues a failed delivery again; rotating the
-secret shows the new one once and keeps the old one signing for the overlap window, which is bounded."""
+REST API does and refuses a bad URL, an unknown section or an endpoint delivery would refuse (naming the setting that
+allows it for development), saving one whose name does not resolve yet with a warning; the tenant boundary (another
+account's project or delivery is not found); a GitOps-owned project is read-only; *Send test event* POSTs a signed
+webhook.test and shows the answer or the refusal; the delivery list names the recording and counts every attempt;
+redelivery queues any finished delivery again; rotating the secret shows the new one once and keeps the old one
+signing for the overlap window, which is bounded. Names under example.com resolve without a network (fake_dns)."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from datetime import timedelta
@@ -15,19 +19,32 @@ import pytest
 from sqlalchemy import select
 
 from callscope import signing_secrets, webhook_signing
+from callscope.catalog import outbox
+from callscope.catalog.outbox import Outcome
 from callscope.catalog.tables import WebhookEvent
 from callscope.resources import Project
 from callscope.resources.kinds import SecretKeyRef
 from callscope.secret_store import FileSecretStore
 from callscope.services import accounts, projects
 from callscope.services.context import Principal
+from tests.live import WebhookReceiver
 from tests.pages.conftest import csrf_of, email_link
-from tests.pages.webhook_world import add_event, hooked_project
+from tests.pages.webhook_world import add_event, add_recording, fake_dns, hooked_project
 
 ADMIN = "ada@example.com"
 HOOKS = "/settings/webhooks"
 OLD_SECRET = webhook_signing.new_secret()
 ADMIN_KEY = Principal(account="default", key_name="test", key_uid="test", permissions=frozenset({"read", "write"}))
+
+
+@pytest.fixture(autouse=True)
+def dns(monkeypatch) -> None:
+    fake_dns(monkeypatch)
+
+
+def allow(runtime, **settings: bool) -> None:
+    """The development settings (webhook_allow_http, webhook_allow_private_addresses) as `callscope serve` has them."""
+    runtime.ctx.settings = runtime.ctx.settings.model_copy(update=settings)
 
 
 async def signed_in(runtime, client: httpx.AsyncClient, address: str) -> httpx.AsyncClient:
@@ -105,7 +122,7 @@ async def test_the_admin_sees_each_projects_endpoint_sections_and_delivery_log(s
     delivery = await admin.get(f"{HOOKS}/{site['ours']}/deliveries/{site['failed']}")
     assert "42 ms" in delivery.text and ">400<" in delivery.text and 'id="redeliver"' in delivery.text
     delivered = await admin.get(f"{HOOKS}/{site['ours']}/deliveries/{site['delivered']}")
-    assert ">200<" in delivered.text and 'id="redeliver"' not in delivered.text
+    assert ">200<" in delivered.text and 'id="redeliver"' in delivered.text  # a delivered one may be asked for again
 
 
 # ----- CSRF and the tenant boundary -------------------------------------------------------------------------------
@@ -200,6 +217,124 @@ async def test_the_endpoint_form_refuses_a_bad_url_or_an_unknown_section(runtime
     assert project_of(runtime, "default", site["ours"]).spec.webhook.url == "https://hooks.example.com/Support"
 
 
+@pytest.mark.parametrize("url, setting", [
+    ("http://crm.example.com/hooks", "CALLSCOPE_WEBHOOK_ALLOW_HTTP"),
+    ("https://127.0.0.1/hooks", "CALLSCOPE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"),
+    ("https://[::1]:8443/hooks", "CALLSCOPE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"),
+    ("https://169.254.169.254/latest", "CALLSCOPE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"),  # link-local: cloud metadata
+    ("https://intranet.example.com/hooks", "CALLSCOPE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"),  # a name resolving to 10/8
+    ("https://240.0.0.1/hooks", "CALLSCOPE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"),  # reserved
+])
+async def test_an_endpoint_delivery_would_refuse_is_not_saved_and_the_setting_is_named(runtime, site, url, setting):
+    admin = site["client"]
+    path = f"{HOOKS}/{site['ours']}"
+    token = csrf_of((await admin.get(path)).text)
+    resp = await admin.post(path, data={"csrf": token, "url": url, "metadata": "on"})
+    assert resp.status_code == 422 and 'role="alert"' in resp.text and setting in resp.text, resp.text
+    assert f'value="{url}"' in resp.text  # the form keeps what was typed
+    assert project_of(runtime, "default", site["ours"]).spec.webhook.url == "https://hooks.example.com/Support"
+
+
+async def test_the_development_settings_allow_an_http_loopback_endpoint(runtime, site):
+    admin = site["client"]
+    path = f"{HOOKS}/{site['ours']}"
+    token = csrf_of((await admin.get(path)).text)
+    allow(runtime, webhook_allow_http=True)  # http:// alone: loopback still refused
+    resp = await admin.post(path, data={"csrf": token, "url": "http://127.0.0.1:9000/hooks"})
+    assert resp.status_code == 422 and "CALLSCOPE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES" in resp.text
+    allow(runtime, webhook_allow_http=True, webhook_allow_private_addresses=True)
+    resp = await admin.post(path, data={"csrf": token, "url": "http://127.0.0.1:9000/hooks"})
+    assert resp.status_code == 303
+    assert project_of(runtime, "default", site["ours"]).spec.webhook.url == "http://127.0.0.1:9000/hooks"
+
+
+async def test_a_name_that_does_not_resolve_yet_is_saved_with_a_warning(runtime, site):
+    admin = site["client"]
+    path = f"{HOOKS}/{site['ours']}"
+    token = csrf_of((await admin.get(path)).text)
+    resp = await admin.post(path, data={"csrf": token, "url": "https://later.example.com/hooks", "metadata": "on"})
+    assert resp.status_code == 200 and 'id="endpoint-warning"' in resp.text
+    assert "cannot resolve later.example.com" in resp.text and "retried until it resolves" in resp.text
+    assert project_of(runtime, "default", site["ours"]).spec.webhook.url == "https://later.example.com/hooks"
+
+
+# ----- the test event --------------------------------------------------------------------------------------------
+
+
+async def test_send_test_event_posts_a_signed_event_and_shows_the_answer(runtime, site):
+    admin = site["client"]
+    path = f"{HOOKS}/{site['ours']}"
+    receiver = WebhookReceiver()
+    receiver.status, receiver.answer = 202, b'{"thanks":"received"}'
+    try:
+        allow(runtime, webhook_allow_http=True, webhook_allow_private_addresses=True)
+        token = csrf_of((await admin.get(path)).text)
+        assert (await admin.post(path, data={"csrf": token, "url": receiver.url, "metadata": "on"})).status_code == 303
+        page = await admin.get(path)
+        assert 'id="send-test"' in page.text
+        resp = await admin.post(f"{path}/test", data={"csrf": token})
+    finally:
+        receiver.stop()
+    assert resp.status_code == 200 and 'id="test-result"' in resp.text
+    assert "HTTP 202" in resp.text and "{&#34;thanks&#34;:&#34;received&#34;}" in resp.text and " ms" in resp.text
+    [(headers, body)] = receiver.deliveries
+    webhook_signing.verify(OLD_SECRET, headers, body, time.time())  # signed with the project's secret
+    assert json.loads(body)["type"] == "webhook.test" and json.loads(body)["data"]["project_id"] == site["ours"]
+    queued = await runtime.ctx.catalog.read(outbox.list_events, "default")
+    assert all(e.event_type != "webhook.test" for e in queued)  # sent once, not queued
+
+
+async def test_send_test_event_shows_why_an_endpoint_is_refused(runtime, site):
+    admin = site["client"]
+    path = f"{HOOKS}/{site['ours']}"
+    # saved before the check existed, or applied as YAML
+    hook = project_of(runtime, "default", site["ours"]).spec.webhook.model_copy(update={"url": "https://10.0.0.5/h"})
+    await projects.update_project(runtime.ctx, ADMIN_KEY, site["ours"], {"webhook": hook})
+    resp = await admin.post(f"{path}/test", data={"csrf": csrf_of((await admin.get(path)).text)})
+    assert resp.status_code == 200 and 'id="test-result"' in resp.text and "Not delivered" in resp.text
+    assert "not sent: 10.0.0.5 resolves to a loopback, link-local, private or reserved address" in resp.text
+    assert "CALLSCOPE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES" in resp.text
+
+
+async def test_send_test_event_needs_the_csrf_token_and_the_accounts_own_project(runtime, site):
+    admin = site["client"]
+    resp = await admin.post(f"{HOOKS}/{site['ours']}/test", data={"csrf": "wrong"})
+    assert resp.status_code == 400 and "form has expired" in resp.text
+    token = csrf_of((await admin.get(HOOKS)).text)
+    assert (await admin.post(f"{HOOKS}/{site['theirs']}/test", data={"csrf": token})).status_code == 404
+
+
+async def test_send_test_event_is_not_found_by_a_member_or_for_another_account(runtime, site, member):
+    # `member` signs the same client in as a plain member of `default`
+    token = csrf_of((await member.get("/recordings")).text)
+    assert (await member.post(f"{HOOKS}/{site['ours']}/test", data={"csrf": token})).status_code == 404
+    assert (await member.post(f"{HOOKS}/{site['theirs']}/test", data={"csrf": token})).status_code == 404
+
+
+# ----- the delivery list -----------------------------------------------------------------------------------------
+
+
+async def test_the_delivery_list_names_the_recording_and_counts_every_attempt(runtime, site):
+    admin, ctx = site["client"], runtime.ctx
+    project = project_of(runtime, "default", site["ours"])
+    recording = await add_recording(runtime, project, "Refund call with Ana")
+    event_id = await add_event(runtime, project, recording_id=recording)
+    base = f"{HOOKS}/{site['ours']}"
+    token = csrf_of((await admin.get(base)).text)
+    for _ in range(2):  # redelivered twice, failing once more each time: three attempts in all
+        assert (await admin.post(f"{base}/deliveries/{event_id}/redeliver", data={"csrf": token})).status_code == 303
+        [claimed] = await ctx.catalog.write(outbox.claim, 1, "test", 60, ctx.clock(), 12)
+        await ctx.catalog.write(outbox.record, claimed, Outcome("failed", ctx.clock(), 5, 500, "HTTP 500"),
+                                ctx.clock())
+    assert (await event_state(runtime, event_id)) == ("failed", 1)  # the round's count
+    page = await admin.get(base)
+    row = re.search(rf'deliveries/{event_id}">#{event_id}</a></td>(.*?)</tr>', page.text, re.S).group(1)
+    assert '<td data-label="Recording" class="delivery-recording">Refund call with Ana</td>' in row
+    assert '<td class="num delivery-attempts" data-label="Attempts">3</td>' in row
+    detail = await admin.get(f"{base}/deliveries/{event_id}")
+    assert detail.text.count('class="num status-code"') == 3
+
+
 async def test_a_project_managed_by_gitops_is_read_only(runtime, site):
     admin = site["client"]
     synced = await hooked_project(runtime, "default", "Synced", labels={"app.kubernetes.io/managed-by": "argocd"})
@@ -217,15 +352,19 @@ async def test_a_project_managed_by_gitops_is_read_only(runtime, site):
 # ----- redelivery ------------------------------------------------------------------------------------------------
 
 
-async def test_redeliver_queues_a_failed_delivery_again_and_refuses_a_delivered_one(runtime, site):
+async def test_redeliver_queues_a_failed_or_delivered_delivery_again_and_refuses_one_on_its_way(runtime, site):
     admin = site["client"]
     base = f"{HOOKS}/{site['ours']}/deliveries"
     token = csrf_of((await admin.get(f"{base}/{site['failed']}")).text)
     resp = await admin.post(f"{base}/{site['failed']}/redeliver", data={"csrf": token})
     assert resp.status_code == 303 and resp.headers["location"] == f"{base}/{site['failed']}"
     assert await event_state(runtime, site["failed"]) == ("pending", 0)
+    # an endpoint that lost what it received asks for it again
     resp = await admin.post(f"{base}/{site['delivered']}/redeliver", data={"csrf": token})
-    assert resp.status_code == 409 and await event_state(runtime, site["delivered"]) == ("delivered", 1)
+    assert resp.status_code == 303 and await event_state(runtime, site["delivered"]) == ("pending", 0)
+    resp = await admin.post(f"{base}/{site['delivered']}/redeliver", data={"csrf": token})  # pending: on its way
+    assert resp.status_code == 409 and "on its way" in resp.text
+    assert 'id="redeliver"' not in (await admin.get(f"{base}/{site['delivered']}")).text
 
 
 # ----- the signing secret ----------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Settings → Webhooks in a real headless Chromium against a real `callscope serve` delivering to a receiver on
 loopback: an admin sets a project's endpoint and sections on the page, a delivery the receiver refused shows in the
-log with its status code and latency, *Redeliver* sends it again (a second attempt in the log, the receiver got the
-same webhook-id twice); the signing secret made and then rotated on the page is shown once, and while the overlap
+log with its status code, attempt count and latency, *Redeliver* sends it again (a second attempt in the log, the
+receiver got the same webhook-id twice) and stays offered once it is delivered; *Send test event* shows the
+receiver's answer on the page; the signing secret made and then rotated on the page is shown once, and while the overlap
 lasts each delivery verifies with the old secret and with the new one.
 
 With CALLSCOPE_TEST_SHOTS set to a folder, each page is saved there at a desktop's and a phone's width
@@ -93,8 +94,9 @@ def test_an_admin_sets_the_endpoint_and_redelivers_a_refused_delivery(site, driv
         d.refresh()
         return "failed" in by_css(d, "table.deliveries tbody").text
     wait_for(driver, logged, what="the refused delivery in the log")
-    row = by_css(driver, "table.deliveries tbody tr").text
-    assert "400" in row and "11" in row
+    row = by_css(driver, "table.deliveries tbody tr")
+    assert "400" in row.text and by_css(row, ".delivery-recording").text == "deleted recording"  # no recording 11
+    assert by_css(row, ".delivery-attempts").text == "1"
     driver.get(f"{site.url}{HOOKS}")
     assert receiver.url in by_css(driver, "table.webhooks").text and "summary" in by_css(driver, "table.webhooks").text
     shoot(driver, "webhooks")
@@ -108,11 +110,29 @@ def test_an_admin_sets_the_endpoint_and_redelivers_a_refused_delivery(site, driv
     by_css(driver, "#redeliver").click()
     wait_for(driver, lambda d: len(attempt_rows(d)) == 2 and by_css(d, "#delivery-state").text == "delivered",
              what="the redelivery recorded")
-    assert "200" in attempt_rows(driver)[1] and not driver.find_elements("css selector", "#redeliver")
+    assert "200" in attempt_rows(driver)[1]
+    assert by_css(driver, "#redeliver").is_displayed()  # a delivered one may be asked for again
     assert len(receiver.deliveries) == 2
     assert receiver.deliveries[0][0]["webhook-id"] == receiver.deliveries[1][0]["webhook-id"]  # the same event
     assert "webhook-signature" not in receiver.deliveries[1][0]  # no secret yet
     shoot(driver, "webhooks-delivery")
+
+
+def test_send_test_event_shows_the_endpoints_answer_on_the_page(site, driver, receiver):
+    browser_sign_in(driver, site, ADMIN, f"{site.url}{HOOKS}/{site.project_id}")
+    set_endpoint(driver, receiver.url)
+    receiver.status, receiver.answer, sent = 418, b"short and stout", len(receiver.deliveries)
+    try:
+        by_css(driver, "#send-test").click()
+        wait_for(driver, lambda d: d.find_elements("id", "test-result"), what="the test event's result")
+    finally:
+        receiver.status, receiver.answer = 200, b""
+    result = by_css(driver, "#test-result").text
+    assert "HTTP 418" in result and " ms" in result and "short and stout" in result
+    assert by_css(driver, "#w-url").get_attribute("value") == receiver.url  # the page as it is, around the result
+    headers, body = receiver.deliveries[sent]
+    assert json.loads(body)["type"] == "webhook.test" and headers["webhook-id"].startswith("msg_test_")
+    shoot(driver, "webhooks-test-event")
 
 
 def test_a_secret_made_and_rotated_on_the_page_signs_with_both_during_the_overlap(site, driver, receiver):

@@ -14,7 +14,9 @@ import pytest
 
 from callscope.analysis.runtime.pipeline import Pipeline
 from callscope.analysis.runtime.work import Work, analyze
+from callscope.analysis.stages import dtmf
 from callscope.analysis.stages.audio_redaction import fill_samples
+from callscope.analysis.stages.decode import decode
 from callscope.analysis.stored import completion
 from callscope.blobs.signing import sign
 from callscope.catalog import jobs
@@ -31,6 +33,7 @@ from callscope.workers import outcomes
 from callscope.workers.dispatch import Dispatcher, InlineExecutor
 from callscope.workers.loops import sweep_orphan_blobs
 from tests.analysis import speech
+from tests.analysis.test_redaction_dtmf import KEYS, keypad
 from tests.queue.rows import add_recording, recording
 from tests.queue.test_dispatch import drain
 
@@ -117,7 +120,8 @@ async def test_the_audio_is_served_only_as_its_redacted_copy(ctx, call_wav, embe
     with pytest.raises(NotFound):
         await resolve_signed(ctx, token)
     stored = await analyses.load_analysis(ctx, row)
-    assert stored.results["redaction"] == {"entities": ["payment_card"], "counts": {"payment_card": 1}, "audio": True}
+    assert stored.results["redaction"] == {"entities": ["payment_card"], "counts": {"payment_card": 1}, "audio": True,
+                                           "mode": "precise", "tones": 0}
     text = " ".join(s["text"] for s in stored.transcript["segments"])
     assert "[PAYMENT_CARD]" in text and "4526" not in text.replace(" ", "")
     spans = redacted_ms(stored.transcript)
@@ -182,7 +186,8 @@ async def test_a_reanalysis_of_the_redacted_copy_keeps_the_redaction_counts(ctx,
     text = " ".join(s["text"] for s in stored.transcript["segments"])
     assert "4526" not in text.replace(" ", "")  # the copy says no card: nothing to find again...
     # ...and the card it no longer says is still counted (was {"payment_card": 0})
-    assert stored.results["redaction"] == {"entities": ["payment_card"], "counts": {"payment_card": 1}, "audio": True}
+    assert stored.results["redaction"] == {"entities": ["payment_card"], "counts": {"payment_card": 1}, "audio": True,
+                                           "mode": "precise", "tones": 0}
     [stage] = [s for s in stored.results["stages"] if s["name"] == "redaction"]
     assert "redacted by the earlier analysis" in stage["detail"], stage
 
@@ -305,3 +310,26 @@ async def test_a_recording_analysed_before_its_project_redacted_is_redacted_by_i
     done = recording(ctx.catalog, rid)
     assert (done.audio_redaction, done.audio_format) == ("done", "flac")
     assert await ctx.blobs.size(row.blob_key) is None
+
+
+async def test_keypad_tones_are_taken_out_of_the_served_audio_and_counted(ctx, embedded_models, tmp_path) -> None:
+    """A caller reads part of a card and types the rest on the keypad, on an 8 kHz μ-law line, in a strict project:
+    the served copy holds no tone a DTMF decoder can read, and the result counts them."""
+    said = speech.make_call([0.4, "Can I have the long number on the card please?", 0.4]).samples
+    tones = keypad(KEYS, -20)
+    line = speech.write(tmp_path / "line.wav", [np.concatenate([said, tones])], rate=8000, codec="pcm_mulaw")
+    project = await create_with_id(ctx, Project, "acme", "Strict", ProjectSpec(
+        name="Strict", language="en", redaction=Redaction(entities=["payment_card"], mode="strict")))
+    rid = await upload(ctx, project, line.read_bytes())
+    assert len(dtmf.detect(decode(line))) == len(KEYS)
+
+    await drain(Dispatcher(ctx, InlineExecutor(ctx.settings, pipeline(ctx, embedded_models))), rid, timeout=120)
+
+    row = recording(ctx.catalog, rid)
+    assert (row.status, row.audio_redaction) == ("completed", "done")
+    stream = await ctx.blobs.open(row.blob_key)
+    copy = tmp_path / "served.flac"
+    copy.write_bytes(b"".join([chunk async for chunk in stream]))
+    assert dtmf.detect(decode(copy)) == []  # 0 of 16 tone windows left
+    redaction = (await analyses.load_analysis(ctx, row)).results["redaction"]
+    assert (redaction["mode"], redaction["tones"]) == ("strict", len(KEYS))

@@ -25,7 +25,8 @@ from callscope.secret_store import FileSecretStore
 from callscope.services import webhooks
 from callscope.services.objects import create_with_id
 from callscope.validation import endpoint
-from callscope.workers.webhooks import WebhookDeliverer, address_allowed, resolve_checked, retry_after
+from callscope.webhook_endpoints import Refused, address_allowed, resolve_checked
+from callscope.workers.webhooks import WebhookDeliverer, retry_after
 from tests.queue.rows import add_recording
 
 ACCOUNT = "acme"
@@ -307,8 +308,6 @@ def test_private_addresses_allowed_for_development() -> None:
 
 
 async def test_the_resolved_address_is_checked_not_the_name() -> None:
-    from callscope.workers.webhooks import Refused
-
     settings = Settings(webhook_allow_http=True)
     with pytest.raises(Refused, match="resolves to a loopback"):
         await resolve_checked("http://localhost:9/hook", settings)  # a public-looking name is no pass either
