@@ -80,6 +80,15 @@ so, and a transformers Whisper folder carried the same way (``--torch-whisper``;
 the transcription on torch's CUDA instead. The language model on the GPU needs llama-cpp-python built there
 (its sdist, ``CMAKE_ARGS=-DGGML_CUDA=on``, scripts/llama_wheel.sh) and a GGUF carried in parts (the embedded one
 is 1.1 GB: 55 calls); without them its stages say "not run".
+
+Live calls on the GPU: ``benchmarks/live_replay.py --gpu`` replays calls through ``callscope serve`` with Whisper
+on CUDA (float16, live and batch), beside this machine's CPU figures in benchmarks/RESULTS.md. The server needs
+every runtime dependency, so carry the wheels of the whole ``pip freeze`` of the venv (less llama-cpp-python,
+which it does not load with the language model off) instead of the list above, and the real-speech cache's
+``downloads/debian/asterisk-core-sounds-en*`` folders (the prompts the calls are made of), then::
+
+    python3 -P benchmarks/live_replay.py --gpu --whisper-model /root/gpu/whisper-base --paths generic \
+        --concurrent 1 4 8 16 --minutes 2 --save $OUT/live-cuda.json
 """
 
 from __future__ import annotations

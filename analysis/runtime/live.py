@@ -3,12 +3,14 @@ arrives, its utterances decided by voice activity, and turned into events (calls
 
 Per track (`TrackRecogniser`): Silero's speech probability per 32 ms window, in order, opens an utterance at speech
 and closes it after END_SILENCE_MS of silence (hysteresis: SPEECH_ON to open, below SPEECH_OFF counts as silence).
-While it is open, its audio so far is decoded again every `partial_step_s` seconds, and only the words that two
-successive hypotheses agree on are confirmed (`Agreement`: the local-agreement policy of whisper_streaming,
-Macháček et al. 2023, within one utterance): a `partial` holds the confirmed words (`stable`, which never change)
-and the rest of the latest hypothesis. When the utterance closes, its audio is decoded once more and the words after
-the confirmed ones are confirmed too: that is the `final`, sent once and never changed. An utterance longer than
-MAX_UTTERANCE_S is closed at its last confirmed word.
+While it is open, its audio so far is decoded FIRST_PARTIAL_MS after it opened (the first words shown soon), then
+every `partial_step_s` seconds while the speaker goes on (not in a pause that may end the utterance: the final's
+decode would wait behind that partial's), and only the words that two successive hypotheses agree on are confirmed
+(`Agreement`: the local-agreement policy of whisper_streaming, Macháček et al. 2023, within one utterance): a
+`partial` holds the confirmed words (`stable`, which never change) and the rest of the latest hypothesis. When the
+utterance closes, its audio is decoded once more and the words after the confirmed ones are confirmed too: that is
+the `final`, sent once and never changed. An utterance longer than MAX_UTTERANCE_S is closed at its last confirmed
+word.
 
 Per call (`CallMonitor`): each final is checked for the project's phrase goals (once each) and its `liveAlerts`
 phrases (every time), by the batch goals stage's own phrase matching (analysis/stages/goals.py `phrase_findings`,
@@ -48,11 +50,14 @@ WINDOW = 512  # Silero's window at 16 kHz (32 ms)
 SPEECH_ON = 0.5  # Silero's own default threshold
 SPEECH_OFF = 0.35  # faster-whisper's default: 0.15 under it
 END_SILENCE_MS = 600  # silence that ends an utterance: longer than a breath between words
+FIRST_PARTIAL_MS = 500  # audio of an utterance before its first partial (later ones: every partial_step_s)
+QUIET_MS = 250  # a pause this long holds the partials back: the utterance may be ending
 MIN_SPEECH_MS = 250  # shorter speech is a click or a cough, never decoded
 PAD_BEFORE_MS = 200  # audio kept before an utterance's first speech window: the VAD opens late on soft onsets
 PAD_AFTER_MS = 150
 MAX_UTTERANCE_S = 20.0
 SLICE_S = 0.25  # audio judged at a time, whatever a turn brings: silences are timed to a quarter second
+CATCH_UP_S = 1.5  # a turn that brings more audio than this is behind: no partials in it, so the next turn is shorter
 _SLACK_S = 0.1  # a new hypothesis's word this much before the last confirmed word's end is that word again
 _REPEAT_MAX = 5  # words of the confirmed tail looked for again at the head of a new hypothesis
 # Whisper's own "this is no speech" rule (faster-whisper's defaults), applied to each decoded segment
@@ -157,7 +162,7 @@ class TrackRecogniser:
         self.start: int | None = None  # first sample of the open utterance (padding included)
         self.speech = 0  # samples of speech in the open utterance
         self.silence = 0  # samples of silence since its last speech
-        self.decoded_at = 0  # the judged samples when it was last decoded
+        self.next_partial = 0  # the judged samples at which the open utterance is decoded next
         self.last_speech_end: int | None = None
         self.agreement = Agreement()
         self.last_partial = ""
@@ -178,10 +183,16 @@ class TrackRecogniser:
             for p in probabilities:
                 self.judged += WINDOW
                 events += self._judge(float(p))
-        if partial and self.start is not None and self.judged - self.decoded_at >= self.partial_step:
-            events += self._partial()
+        if partial:
+            events += self.partial()
         self._trim()
         return events
+
+    def partial(self) -> list[Event]:
+        """The open utterance decoded again if it is time, and the speaker is not pausing."""
+        if self.start is None or self.judged < self.next_partial or self.silence >= QUIET_MS * RATE // 1000:
+            return []
+        return self._partial()
 
     def finish(self) -> list[Event]:
         """The call is over: the open utterance ends where the audio does."""
@@ -193,7 +204,8 @@ class TrackRecogniser:
         if self.start is None:
             if p >= SPEECH_ON:
                 self.start = max(self.offset, self.judged - WINDOW - PAD_BEFORE_MS * RATE // 1000)
-                self.speech, self.silence, self.decoded_at = WINDOW, 0, self.judged
+                self.speech, self.silence = WINDOW, 0
+                self.next_partial = self.judged + min(FIRST_PARTIAL_MS * RATE // 1000, self.partial_step)
             return []
         if p < SPEECH_OFF:
             self.silence += WINDOW
@@ -230,7 +242,7 @@ class TrackRecogniser:
 
     def _partial(self) -> list[Event]:
         assert self.start is not None
-        self.decoded_at = self.judged
+        self.next_partial = self.judged + self.partial_step
         self.agreement.hypothesis(self._decode(self.start, self.judged, beam=1))
         stable = " ".join(w.text for w in self.agreement.confirmed)
         text = " ".join(w.text for w in self.agreement.confirmed + self.agreement.tentative)
@@ -253,7 +265,7 @@ class TrackRecogniser:
             return self._final(self.judged)
         cut = int(words[-1].end * RATE)
         self._reset()
-        self.start, self.speech, self.decoded_at = cut, WINDOW, self.judged
+        self.start, self.speech, self.next_partial = cut, WINDOW, self.judged + self.partial_step
         return [self._final_event(words, cut)]
 
     def _final_event(self, words: list[Heard], end: int) -> Final:
@@ -347,20 +359,25 @@ class LiveRecognition:
     def feed(self, chunks: Sequence[np.ndarray]) -> list[Event]:
         """New 16 kHz samples of each track (empty arrays for a track without any); the events they decide. However
         much came (a turn that ran late brings more), it is judged in slices of SLICE_S, the silences between
-        them too; the open utterances are decoded once, at the end."""
+        them too; then the open utterances are decoded, once. Not in a turn that closed an utterance: its final
+        leaves without waiting for them (they come in the next turn); nor in a turn that came late (CATCH_UP_S): a
+        recognition behind the call (more calls than the CPU keeps up with) catches up on finals alone."""
         events: list[Event] = []
         step = int(SLICE_S * RATE)
         longest = max(len(c) for c in chunks)
         for at in range(0, longest, step):
             for track, samples in zip(self.tracks, chunks, strict=True):
                 if len(samples[at:at + step]):
-                    events += self._with_goals(track.feed(samples[at:at + step], partial=at + step >= len(samples)))
+                    events += self._with_goals(track.feed(samples[at:at + step], partial=False))
             heard = [t for t in self.tracks if t.judged]
             if not heard:  # not a whole VAD window yet
                 continue
             ends = [t.last_speech_end for t in heard if t.last_speech_end is not None]
             events += self.monitor.silence(min(t.judged for t in heard) / RATE, any(t.speaking for t in heard),
                                            max(ends) / RATE if ends else None)
+        if longest <= CATCH_UP_S * RATE and not any(isinstance(e, Final) for e in events):
+            for track in self.tracks:
+                events += track.partial()
         return events
 
     def finish(self) -> list[Event]:
