@@ -84,7 +84,7 @@ async def _send_events(ws: falcon.asgi.WebSocket, session: LiveSession) -> None:
     try:
         async for event in session.log.follow():
             await ws.send_text(event.model_dump_json())
-    except falcon.WebSocketDisconnected:
+    except (falcon.WebSocketDisconnected, OSError):  # the client went first (uvicorn: ClientDisconnected)
         pass
 
 
@@ -158,7 +158,7 @@ class Conversation:
                 await self.ws.send_text(json.dumps({"type": "error", "error": problem, "code": code}))
             # a close frame's reason holds at most 123 bytes
             await self.ws.close(code, reason=problem.encode()[:120].decode(errors="ignore") if problem else None)
-        except falcon.WebSocketDisconnected:
+        except (falcon.WebSocketDisconnected, OSError):  # the client went first (uvicorn: ClientDisconnected)
             pass
 
 
