@@ -244,6 +244,10 @@ class Settings(BaseSettings):
     live_max_frame_bytes: int = Field(
         65_536, ge=1024, description="Largest binary audio frame of the generic live endpoint (close code 1009)."
     )
+    live_negative_utterances: int = Field(
+        2, ge=0, le=20, description="A live call's customer utterances in a row whose words read as negative (angry, "
+        "sad, fearful, disgust) that raise an emotion alert; 0: no such alert.",
+    )
     live_keep_events_seconds: float = Field(
         3600, ge=0, description="How long an ended live call's events stay readable at /recordings/{id}/live."
     )

@@ -1,5 +1,5 @@
 """Which webhook endpoints may be sent to, and the signed POST to one: the rule that delivery (workers/webhooks.py)
-applies to every attempt, that saving an endpoint (callscope/services/webhook_endpoints.py) applies before it is
+applies to every attempt, that saving an endpoint (callscope/services/webhook_settings.py) applies before it is
 stored, and that a test event uses. Only ``https://`` and public addresses unless the development settings
 (CALLSCOPE_WEBHOOK_ALLOW_HTTP, CALLSCOPE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES) allow, and the checked address is the one
 connected to; the URL is parsed with `validation.endpoint`, which checked it when it was saved."""

@@ -45,6 +45,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 from sqlalchemy.engine import make_url
 
 from callscope.catalog.db import Catalog
@@ -81,6 +82,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return len(CHAINS) + (item.get_closest_marker("slow") is None)
 
     items.sort(key=rank)
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """A command run in process (click's CliRunner) configures logging for the whole process, as a command does
+    (warnings only, unless --verbose): each test gets back the configuration it started with, so that no test reads
+    the log lines another test's command turned off."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
 
 
 @pytest.fixture

@@ -28,14 +28,17 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import structlog
 from faster_whisper.vad import get_vad_model
 
 from callscope.analysis.models.files import whisper_model_dir
-from callscope.analysis.result import TranscriptSegment, TranscriptWord
+from callscope.analysis.models.text_embedding import text_embedder_from_settings
+from callscope.analysis.result import EMOTIONS, TranscriptSegment, TranscriptWord
 from callscope.analysis.stages.asr import Transcriber, whisper_device
+from callscope.analysis.stages.emotions import NEGATIVE, text_distributions
 from callscope.analysis.stages.goals import phrase_findings
 from callscope.analysis.stages.pauses import announces_hold, rules_for
 from callscope.analysis.types import language_code
@@ -57,6 +60,10 @@ PAD_BEFORE_MS = 200  # audio kept before an utterance's first speech window: the
 PAD_AFTER_MS = 150
 MAX_UTTERANCE_S = 20.0
 SLICE_S = 0.25  # audio judged at a time, whatever a turn brings: silences are timed to a quarter second
+# The share of a customer utterance's emotions (from its words) that is negative from which it reads as negative;
+# not fitted on labelled calls: "That is unacceptable" 0.68, "I want to cancel my contract" 0.43, "Okay, thank
+# you" 0.06 (MiniLM prototypes, analysis/stages/emotions.py).
+NEGATIVE_SHARE = 0.35
 CATCH_UP_S = 1.5  # a turn that brings more audio than this is behind: no partials in it, so the next turn is shorter
 _SLACK_S = 0.1  # a new hypothesis's word this much before the last confirmed word's end is that word again
 _REPEAT_MAX = 5  # words of the confirmed tail looked for again at the head of a new hypothesis
@@ -122,7 +129,20 @@ class LiveModels:
     def __init__(self, settings: Settings):
         self.settings = settings
         self._transcriber: Transcriber | None = None
+        self._embedder: Any | None = None
+        self._embedder_loaded = False
         self._lock = threading.Lock()
+
+    def embedder(self) -> Any | None:
+        """The text embedding model the emotion alert reads utterances with (None where it is not installed)."""
+        with self._lock:
+            if not self._embedder_loaded:
+                try:
+                    self._embedder = text_embedder_from_settings(self.settings)
+                except FileNotFoundError as exc:  # live calls go on without their emotion alert
+                    log.warning("live_emotions_unavailable", error=str(exc))
+                self._embedder_loaded = True
+            return self._embedder
 
     def transcriber(self) -> Transcriber:
         with self._lock:
@@ -143,8 +163,9 @@ class LiveModels:
         return np.asarray(out, dtype=np.float32).reshape(-1)[1:]
 
     def recognition(self, spec: ProjectSpec, tracks: Sequence[tuple[str, Role]]) -> LiveRecognition:
-        return LiveRecognition(self, spec, tracks, self.settings.live_partial_interval_seconds,
-                               self.settings.whisper_beam_size)
+        s = self.settings
+        return LiveRecognition(self, spec, tracks, s.live_partial_interval_seconds, s.whisper_beam_size,
+                               self.embedder() if s.live_negative_utterances else None, s.live_negative_utterances)
 
 
 class TrackRecogniser:
@@ -291,13 +312,18 @@ class TrackRecogniser:
 
 @dataclass
 class CallMonitor:
-    """Goals and alerts over a call's finals and its silences."""
+    """Goals and alerts over a call's finals and its silences. `embedder` (the text embedding model; None: no
+    emotion alert) reads each customer utterance's emotions from its words, as the batch analysis's text part does;
+    `negative_utterances` in a row read as negative raise one alert, and another only after a calmer one."""
 
     spec: ProjectSpec
     roles: dict[str, str]
+    embedder: Any | None = None
+    negative_utterances: int = 2
     met: set[int] = field(default_factory=set)
     silence_alerted: bool = False
     hold_announced_at: float | None = None
+    negative_run: int = 0
 
     def __post_init__(self) -> None:
         self.rules = rules_for(self.spec)
@@ -326,7 +352,23 @@ class CallMonitor:
                                     speaker=final.speaker, role=role))
         if role == "agent" and announces_hold(self.rules, final.text):
             self.hold_announced_at = final.end
+        if role == "customer":
+            events += self._feeling(final)
         return events
+
+    def _feeling(self, final: Final) -> list[Event]:
+        if self.embedder is None or self.negative_utterances < 1:
+            return []
+        [shares] = text_distributions([final.text], self.embedder)
+        if sum(p for name, p in zip(EMOTIONS, shares, strict=True) if name in NEGATIVE) < NEGATIVE_SHARE:
+            self.negative_run = 0
+            return []
+        self.negative_run += 1
+        if self.negative_run != self.negative_utterances:  # once a run: the next only after a calmer utterance
+            return []
+        felt = max((p, name) for name, p in zip(EMOTIONS, shares, strict=True) if name in NEGATIVE)[1]
+        return [Alert(at=final.at, kind="emotion", name="Customer upset", emotion=felt, quote=final.text,
+                      start=final.start, speaker=final.speaker, role=final.role)]
 
     def silence(self, now: float, speaking: bool, last_speech_end: float | None) -> list[Event]:
         if speaking or last_speech_end is None or now <= last_speech_end:
@@ -346,10 +388,10 @@ class LiveRecognition:
     """One call's recognition: its tracks (speaker, role) in order, and the monitor of its goals and alerts."""
 
     def __init__(self, models: LiveModels, spec: ProjectSpec, tracks: Sequence[tuple[str, Role]],
-                 partial_step_s: float, final_beam: int):
+                 partial_step_s: float, final_beam: int, embedder: Any | None = None, negative_utterances: int = 0):
         self.tracks = [TrackRecogniser(models, speaker, role, spec.language, spec.transcription_hints,
                                        partial_step_s, final_beam) for speaker, role in tracks]
-        self.monitor = CallMonitor(spec, {speaker: role for speaker, role in tracks})
+        self.monitor = CallMonitor(spec, {speaker: role for speaker, role in tracks}, embedder, negative_utterances)
         self.segments = 0
 
     def warm_up(self) -> None:

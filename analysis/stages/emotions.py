@@ -252,6 +252,9 @@ def _prototypes(embedder: TextEmbedder) -> tuple[np.ndarray, np.ndarray]:
     return cached
 
 
+NEGATIVE = frozenset({"angry", "sad", "fearful", "disgust"})  # the emotions a supervisor is alerted to
+
+
 def text_distributions(texts: Sequence[str], embedder: TextEmbedder | None) -> np.ndarray:
     """(len(texts), 8): each text's distribution over EMOTIONS from its prototype similarities; uniform for an
     empty text or without an embedder."""

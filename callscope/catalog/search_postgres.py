@@ -129,7 +129,7 @@ def newest(session: Session, query: Query, configs: list[str], narrowing: Narrow
             return found[:limit]
         before = (tuple_(Recording.created_at, Recording.id)
                   < tuple_(window[-1].created_at, window[-1].id, types=(UTCDateTime(), BigInteger())))
-        if read == len(window):
+        if read == len(window):  # after the first window: the later ones may read the word's index
             session.execute(text("SET LOCAL enable_bitmapscan = on"))
             session.execute(text(f"SET LOCAL work_mem = '{SPARSE_WORK_MEM}'"))
         if not found:
@@ -138,9 +138,8 @@ def newest(session: Session, query: Query, configs: list[str], narrowing: Narrow
         if width > LARGEST_WINDOW:
             break
 
-
     def older(statement: Select) -> Select:
-        return narrowing(statement).where(before) if before is not None else narrowing(statement)
+        return narrowing(statement).where(before)
 
     # every match of the older calls ordered, the newest ranked: ranking reads each match's words again
     matches = ranked(query, configs, older, Recording.created_at.label("created_at"), Recording.id.label("call"),

@@ -69,10 +69,11 @@ class GoalMet(Event):
 class Alert(Event):
     """`phrase`: one of the project's `liveAlerts` said (`name`, `phrase`, `quote`, `speaker`, `role`, `start`);
     `silence`: nobody spoke for longer than the project's pause threshold without a hold announced (`start`,
-    `seconds`, `threshold`)."""
+    `seconds`, `threshold`); `emotion`: the customer sounded negative in consecutive utterances (`emotion`, the one
+    that prevailed in the last, `quote` of it, `speaker`, `role`, `start`)."""
 
     type: Literal["alert"] = "alert"
-    kind: Literal["phrase", "silence"]
+    kind: Literal["phrase", "silence", "emotion"]
     name: str
     start: float
     phrase: str | None = None
@@ -81,6 +82,7 @@ class Alert(Event):
     role: Role | None = None
     seconds: float | None = None
     threshold: float | None = None
+    emotion: str | None = None
 
 
 EndReason = Literal["stop", "disconnect", "idle", "error", "too_long"]

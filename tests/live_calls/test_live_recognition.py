@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
 from callscope.analysis.runtime.live import Agreement, CallMonitor, Heard
+from callscope.analysis.stages.emotions import NEGATIVE
 from callscope.live.events import Alert, Final, GoalMet, Word
 from callscope.resources.kinds import ProjectSpec
+from tests.search.calls import text_embedder  # noqa: F401 - the session's text model, a fixture
 
 ROLES = {"channel-0": "agent", "channel-1": "customer"}
 
@@ -85,3 +87,25 @@ def test_a_silence_over_the_threshold_is_one_alert_and_a_hold_allows_longer() ->
     assert m.silence(9.5, True, 3.0) == []
     m.heard(*final("Please hold while I check", "channel-0", 10.0))
     assert m.silence(20.0, False, 11.45) == []  # announced: up to the hold allowed (120 s by default)
+
+
+ANGRY = "That is unacceptable. I am very angry."
+UPSET = "I am really upset, this is the third time my internet is down."
+CALM = "Okay, thank you, that works."
+
+
+def test_a_customer_negative_in_two_utterances_in_a_row_is_one_alert_until_calmer(text_embedder) -> None:
+    m = monitor()
+    m.embedder = text_embedder  # the model the batch analysis's emotions read words with
+    assert m.heard(*final(ANGRY, "channel-0", 1.0)) == []  # the agent's words: no emotion alert
+    assert m.heard(*final(ANGRY, "channel-1", 3.0)) == []  # one utterance is not yet a run
+    [alert] = m.heard(*final(UPSET, "channel-1", 6.0))
+    assert (alert.kind, alert.name, alert.role, alert.start, alert.quote) == ("emotion", "Customer upset",
+                                                                              "customer", 6.0, UPSET)
+    assert alert.emotion in NEGATIVE
+    assert m.heard(*final(ANGRY, "channel-1", 9.0)) == []  # the same run: alerted once
+    assert m.heard(*final(CALM, "channel-1", 12.0)) == []
+    assert m.heard(*final(ANGRY, "channel-1", 14.0)) == []
+    assert [a.kind for a in m.heard(*final(UPSET, "channel-1", 17.0))] == ["emotion"]  # a new run after a calm one
+    m.negative_utterances = 0  # CALLSCOPE_LIVE_NEGATIVE_UTTERANCES=0: none
+    assert m.heard(*final(ANGRY, "channel-1", 20.0)) == [] and m.heard(*final(UPSET, "channel-1", 23.0)) == []
