@@ -13,6 +13,7 @@ from callscope.api.pages.views import speaker_views
 from callscope.blobs import content_disposition
 from callscope.errors import Conflict, NotFound
 from callscope.services import member_auth
+from callscope.services.audio_urls import file_stem
 from callscope.services.context import Context
 from callscope.statuses import RecordingStatus
 
@@ -20,10 +21,6 @@ TRANSCRIPTS = {"txt": ("text/plain; charset=utf-8", transcript_files.as_text),
                "srt": ("application/x-subrip; charset=utf-8", transcript_files.as_srt),
                "vtt": ("text/vtt; charset=utf-8", transcript_files.as_webvtt)}
 FILES = frozenset({*(f"transcript.{ext}" for ext in TRANSCRIPTS), "results.json"})
-
-
-def _stem(name: str) -> str:
-    return "".join(c if c.isalnum() or c in " ._-" else "_" for c in name).strip() or "recording"
 
 
 class RecordingFile:
@@ -49,6 +46,6 @@ class RecordingFile:
             resp.content_type, write = TRANSCRIPTS[ext]
             body = write(transcription.segments, names)
         resp.data = body.encode()
-        resp.set_header("Content-Disposition", content_disposition(f"{_stem(r.name)} {kind}.{ext}"))
+        resp.set_header("Content-Disposition", content_disposition(f"{file_stem(r.name)} {kind}.{ext}"))
         resp.set_header("Cache-Control", "no-store")
         resp.set_header("X-Content-Type-Options", "nosniff")

@@ -17,8 +17,13 @@ from callscope.statuses import AudioRedaction
 FILES_PATH = "/files/"
 
 
+def file_stem(name: str) -> str:
+    """A recording's name as the start of a file name a browser saves: letters, digits, space, . _ - kept."""
+    return "".join(c if c.isalnum() or c in " ._-" else "_" for c in name).strip() or "recording"
+
+
 def download_name(recording: Recording) -> str:
-    stem = "".join(c if c.isalnum() or c in " ._-" else "_" for c in recording.name).strip() or "recording"
+    stem = file_stem(recording.name)
     suffix = f".{recording.audio_format}"
     return stem if stem.lower().endswith(suffix) else stem + suffix
 
