@@ -33,6 +33,10 @@ turns of every call (p50/p95 of seconds, wall clock: the audio at second τ of t
   delay behind the call; per minute of the call, its median and largest, at the minutes of `--lag-at` (a lag that
   grows over a long call means the recognition falls behind for good).
 
+`--executor ray` (the default, as the server's) recognises each call in its own Ray actor on the server's local
+Ray, which loads the models when the call starts (the first turn's words wait for them); `--executor inline` in
+the server's threads, the models loaded once.
+
 `--save FILE` writes the figures as JSON; `--baseline FILE` prints each figure beside the saved one ("before >
 now"). The server runs with the batch analysis off (`CALLSCOPE_DISPATCHER_ENABLED=false`): the replay competes
 only with itself; timings on a shared machine are noisy, so `uptime`'s load is printed beside them.
@@ -463,6 +467,9 @@ def main() -> None:
     parser.add_argument("--whisper-model", help="CALLSCOPE_WHISPER_MODEL of the server and the batch transcript")
     parser.add_argument("--live-whisper-model", help="CALLSCOPE_LIVE_WHISPER_MODEL (default: the Whisper model)")
     parser.add_argument("--gpu", action="store_true", help="Whisper on CUDA (float16), live and batch")
+    parser.add_argument("--executor", choices=["ray", "inline"], default="ray",
+                        help="CALLSCOPE_LIVE_EXECUTOR: each call its own Ray actor (the default), or the server's "
+                        "threads")
     parser.add_argument("--no-batch", action="store_true", help="skip the batch transcript's WER")
     parser.add_argument("--save", type=Path, help="write the figures to this JSON file")
     parser.add_argument("--baseline", type=Path, help="a JSON file written by --save: print it beside")
@@ -471,7 +478,8 @@ def main() -> None:
     call = build_call(args.minutes)
     print(f"call: {call.seconds:.0f} s, {len(call.turns)} turns; goal phrase {call.goal!r}, alert phrase "
           f"{call.alert!r}; load {load_average()}", flush=True)
-    settings = {"whisper_model": args.whisper_model, "live_whisper_model": args.live_whisper_model,
+    settings = {"live_executor": args.executor, "whisper_model": args.whisper_model,
+                "live_whisper_model": args.live_whisper_model,
                 "whisper_device": "cuda" if args.gpu else None, "whisper_compute_type": "float16" if args.gpu else None}
     settings = {k: v for k, v in settings.items() if v}
     saved = json.loads(args.baseline.read_text())["results"] if args.baseline else None
@@ -487,7 +495,7 @@ def main() -> None:
             (Path(tmp) / "objects.yaml").write_text(project_objects(call))
             server.cli("apply", "-f", str(Path(tmp) / "objects.yaml"))
             world = World(server, data_dir, call)
-            replay(world, "generic", 1, 0, seconds=4.0)  # the first live call loads the models
+            replay(world, "generic", 1, 0, seconds=4.0)  # the first live call starts Ray, or loads the models
             n = 1
             for path in args.paths:
                 for count in args.concurrent:

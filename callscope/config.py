@@ -251,6 +251,21 @@ class Settings(BaseSettings):
     live_keep_events_seconds: float = Field(
         3600, ge=0, description="How long an ended live call's events stay readable at /recordings/{id}/live."
     )
+    live_executor: Literal["ray", "inline"] | None = Field(
+        None, description="Where live calls are recognised: `ray`, each call its own actor on the analysis's Ray "
+        "cluster (CALLSCOPE_RAY_ADDRESS, else this process's local Ray); `inline`, worker threads of the API process "
+        "that holds the call; unset: as analysis_executor.",
+    )
+    live_spare_actors: int = Field(
+        1, ge=0, le=64, description="Live-call Ray actors kept started, their models loaded, for the next calls "
+        "(from the first live call of the process on): a call that takes one hears its first words without "
+        "waiting for a process and its models. Each holds its models' memory and CALLSCOPE_RAY_LIVE_NUM_CPUS.",
+    )
+    live_start_timeout_seconds: float = Field(
+        60, gt=0, description="How long a live call's Ray actor may take to be placed and load its models before "
+        "the call goes on without live recognition (a recognition_stopped event; its recording is analysed as "
+        "usual).",
+    )
     llm_enabled: bool = Field(
         True, description="Use a language model (summary, goals); false: those stages report that they did not run."
     )
@@ -318,6 +333,11 @@ class Settings(BaseSettings):
         0.0, ge=0, description="CPUs Ray reserves for each CPU model actor (speaker encoder, text embedder)."
     )
     ray_llm_num_gpus: float = Field(0.0, ge=0, description="GPUs Ray reserves for the language model actor.")
+    ray_live_num_cpus: float = Field(
+        0.0, ge=0, description="CPUs Ray reserves for each live call's actor (about 1 keeps up with one call on the "
+        "embedded model; 0, the default, reserves none, so a small local Ray never turns a call away).",
+    )
+    ray_live_num_gpus: float = Field(0.0, ge=0, description="GPUs Ray reserves for each live call's actor.")
     ray_speakers_num_gpus: float = Field(
         0.0, ge=0, description="GPUs Ray reserves for the speakers actor (diarization_model pyannote on a GPU; the "
         "embedded ONNX models run on CPUs).",
@@ -334,6 +354,11 @@ class Settings(BaseSettings):
     llm_phrases_goals: bool = Field(
         False, description="Let the language model phrase the explanations of goals met from evidence (a larger "
         "model); by default the explanation is the evidence itself, quoted with its time."
+    )
+    ray_placement_timeout_seconds: float = Field(
+        300, gt=0, description="How long an analysis may wait for Ray to start it (a node that offers what its task "
+        "asks for) before its job goes back to the queue, its attempt not counted, with a status_reason that says "
+        "what it waits for; it runs once capacity returns.",
     )
     ray_task_num_cpus: float = Field(
         0.5, ge=0, description="CPUs Ray reserves for the task that decodes and analyses one recording."

@@ -27,7 +27,7 @@ KINDS = ("analyze", "reanalyze")  # callscope/catalog/jobs.py's job kinds
 FAILURE_REASONS = ("input", "error", "unresponsive")
 # Why a job went back to the queue: the analysis raised (an attempt used), or its worker or cluster was lost (the
 # attempt given back).
-RETRY_REASONS = ("error", "worker_lost")
+RETRY_REASONS = ("error", "worker_lost", "unplaced")
 
 JOBS_STARTED = Counter("callscope_jobs_started_total", "Analysis job attempts started (claimed by a dispatcher)",
                        ["kind"])

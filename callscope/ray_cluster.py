@@ -35,6 +35,13 @@ def address(settings) -> str | None:
     return settings.ray_address or os.environ.get("RAY_ADDRESS") or None
 
 
+def placement(settings) -> dict[str, Any]:
+    """Ray options for the analysis's tasks and actors: a sliver of CALLSCOPE_RAY_WORKER_RESOURCE, so only the
+    worker nodes that offer it take the work."""
+    resource = settings.ray_worker_resource
+    return {"resources": {resource: 0.001}} if resource else {}
+
+
 def connect(settings) -> None:
     """Join the configured Ray cluster, or start this process's own local Ray. Idempotent."""
     import ray  # loads only where analysis runs on Ray (start-up time of everything else)

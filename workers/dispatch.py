@@ -20,7 +20,7 @@ import structlog
 
 from callscope.analysis.result import AnalysisResult
 from callscope.analysis.runtime.pipeline import MODELS, AnalysisError, Pipeline, Progress, load_model
-from callscope.analysis.runtime.work import Work, WorkerLost, analyze
+from callscope.analysis.runtime.work import NotPlaced, Work, WorkerLost, analyze
 from callscope.analysis.stages.speakers import KnownVoice
 from callscope.analysis.stored import completion
 from callscope.catalog import analyses as analysis_rows
@@ -219,7 +219,7 @@ class Dispatcher:
         except Exception as exc:  # noqa: BLE001 - any failure of the analysis: retried or failed
             if self.executor.lost.is_set() or isinstance(exc, WorkerLost):
                 # not the recording's fault (its cluster or a model's node went away): queued again, attempt given back
-                JOBS_RETRIED.labels("worker_lost").inc()
+                JOBS_RETRIED.labels("unplaced" if isinstance(exc, NotPlaced) else "worker_lost").inc()
                 await self.ctx.catalog.write(jobs.retry_later, job, _describe(exc), self.policy.delay(1),
                                              self.ctx.clock(), counted=False)
                 return

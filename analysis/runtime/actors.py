@@ -23,7 +23,7 @@ from callscope import ray_cluster
 from callscope.analysis.result import AnalysisResult
 from callscope.analysis.runtime import ray_figures
 from callscope.analysis.runtime.pipeline import MODELS, AnalysisError, Pipeline, load_model
-from callscope.analysis.runtime.work import Work, WorkerLost, analyze
+from callscope.analysis.runtime.work import NotPlaced, Work, WorkerLost, analyze
 from callscope.metrics import model_load
 
 log = structlog.get_logger()
@@ -113,9 +113,9 @@ class RayExecutor:
             for i in range(count):
                 loaded = await asyncio.to_thread(_running, f"{name}-{i}")
                 with model_load(name, timed=not loaded) as load:  # another dispatcher's actor: loaded already
-                    handle = ModelActor.options(name=f"{name}-{i}", lifetime="detached", get_if_exists=True,
-                                                num_cpus=cpus, num_gpus=gpus, **self._placement()
-                                                ).remote(name, self.settings)
+                    handle = ModelActor.options(
+                        name=f"{name}-{i}", lifetime="detached", get_if_exists=True, num_cpus=cpus, num_gpus=gpus,
+                        **ray_cluster.placement(self.settings)).remote(name, self.settings)
                     attributes = await handle.describe.remote()
                     load.timed = load.timed and attributes is not None
                 if attributes is None:  # not installed or configured: its stages do not run
@@ -168,22 +168,23 @@ class RayExecutor:
             return 1, s.ray_model_num_cpus, s.ray_speakers_num_gpus
         return 1, s.ray_model_num_cpus, 0
 
-    def _placement(self) -> dict[str, Any]:
-        """A sliver of CALLSCOPE_RAY_WORKER_RESOURCE: only the worker nodes that offer it take the work."""
-        resource = self.settings.ray_worker_resource
-        return {"resources": {resource: 0.001}} if resource else {}
-
     def _pick(self) -> dict[str, tuple[Any, dict] | None]:
         self._turn += 1
         return {name: pool[self._turn % len(pool)] if pool else None for name, pool in self._models.items()}
 
     async def analyze(self, work: Work, progress: Callable[[str, float], None]) -> AnalysisResult:
-        self._listeners[work.job_id] = progress
+        started = asyncio.Event()
+
+        def reported(stage: str, fraction: float) -> None:
+            started.set()
+            progress(stage, fraction)
+
+        self._listeners[work.job_id] = reported
         ref = None
         try:
-            ref = analyze_recording.options(num_cpus=self.settings.ray_task_num_cpus, **self._placement()).remote(
-                self.settings, work, self._pick(), self._board)
-            return await ref
+            options = {"num_cpus": self.settings.ray_task_num_cpus, **ray_cluster.placement(self.settings)}
+            ref = analyze_recording.options(**options).remote(self.settings, work, self._pick(), self._board)
+            return await self._placed(ref, started, options)
         except asyncio.CancelledError:
             if ref is not None:
                 ray.cancel(ref)
@@ -201,6 +202,26 @@ class RayExecutor:
             raise  # the queue tries the job again
         finally:
             self._listeners.pop(work.job_id, None)
+
+    async def _placed(self, ref: Any, started: asyncio.Event, options: dict[str, Any]) -> AnalysisResult:
+        """The task's result; NotPlaced (the task cancelled) when it reported nothing within
+        CALLSCOPE_RAY_PLACEMENT_TIMEOUT_SECONDS: Ray found no node that offers what it asks for."""
+        result = asyncio.ensure_future(ref)
+        reporting = asyncio.ensure_future(started.wait())
+        timeout = self.settings.ray_placement_timeout_seconds
+        try:
+            await asyncio.wait({result, reporting}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            result.cancel()
+            raise
+        finally:
+            reporting.cancel()
+        if not result.done() and not started.is_set():
+            ray.cancel(ref, force=True)
+            asks = ", ".join([f"CPU {options['num_cpus']:g}", *options.get("resources", {})])
+            raise NotPlaced(f"Ray did not start the analysis within {timeout:g} s: no node offers what it asks "
+                            f"for ({asks}); it waits in the queue until one does")
+        return await result
 
     async def stop(self) -> None:
         if self._poller is not None:

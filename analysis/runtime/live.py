@@ -144,6 +144,12 @@ class LiveModels:
                 self._embedder_loaded = True
             return self._embedder
 
+    def load(self) -> None:
+        """Load every model a call uses, now (a call's actor, or a spare one, is ready before the call's audio)."""
+        self.transcriber()
+        if self.settings.live_negative_utterances:
+            self.embedder()
+
     def transcriber(self) -> Transcriber:
         with self._lock:
             if self._transcriber is None:
@@ -395,8 +401,8 @@ class LiveRecognition:
         self.segments = 0
 
     def warm_up(self) -> None:
-        """Load the models now (the first call of the process waits for them before it is answered)."""
-        self.tracks[0].models.transcriber()
+        """Load the models now (the first call of the process waits for them before its audio is heard)."""
+        self.tracks[0].models.load()
 
     def feed(self, chunks: Sequence[np.ndarray]) -> list[Event]:
         """New 16 kHz samples of each track (empty arrays for a track without any); the events they decide. However

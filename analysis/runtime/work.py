@@ -25,6 +25,11 @@ class WorkerLost(Exception):
     node was lost): the queue tries again without counting the attempt."""
 
 
+class NotPlaced(WorkerLost):
+    """Ray did not start the analysis in time: no node offers what its task asks for (the worker nodes are gone,
+    or all busy). The queue tries again, uncounted, until capacity returns."""
+
+
 @dataclass(frozen=True)
 class Work:
     job_id: int

@@ -64,17 +64,21 @@ class _Idle(Exception):
 
 
 def live_calls(ctx: Context) -> LiveCalls:
-    """The process's register of live calls, recognised by the analysis's live recognition (whose models load with
-    the first live call)."""
+    """The process's register of live calls, each recognised by its own Ray actor or in this process's threads
+    (CALLSCOPE_LIVE_EXECUTOR; the models load with the first live call, not with the API: start-up time)."""
+    settings = ctx.settings
     models = None
 
     def recognition(spec: ProjectSpec, tracks: Sequence[tuple[str, Role]]) -> Recognition:
-        # faster-whisper and the models load with the first live call, not with the API (start-up time)
+        if (settings.live_executor or settings.analysis_executor) == "ray":
+            from callscope.analysis.runtime.live_actor import RayRecognition
+
+            return RayRecognition(settings, spec, tracks)
         from callscope.analysis.runtime.live import LiveModels
 
         nonlocal models
         if models is None:
-            models = LiveModels(ctx.settings)
+            models = LiveModels(settings)
         return models.recognition(spec, tracks)
 
     return LiveCalls(ctx, recognition)

@@ -94,7 +94,8 @@ def claim(session: Session, n: int, owner: str, lease_seconds: float, now: datet
             state="running", attempts=attempts + 1, lease_owner=owner, lease_expires_at=expires,
             heartbeat_at=now, updated_at=now))
         allowed, status = START.get(kind, ((), None))
-        values = {"stage": "queued" if kind == ANALYZE else "reanalyzing", "progress": 0, "updated_at": now}
+        values = {"stage": "queued" if kind == ANALYZE else "reanalyzing", "progress": 0, "status_reason": None,
+                  "updated_at": now}  # an attempt runs: why the last one waited is past
         if status:
             values["status"] = status
         moved = session.execute(update(Recording).where(Recording.id == recording_id,
@@ -155,9 +156,9 @@ def retry_later(session: Session, claimed: Claimed, error: str, delay_seconds: f
     result = session.execute(update(Job).where(_owned(claimed.id, claimed.owner)).values(
         state="queued", available_at=now + timedelta(seconds=delay_seconds), lease_owner=None,
         lease_expires_at=None, last_error=error[:4000], attempts=attempts, updated_at=now))
-    if result.rowcount == 1:
+    if result.rowcount == 1:  # the recording says why it waits (a failed attempt, no room on the cluster)
         session.execute(update(Recording).where(Recording.id == claimed.recording_id).values(
-            stage="retrying", updated_at=now))
+            stage="retrying", status_reason=error[:1000], updated_at=now))
     return result.rowcount == 1
 
 

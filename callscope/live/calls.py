@@ -80,7 +80,7 @@ class LiveCalls:
         opened = await fields()  # what a phone call knows at its start: the name and time its pages show
         session = LiveSession(self.ctx, principal, project.status.id, rate, len(tracks),
                               self.recognition(project.spec, tracks), fields, kept)
-        await session.start()
+        session.start()
         self._forget_old()
         call = LiveCall(session, project, opened)
         self._calls[session.public_id] = call

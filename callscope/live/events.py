@@ -85,6 +85,16 @@ class Alert(Event):
     emotion: str | None = None
 
 
+class RecognitionStopped(Event):
+    """Live recognition stopped while the call goes on (no more partials, finals, goals or alerts): `lost`, its Ray
+    actor's process or node went away; `failed`, its models failed; `no_capacity`, the cluster had no room for it in
+    time. The audio is still kept, stored and analysed in full when the call ends."""
+
+    type: Literal["recognition_stopped"] = "recognition_stopped"
+    reason: Literal["lost", "failed", "no_capacity"]
+    message: str
+
+
 EndReason = Literal["stop", "disconnect", "idle", "error", "too_long"]
 
 

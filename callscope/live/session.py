@@ -6,8 +6,9 @@ one turn). `end` (the client's `stop`, a disconnect, an idle socket, a refused m
 stores the audio as the recording `public_id` (the full analysis is queued with it) and appends the `end` event. It
 runs once, shielded: a socket that goes away while the call is being stored does not cut that short.
 
-The recognition is injected (`Recognition`; analysis/runtime/live.py is the one the API wires): this module holds no
-model, so a Ray actor can take the recognition's place without a change here.
+The recognition is injected (`Recognition`: analysis/runtime/live.py in this process, or the call's own Ray actor,
+analysis/runtime/live_actor.py): this module holds no model. A recognition that fails or loses its node stops with
+a `recognition_stopped` event, and the call goes on: its audio is kept, stored and analysed as any other.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 import structlog
@@ -24,7 +25,7 @@ from callscope.catalog.recordings import Found
 from callscope.errors import CallscopeError
 from callscope.identifiers import uuid7
 from callscope.live.audio import TrackAudio
-from callscope.live.events import End, EndReason, Event, EventLog
+from callscope.live.events import End, EndReason, Event, EventLog, RecognitionStopped
 from callscope.live.recording import CallAudio
 from callscope.services import uploads
 from callscope.services.context import Context, Principal
@@ -37,11 +38,23 @@ RECOGNITION_FAILED = "Live recognition failed; the recording is analysed as usua
 
 
 class Recognition(Protocol):
+    """One call's recognition, run in a worker thread: in this process (analysis/runtime/live.py) or as the call's
+    Ray actor (analysis/runtime/live_actor.py)."""
+
     def warm_up(self) -> None: ...
 
     def feed(self, chunks: Sequence[np.ndarray]) -> list[Event]: ...
 
     def finish(self) -> list[Event]: ...
+
+
+class RecognitionLost(Exception):
+    """The recognition went away mid-call (`lost`: its process or node) or never found room (`no_capacity`);
+    `message` is for the call's followers, `cause` for the log."""
+
+    def __init__(self, reason: Literal["lost", "no_capacity"], message: str, cause: str):
+        super().__init__(message)
+        self.reason, self.message, self.cause = reason, message, cause
 
 
 class CallTooLong(Exception):
@@ -71,15 +84,9 @@ class LiveSession:
         self._ending: asyncio.Future[End] | None = None
         self.ended_at: float | None = None  # time.monotonic() of the end
 
-    async def start(self) -> None:
-        """Load the recognition's models (in a worker thread) and start recognising; without them the call goes on
-        unrecognised, its audio kept."""
-        assert self._recognition is not None
-        try:
-            await asyncio.to_thread(self._recognition.warm_up)
-        except Exception:  # a model that cannot load: said in the end event, logged with its cause
-            log.exception("live_recognition_failed", public_id=self.public_id)
-            self._recognition, self._error = None, RECOGNITION_FAILED
+    def start(self) -> None:
+        """Start recognising: the models load (in a worker thread, or in the call's actor) while the call's first
+        audio is queued for them; without them the call goes on unrecognised, its audio kept."""
         self._task = asyncio.create_task(self._recognise(), name=f"live-{self.public_id}")
 
     def add(self, track: int, samples: np.ndarray, at: int | None = None) -> None:
@@ -96,6 +103,8 @@ class LiveSession:
             self._wake.set()
 
     async def _recognise(self) -> None:
+        assert self._recognition is not None
+        await self._run(self._recognition.warm_up)
         while True:
             await self._wake.wait()
             self._wake.clear()
@@ -106,13 +115,20 @@ class LiveSession:
             if self._closing and not any(self._queued):  # what came during the last turn is heard too
                 return
 
-    async def _run(self, step: Callable[..., list[Event]], *args) -> None:
-        """One turn of the recognition in a worker thread; a failure stops it (the audio is still kept)."""
+    async def _run(self, step: Callable[..., list[Event] | None], *args) -> None:
+        """One turn of the recognition in a worker thread; a failure stops it, said in an event at once (the call
+        goes on, its audio kept for the batch analysis)."""
         try:
-            await self.log.append(await asyncio.to_thread(step, *args))
-        except Exception:  # the call goes on without live recognition; the batch analysis still runs
+            await self.log.append(await asyncio.to_thread(step, *args) or [])
+            return
+        except RecognitionLost as exc:
+            log.warning("live_recognition_lost", public_id=self.public_id, reason=exc.reason, error=exc.cause)
+            reason, message = exc.reason, exc.message
+        except Exception:  # a model that fails: logged with its cause
             log.exception("live_recognition_failed", public_id=self.public_id)
-            self._recognition, self._error = None, RECOGNITION_FAILED
+            reason, message = "failed", RECOGNITION_FAILED
+        self._recognition, self._error = None, message
+        await self.log.append([RecognitionStopped(at=round(self.audio.seconds, 3), reason=reason, message=message)])
 
     async def end(self, reason: EndReason, problem: str | None = None) -> End:
         """End the call (once; later calls get the same end)."""

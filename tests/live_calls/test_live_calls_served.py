@@ -139,26 +139,30 @@ class Client:
         finally:
             self.closed.set()
 
-    def wait_for(self, kind: str, timeout: float = 60) -> dict:
+    def wait_for(self, *kinds: str, timeout: float = 60) -> dict:
+        """The first message of one of `kinds`."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            found = [m for m in self.messages if m["type"] == kind]
+            found = [m for m in self.messages if m["type"] in kinds]
             if found:
                 return found[0]
             time.sleep(0.05)
-        raise AssertionError(f"no {kind} message in {self.messages}")
+        raise AssertionError(f"no {' or '.join(kinds)} message in {self.messages}")
 
     def start(self, project_id: int, **fields) -> str:
         self.ws.send(json.dumps({"type": "start", "project_id": project_id, "encoding": "pcm16",
                                  "sample_rate": 16000, "channels": 2, **fields}))
         return self.wait_for("started")["recording"]["public_id"]
 
-    def send_call(self, call: TwoParty, speed: float = 2.0, seconds: float | None = None) -> None:
-        """The call's audio as 100 ms stereo frames, at `speed` times real time."""
+    def send_call(self, call: TwoParty, speed: float = 2.0, seconds: float | None = None,
+                  until: threading.Event | None = None) -> None:
+        """The call's audio as 100 ms stereo frames, at `speed` times real time (until `until` is set)."""
         agent, customer = call.pcm16()
         n = len(agent) if seconds is None else int(seconds * speech.RATE)
         step, began = speech.RATE // 10, time.monotonic()
         for i, at in enumerate(range(0, n, step)):
+            if until is not None and until.is_set():
+                return
             frame = bytearray(2 * 2 * len(agent[at:at + step]))
             frame[0::4], frame[1::4] = agent[at:at + step].tobytes()[0::2], agent[at:at + step].tobytes()[1::2]
             frame[2::4], frame[3::4] = customer[at:at + step].tobytes()[0::2], customer[at:at + step].tobytes()[1::2]

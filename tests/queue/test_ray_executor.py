@@ -61,3 +61,41 @@ async def test_recordings_are_analysed_on_ray(tmp_path, wav_bytes) -> None:
     finally:
         await executor.stop()
         await runtime.stop()
+
+
+async def test_work_no_node_can_take_goes_back_to_the_queue_saying_why_and_runs_once_room_returns(
+        tmp_path, wav_bytes) -> None:
+    from callscope.analysis.runtime.actors import RayExecutor
+
+    settings = Settings(data_dir=tmp_path / "data", log_level="WARNING", ray_num_cpus=2, ray_object_store_mb=128,
+                        llm_enabled=False, job_retry_base_seconds=0)
+    runtime = Runtime(settings)
+    await runtime.start(background=False)
+    executor = RayExecutor(settings)
+    unplaced = REGISTRY.get_sample_value("callscope_jobs_retried_total", {"reason": "unplaced"}) or 0
+    asr_runs = REGISTRY.get_sample_value("callscope_stage_duration_seconds_count", {"stage": "asr"}) or 0
+    try:
+        await executor.start()
+        ctx = runtime.ctx
+        [call] = [await put_recording(ctx, wav_bytes)]
+        dispatcher = Dispatcher(ctx, executor)
+        # the worker nodes are gone: the task asks for a resource no node offers
+        executor.settings = settings.model_copy(update={"ray_worker_resource": "gone-workers",
+                                                        "ray_placement_timeout_seconds": 3})
+        await dispatcher.tick()
+        await asyncio.wait_for(asyncio.gather(*dispatcher.running.values()), 60)
+        row = recording(ctx.catalog, call)
+        assert (row.status, row.stage) == ("processing", "retrying")
+        assert row.status_reason.startswith("NotPlaced: Ray did not start the analysis within 3 s: no node offers "
+                                            "what it asks for (CPU 0.5, gone-workers)"), row.status_reason
+        assert REGISTRY.get_sample_value("callscope_jobs_retried_total", {"reason": "unplaced"}) == unplaced + 1
+        executor.settings = settings  # room again: the same job runs, once
+        while recording(ctx.catalog, call).status != "completed":
+            await dispatcher.tick()
+            await asyncio.wait_for(asyncio.gather(*dispatcher.running.values()), 120)
+        row = recording(ctx.catalog, call)
+        assert row.status_reason is None
+        assert REGISTRY.get_sample_value("callscope_stage_duration_seconds_count", {"stage": "asr"}) == asr_runs + 1
+    finally:
+        await executor.stop()
+        await runtime.stop()

@@ -246,11 +246,18 @@
     alert: function (e) {
       var li = el("li", "card alert alert-" + e.kind);
       li.appendChild(el("h3", "", e.name));
-      li.appendChild(el("p", "", clock(e.start * 1000) + " \u00b7 " + (e.kind === "phrase"
-        ? speakerOf(e.speaker).title + " said \u201c" + e.quote + "\u201d"
-        : "nobody spoke for " + Math.round(e.seconds) + " s (over " + e.threshold + " s)")));
+      var what = e.kind === "silence"
+        ? "nobody spoke for " + Math.round(e.seconds) + " s (over " + e.threshold + " s)"
+        : speakerOf(e.speaker).title + (e.kind === "emotion" ? " sounded " + e.emotion + ": " : " said ")
+          + "\u201c" + e.quote + "\u201d";
+      li.appendChild(el("p", "", clock(e.start * 1000) + " \u00b7 " + what));
       document.getElementById("live-alerts").appendChild(li);
       document.getElementById("no-alerts").hidden = true;
+    },
+    // live recognition stopped (its worker lost, no room): the call goes on, analysed in full once it ends
+    recognition_stopped: function (e) {
+      document.getElementById("live-partials").textContent = "";
+      document.getElementById("live-status").textContent = e.message;
     },
     end: function (e) {
       source.close();
