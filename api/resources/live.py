@@ -71,10 +71,10 @@ def live_calls(ctx: Context) -> LiveCalls:
 
     def recognition(spec: ProjectSpec, tracks: Sequence[tuple[str, Role]]) -> Recognition:
         if (settings.live_executor or settings.analysis_executor) == "ray":
-            from callscope.analysis.runtime.live_actor import RayRecognition
+            from callscope.analysis.runtime.live_actor import RayRecognition  # Ray: heavy, with the first call
 
             return RayRecognition(settings, spec, tracks)
-        from callscope.analysis.runtime.live import LiveModels
+        from callscope.analysis.runtime.live import LiveModels  # faster-whisper: heavy, with the first call
 
         nonlocal models
         if models is None:

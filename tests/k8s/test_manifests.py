@@ -66,6 +66,16 @@ def to_jsonschema(node: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def pod_templates(objects):
+    for obj in objects:
+        if obj["kind"] == "Deployment":
+            yield obj, obj["spec"]["template"]
+        elif obj["kind"] == "RayCluster":
+            yield obj, obj["spec"]["headGroupSpec"]["template"]
+            for group in obj["spec"]["workerGroupSpecs"]:
+                yield obj, group["template"]
+
+
 def pod_specs(objects):
     for obj in objects:
         if obj["kind"] in ("Deployment", "StatefulSet", "Job"):
@@ -159,6 +169,13 @@ def test_deployments_probe_healthz(target):
     assert port["containerPort"] == 8081  # where --liveness serves /healthz
     pdb = named(objects, "PodDisruptionBudget", "callscope-api")
     assert pdb["spec"]["selector"]["matchLabels"] == deployments["callscope-api"]["spec"]["selector"]["matchLabels"]
+    hpa = named(objects, "HorizontalPodAutoscaler", "callscope-api")
+    assert hpa["spec"]["scaleTargetRef"]["name"] == "callscope-api" and hpa["spec"]["minReplicas"] >= 2
+    # every component's pods have a disruption budget that selects them
+    budgets = [b["spec"]["selector"]["matchLabels"] for b in of_kind(objects, "PodDisruptionBudget")]
+    for obj, pod in pod_templates(objects):
+        labels = pod["metadata"]["labels"]
+        assert any(selector.items() <= labels.items() for selector in budgets), (obj["metadata"]["name"], labels)
     service = named(objects, "Service", "callscope-api")
     assert service["spec"]["selector"] == deployments["callscope-api"]["spec"]["selector"]["matchLabels"]
 
