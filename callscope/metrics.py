@@ -56,6 +56,17 @@ MODEL_LOAD_SECONDS = Histogram("callscope_model_load_duration_seconds",
                                buckets=(0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600))
 MODEL_LOAD_FAILURES = Counter("callscope_model_load_failures_total", "Models that failed to load", ["model"])
 
+# --- the catalog and the object store ----------------------------------------------------------------
+
+CATALOG_OUTAGES = Counter("callscope_catalog_outages_total",
+                          "Periods this process could not reach the catalog database (counted as each began)")
+CATALOG_OUTAGE_SECONDS = Counter("callscope_catalog_outage_seconds_total",
+                                 "Seconds this process could not reach the catalog (counted as each outage ended)")
+OBJECT_STORAGE_OPERATIONS = ("open", "size", "delete", "delete_prefix", "list_keys", "presigned_url",
+                             "sweep_orphans", "write", "commit")
+OBJECT_STORAGE_ERRORS = Counter("callscope_object_storage_errors_total",
+                                "Object store operations that failed, by operation", ["operation"])
+
 # --- webhooks, redaction, usage ---------------------------------------------------------------------
 
 OUTCOMES = ("delivered", "pending", "failed", "disabled")  # callscope/catalog/outbox.py's Outcome.state
@@ -87,6 +98,8 @@ for _reason in RETRY_REASONS:
     JOBS_RETRIED.labels(_reason)
 for _outcome in OUTCOMES:
     DELIVERIES.labels(_outcome)
+for _operation in OBJECT_STORAGE_OPERATIONS:
+    OBJECT_STORAGE_ERRORS.labels(_operation)
 
 
 def account_label(account: str) -> str:

@@ -76,7 +76,17 @@ class CatalogCollector(Collector):
             if time.monotonic() - self._read_at >= CACHE_SECONDS:
                 self._families = families(self._read(), self.clock())
                 self._read_at = time.monotonic()
-            return list(self._families)
+            return [*self._families, self._pool()]
+
+    def _pool(self) -> Metric:
+        """The connection pool now (no query: the pool's own counts)."""
+        pool = self.catalog.engine.pool
+        family = GaugeMetricFamily("callscope_catalog_pool_connections",
+                                   "This process's catalog connections: in_use (checked out), idle (in the pool)",
+                                   labels=["state"])
+        family.add_metric(["in_use"], getattr(pool, "checkedout", lambda: 0)())
+        family.add_metric(["idle"], getattr(pool, "checkedin", lambda: 0)())
+        return family
 
     def _read(self) -> QueueFigures | None:
         try:

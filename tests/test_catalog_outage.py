@@ -15,6 +15,7 @@ duplicated.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import threading
 import time
@@ -252,3 +253,10 @@ def test_postgres_lost_under_load_answers_503_and_recovers(site: Site, fault: st
         assert {"dispatcher", "webhook-delivery"} <= waiting.keys(), waiting
     print(f"log: catalog_unavailable {kinds['catalog_unavailable']}, loops that waited and resumed "
           f"{sorted(resumed)}")
+
+    # /metrics counts the outages (as the log does) and their seconds, and shows the connection pool
+    metrics = httpx.get(f"{site.server.url}/metrics", timeout=30).text
+    outages = Counter(e.get("event") for e in log_events(site.log, 0))["catalog_unavailable"]
+    assert re.search(rf"^callscope_catalog_outages_total {outages}\.0$", metrics, re.M), outages
+    assert float(re.search(r"^callscope_catalog_outage_seconds_total (\S+)$", metrics, re.M)[1]) > 0
+    assert re.search(r'^callscope_catalog_pool_connections\{state="in_use"\} \d', metrics, re.M)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from callscope.blobs.base import BlobStore
 from callscope.blobs.filesystem import FilesystemBlobStore
+from callscope.blobs.measured import MeasuredBlobStore
 
 if TYPE_CHECKING:
     from callscope.config import Settings
@@ -14,8 +15,12 @@ MiB = 1024 * 1024
 
 
 def build_blob_store(settings: Settings) -> BlobStore:
-    """The filesystem store under ``<data_dir>/blobs`` or the S3 store; creates no bucket
-    (S3BlobStore.ensure_bucket)."""
+    """The filesystem store under ``<data_dir>/blobs`` or the S3 store, its failures counted (measured.py); creates
+    no bucket (S3BlobStore.ensure_bucket)."""
+    return MeasuredBlobStore(_built(settings))
+
+
+def _built(settings: Settings) -> BlobStore:
     if settings.blob_store == "filesystem":
         return FilesystemBlobStore(settings.data_dir / "blobs")
     if settings.blob_store == "s3":

@@ -35,6 +35,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
 from callscope.errors import ServiceUnavailable, one_line
+from callscope.metrics import CATALOG_OUTAGE_SECONDS, CATALOG_OUTAGES
 from callscope.private_files import private_sqlite_file
 
 log = structlog.get_logger()
@@ -195,6 +196,7 @@ class Catalog:
                 if first:
                     self._lost_since = time.monotonic()
             if first:
+                CATALOG_OUTAGES.inc()
                 log.warning("catalog_unavailable", error=one_line(exc.orig or exc), retry_after_s=self.retry_after)
             raise ServiceUnavailable("Callscope cannot reach its database right now; try again in a few seconds.",
                                      self.retry_after) from exc
@@ -202,6 +204,7 @@ class Catalog:
             with self._lost_lock:
                 since, self._lost_since = self._lost_since, None
             if since is not None:
+                CATALOG_OUTAGE_SECONDS.inc(time.monotonic() - since)
                 log.info("catalog_available", outage_s=round(time.monotonic() - since, 1))
 
     # --- rules that span rows or objects ---------------------------------------------------------

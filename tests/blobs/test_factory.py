@@ -12,7 +12,7 @@ from callscope.config import Settings
 
 def test_filesystem_is_the_default(tmp_path):
     store = build_blob_store(Settings(data_dir=tmp_path))
-    assert isinstance(store, FilesystemBlobStore) and isinstance(store, BlobStore)
+    assert isinstance(store.inner, FilesystemBlobStore) and isinstance(store, BlobStore)
     assert store.root == tmp_path / "blobs"
 
 
@@ -30,7 +30,7 @@ def test_s3(tmp_path):
         s3_addressing_style="path",
     )
     store = build_blob_store(settings)
-    assert isinstance(store, S3BlobStore) and isinstance(store, BlobStore)
+    assert isinstance(store.inner, S3BlobStore) and isinstance(store, BlobStore)
     assert (store.bucket, store.prefix, store.part_size) == ("audio", "calls/", 16 * 1024 * 1024)
     assert store.spool_dir == tmp_path / "spool"
     assert store.s3_key("accounts/a/x.mp3") == "calls/accounts/a/x.mp3"
