@@ -25,6 +25,7 @@ from callscope.services.context import Context
 from callscope.services.indexes import CALLED_NUMBER, OPERATOR_EXTERNAL_ID, PHONE, TAG_NAME, holder, seniority
 from callscope.services.keys import generate_key, key_status
 from callscope.services.tags import next_color, project_tags
+from callscope.store.interface import ObjectNotFound
 
 log = structlog.get_logger()
 
@@ -174,7 +175,24 @@ async def reconcile(ctx: Context, obj: Resource, secrets: SecretStore | None = N
 async def _assign_id(ctx: Context, obj: Resource) -> Resource:
     """Adopt the id that the allocator handed to this very object (a REST create writes it into the label
     before the status), or allocate one. An id label the allocator did not write for this object (copied,
-    or typed into YAML) is never trusted: it is overwritten, and a condition says so."""
+    or typed into YAML) is never trusted: it is overwritten, and a condition says so.
+
+    One reconciler at a time per object, in every process: `callscope apply` reconciles what it applied while a
+    running server reconciles the same change, and both allocating would leave the object with the second id (the
+    first one wasted, the README's `project_id=1` wrong). The second reads the object as the first left it."""
+    async with ctx.catalog.exclusive(f"assign-id:{obj.KIND}:{obj.namespace}/{obj.name}"):
+        try:
+            latest = await ctx.store.latest(type(obj), obj.namespace, obj.name)
+        except ObjectNotFound:
+            return obj  # deleted meanwhile: nothing to number
+        if latest.metadata.uid != obj.metadata.uid:
+            return obj  # a new object of the same name: its own reconcile numbers it
+        if latest.status.id is not None:
+            return latest
+        return await _numbered(ctx, latest)
+
+
+async def _numbered(ctx: Context, obj: Resource) -> Resource:
     owner = Owner(obj.namespace, obj.name)
     label = obj.metadata.labels.get(ID_LABEL, "")
     claimed = False

@@ -355,6 +355,11 @@ class CachedStore:
             raise ObjectNotFound(kind.KIND, name)
         return obj  # type: ignore[return-value]
 
+    async def latest(self, kind: type[R], namespace: str, name: str) -> R:
+        """The object as the backend holds it now, past the cache (which another process's write reaches only with
+        the watch); ObjectNotFound when absent."""
+        return await self.backend.get(kind, namespace, name)
+
     def _list(self, kc: _KindCache, namespace: str | None, label_selector: str | None) -> list[Any]:
         objects = [kc.objects[k] for k in kc.ordered(namespace)]
         selector = parse_selector(label_selector)
