@@ -26,13 +26,14 @@ from callscope.analysis.result import (
     Pause,
     RedactionSummary,
     Role,
+    ScorecardResult,
     SpeakerResult,
     TranscriptSegment,
 )
 from callscope.statuses import RecordingStatus
 
 # The webhook sections taken from the results read-out (the others are the summary and transcription read-outs).
-_RESULT_SECTIONS = ("goals", "categories", "extracted_data")
+_RESULT_SECTIONS = ("goals", "categories", "extracted_data", "scorecards")
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,16 @@ class LiveTranscript(Part):
     segments: list[LiveSegment] = Field(description="The call's finals, in the order they were sent.")
 
 
+class RecordingScorecard(ScorecardResult):
+    """A call's score on one QA form as it stands: the automatic answers of its analysis with reviewers' overrides
+    (each marked `overridden`, its automatic answer and its history kept), and whether a reviewer marked it
+    reviewed."""
+
+    reviewed_by: str | None = Field(None, description="Who marked it reviewed (a member's email, or an API key's "
+                                    "name); null: not reviewed.")
+    reviewed_at: datetime | None = Field(None, description="When it was marked reviewed.")
+
+
 class Results(Part):
     recording_id: int
     status: RecordingStatus
@@ -109,6 +120,9 @@ class Results(Part):
     live: LiveTranscript | None = Field(
         None, description="What live recognition heard while the call lasted, for comparison with the analysis's "
         "transcript: a live call's recording only (null for any other), there from when its audio is stored.")
+    scorecards: list[RecordingScorecard] = Field(
+        default_factory=list, description="The call scored against each QA form of its project (Scorecard), with "
+        "reviewers' overrides; empty until the analysis has completed, and for a project without forms.")
 
 
 class Transcription(Part):
@@ -130,17 +144,21 @@ class Summary(Part):
     summary: str | None = Field(description="null until the analysis has completed.")
 
 
-# The results read-out shows the parts of the result of the same names.
-_RESULT_PARTS = tuple(name for name in Results.model_fields if name in AnalysisResult.model_fields)
+# The results read-out shows the parts of the result of the same names (the scorecards as reviewers left them).
+_RESULT_PARTS = tuple(name for name in Results.model_fields if name in AnalysisResult.model_fields
+                      and name != "scorecards")
 
 
 def results(subject: Subject, analysis: AnalysisResult | None, analyzed_at: datetime | None = None,
-            trackers: list[TrackerResult] | None = None, live: dict[str, Any] | None = None) -> Results:
+            trackers: list[TrackerResult] | None = None, live: dict[str, Any] | None = None,
+            scorecards: list[RecordingScorecard] | None = None) -> Results:
     """`trackers`: the trackers the call matched, which the catalog keeps (not the analysis: they change with the
-    project's trackers); `live`: the live transcript's document the catalog keeps (callscope/live/transcript.py)."""
+    project's trackers); `live`: the live transcript's document the catalog keeps (callscope/live/transcript.py);
+    `scorecards`: the analysis's with the overrides the catalog keeps (api/scorecard_reviews.py)."""
     parts = {name: getattr(analysis, name) for name in _RESULT_PARTS} if analysis is not None else {}
     return Results(recording_id=subject.recording_id, status=subject.status, analyzed_at=analyzed_at,
-                   trackers=trackers or [], live=live_transcript(live) if live is not None else None, **parts)
+                   trackers=trackers or [], live=live_transcript(live) if live is not None else None,
+                   scorecards=scorecards or [], **parts)
 
 
 def _ms(seconds: float) -> int:
@@ -170,10 +188,11 @@ def summary(subject: Subject, analysis: AnalysisResult | None) -> Summary:
                    summary=analysis.summary if analysis else None)
 
 
-def sections(subject: Subject, analysis: AnalysisResult | None) -> dict[str, Any]:
+def sections(subject: Subject, analysis: AnalysisResult | None,
+             scorecards: list[RecordingScorecard] | None = None) -> dict[str, Any]:
     """The webhook's analysis sections, JSON: ``summary`` and ``transcription`` are those read-outs, ``goals``,
-    ``categories`` and ``extracted_data`` the lists of the results read-out."""
-    found = results(subject, analysis).model_dump(mode="json")
+    ``categories``, ``extracted_data`` and ``scorecards`` the lists of the results read-out."""
+    found = results(subject, analysis, scorecards=scorecards).model_dump(mode="json")
     return {"summary": summary(subject, analysis).model_dump(mode="json"),
             "transcription": transcription(subject, analysis).model_dump(mode="json"),
             **{name: found[name] for name in _RESULT_SECTIONS}}

@@ -11,6 +11,7 @@ import it.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -186,6 +187,76 @@ class RedactionSummary(Part):
     tones: int = Field(0, description="Keypad tones (DTMF) replaced in the audio, where the audio is redacted.")
 
 
+class ScorecardEvidence(Part):
+    """What a scorecard answer rests on: words of the call with their times, or the figure it came from (a talk
+    share, a pause's length), with the times it spans where it has some."""
+
+    text: str = Field(description="The words quoted verbatim, or the figure in words.")
+    start: float | None = Field(description="Seconds from the start of the call; null for a figure of the whole call.")
+    end: float | None = Field(description="Seconds from the start of the call; null for a figure of the whole call.")
+
+
+class AnswerChange(Part):
+    """One override of a scorecard answer by a reviewer."""
+
+    by: str = Field(description="Who changed it (a member's email, or an API key's name).")
+    at: datetime = Field(description="When (UTC).")
+    from_answer: str | float | None = Field(description="The answer before (null: unanswered).")
+    to_answer: str | float | None = Field(description="The answer after.")
+    comment: str = Field("", description="Why, in the reviewer's words.")
+
+
+ScorecardAnswerValue = str | float | None
+
+
+class ScorecardAnswer(Part):
+    """One question's answer: yes, no or n/a (yes_no), an option (choice), a number, or null (unanswered: a manual
+    question no reviewer answered yet). n/a and null leave the question out of its section's score."""
+
+    question_id: str
+    answer: ScorecardAnswerValue = Field(description="The answer that counts: the reviewer's where overridden, else "
+                                         "the automatic one; n/a where the question does not apply.")
+    points: float | None = Field(description="Points the answer earns (yes 1, no 0; an option's or range's); null "
+                                 "for n/a and unanswered.")
+    max_points: float = Field(description="Points of a full answer: 1 for yes/no, the best option's or range's.")
+    source: str = Field(description="How it was answered automatically: goal, category, pauses, talk_share, "
+                        "interruptions, longest_silence, hold, emotion, field, llm or manual.")
+    evidence: list[ScorecardEvidence] = Field(default_factory=list)
+    note: str = Field("", description="Why the automatic answer is what it is where the evidence does not say (n/a: "
+                      "the goal's situation did not occur, no language model...).")
+    automatic: ScorecardAnswerValue = Field(
+        None, description="The automatic answer, kept when a reviewer overrides it (null: none, e.g. manual).")
+    applicable: bool = Field(True, description="Whether the question's condition (applies_when) held.")
+    call_condition: bool = Field(
+        True, description="Whether the parts of the condition about the call held (phrases, a long pause, a "
+        "category, a goal, a field); the part naming another question is decided again from that one's answer.")
+    overridden: bool = False
+    history: list[AnswerChange] = Field(default_factory=list, description="The overrides, oldest first.")
+
+
+class SubsectionScore(Part):
+    name: str
+    score: float | None = Field(description="0 to 100; null when none of its questions was answered.")
+    auto_failed: bool = Field(False, description="An automatic fail set it to 0.")
+
+
+class SectionScore(SubsectionScore):
+    sections: list[SubsectionScore] = Field(default_factory=list, description="Its subsections' scores.")
+
+
+class ScorecardResult(Part):
+    """A call scored against one QA form (callscope/resources/scorecards.py; analysis/stages/scorecard.py)."""
+
+    scorecard_id: int
+    name: str
+    version: int = Field(description="The form's version the call was scored with.")
+    score: float | None = Field(description="0 to 100: the sections' scores by their weights, n/a ones left out; "
+                                "0 after an automatic fail of the form; null when nothing was answered.")
+    auto_failed: bool = Field(description="An answer failed its section or the whole form automatically.")
+    sections: list[SectionScore]
+    answers: list[ScorecardAnswer]
+
+
 class AnalysisResult(Part):
     duration_ms: int
     channels: int
@@ -204,6 +275,9 @@ class AnalysisResult(Part):
         None, description="What was redacted, when the project redacts; the segments read redacted then.")
     models: list[ModelUsed]
     stages: list[StageRun]
+    scorecards: list[ScorecardResult] = Field(
+        default_factory=list, description="The call scored against each QA form of its project (absent in older "
+        "results: none).")
 
     @property
     def quality_score(self) -> float | None:

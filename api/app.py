@@ -15,6 +15,7 @@ from callscope.api.resources.live_twilio import TwilioMediaStream
 from callscope.api.resources.operators import OperatorCollection, OperatorItem
 from callscope.api.resources.projects import ProjectCollection, ProjectItem
 from callscope.api.resources.recordings import RecordingCollection, RecordingFilters, RecordingItem
+from callscope.api.resources.scorecards import RecordingScorecards, ScorecardCollection, ScorecardItem, ScorecardQueue
 from callscope.api.resources.search import Search
 from callscope.api.resources.service import Health, Metrics, OpenApiDocument
 from callscope.api.resources.settings import AppSettingsResource
@@ -75,6 +76,10 @@ def create_app(ctx: Context, usage: UsageRecorder, limiter: RateLimiter | None =
     router.add("/virtual_numbers/{id:int}/add_operator", number_item, tag="virtual_numbers", suffix="add_operator")
     router.add("/virtual_numbers/{id:int}/remove_operator", number_item, tag="virtual_numbers",
                suffix="remove_operator")
+    router.add("/scorecards", ScorecardCollection(ctx), tag="scorecards")
+    router.add("/scorecards/{id:int}", ScorecardItem(ctx), tag="scorecards")
+    router.add("/scorecards/{id:int}/queue", ScorecardQueue(ctx), tag="scorecards")
+    router.add("/recordings/{id}/scorecard", RecordingScorecards(ctx), tag="scorecards")
     router.add("/tags", TagCollection(ctx), tag="tags")
     router.add("/tags/{id:int}", TagItem(ctx), tag="tags")
     router.add("/search", Search(ctx), tag="search")

@@ -30,6 +30,8 @@ _TYPE_WORDS = {
     "datetime_type": "an ISO 8601 timestamp",
     "datetime_parsing": "an ISO 8601 timestamp",
     "datetime_from_date_parsing": "an ISO 8601 timestamp",
+    "date_parsing": "a day (YYYY-MM-DD)",
+    "date_from_datetime_parsing": "a day (YYYY-MM-DD)",
 }
 _BOUNDS = {"greater_than_equal": "greater than or equal to", "less_than_equal": "less than or equal to",
            "greater_than": "greater than", "less_than": "less than"}

@@ -11,7 +11,7 @@ import falcon.asgi
 import structlog
 
 from callscope.errors import CallscopeError, RateLimited, ValidationFailed
-from callscope.redaction import redact_path
+from callscope.log_scrubbing import redact_path
 
 log = structlog.get_logger()
 

@@ -1,5 +1,6 @@
 """Per-request work around every responder: authentication and permission (from the operation table),
-rate limiting, usage tracking (buffered, no database write on the hot path) and request metrics."""
+rate limiting, usage tracking (buffered, no database write on the hot path), request metrics and, where tracing is
+on, the request's server span (callscope/tracing.py; its parent: the request's `traceparent`)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import time
 
 import structlog
 
+from callscope import tracing
 from callscope.api.routing import Router
 from callscope.catalog.usage import UsageRecorder
 from callscope.errors import Forbidden, RateLimited
+from callscope.log_scrubbing import redact_path
 from callscope.metrics import LATENCY, REQUESTS
 from callscope.ratelimit import RateLimiter
-from callscope.redaction import redact_path
 from callscope.services import keys
 from callscope.services.context import Context
 
@@ -36,6 +38,7 @@ class ApiMiddleware:
         req.context.started = time.perf_counter()
         req.context.principal = None
         req.context.rate = None
+        req.context.span = tracing.start_request(req)
 
     async def process_resource(self, req, resp, resource, params):
         op = self.router.find(req.method, req.uri_template)
@@ -74,3 +77,5 @@ class ApiMiddleware:
         log.info("request", method=req.method, path=redact_path(req.path), route=route, status=status,
                  ms=round(elapsed * 1000, 2), account=principal.account if principal else None,
                  key=principal.key_name if principal else None)
+        tracing.end_request(req.context.span, req.method, req.uri_template, status,
+                            {"callscope.account": principal.account if principal else None})

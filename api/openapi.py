@@ -82,6 +82,8 @@ TAGS = {
     "tags": "A project's labels for recordings.",
     "settings": "The account's processing settings and the calling key's own.",
     "search": "Search across the calls' transcripts, by words and by meaning.",
+    "scorecards": "QA forms (scorecards) every analysed call of their projects is scored against, and reviewers' "
+                  "overrides of a call's answers.",
 }
 PERMISSIONS = {"read": "reading", "write": "creating and changing", "delete": "deleting"}
 DEFAULT_SCOPE = ("Sees and changes only what belongs to its own project; anything of another project answers 404, as "
@@ -105,6 +107,8 @@ COMPONENT_DESCRIPTIONS = {
     "Transcription": "The transcript of a recording: speakers and segments, empty until its analysis has completed.",
     "TranscriptWord": "One word of a segment with its times (milliseconds from the start of the call).",
     "RecordingStatus": "Where a recording is in its analysis: pending, processing, completed or failed.",
+    "SectionScore": "A section's score on a call's scorecard (0 to 100), with its subsections'.",
+    "SubsectionScore": "A subsection's score on a call's scorecard (0 to 100).",
 }
 SECURITY = ("An API key, sent as `Authorization: Bearer <key>`: a fixed prefix plus 32 alphanumerics, created with "
             "`callscope keys create` (or by an administrator). A key carries permissions (`read`, `write`, `delete`), "

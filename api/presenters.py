@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from callscope.analysis import readouts, stored
-from callscope.analysis.readouts import Subject
+from callscope.analysis.readouts import RecordingScorecard, Subject
 from callscope.analysis.result import AnalysisResult
 from callscope.api import schemas as s
 from callscope.catalog.search import SearchFilters
@@ -230,14 +230,15 @@ def transcription_out(r: Recording, analysed: Analysed) -> s.Transcription:
 
 
 def results_out(r: Recording, analysed: Analysed, trackers: dict[str, list[Moment]] | None = None,
-                live: dict[str, Any] | None = None) -> s.Results:
+                live: dict[str, Any] | None = None, scorecards: list[RecordingScorecard] | None = None) -> s.Results:
     """The results of the current analysis (goals, pauses, categories, extracted data, speakers, characteristics),
-    the trackers the call matched (services/trackers.py `matched`) and a live call's live transcript
-    (callscope/live/transcript.py `of_recording`)."""
+    the trackers the call matched (services/trackers.py `matched`), a live call's live transcript
+    (callscope/live/transcript.py `of_recording`) and its scorecards with reviewers' overrides
+    (services/scorecard_reviews.py `of_recording`)."""
     return readouts.results(Subject.of(r), analysed.result, analysed.completed_at, [
         readouts.TrackerResult(name=name, moments=[readouts.TrackerMoment(
             dialogue_id=m.position, start_ms=m.start_ms, end_ms=m.end_ms) for m in moments])
-        for name, moments in (trackers or {}).items()], live)
+        for name, moments in (trackers or {}).items()], live, scorecards)
 
 
 def summary_out(r: Recording, analysed: Analysed) -> s.Summary:

@@ -268,6 +268,7 @@ RESULTS: dict[str, Any] = {
     "trackers": [{"name": "Refund promised", "moments": [{"dialogue_id": 3, "start_ms": 2100, "end_ms": 4870}]}],
     "analyzed_at": "2026-11-02T09:29:37.134619Z",
     "live": None,  # an uploaded call: no live transcript
+    "scorecards": [],  # filled below: RECORDING_SCORECARD
 }
 
 SUMMARY: dict[str, Any] = {
@@ -300,3 +301,52 @@ SEARCH_HIT: dict[str, Any] = {
     "text": "I want a refund today, not next week.", "highlights": [{"start": 9, "end": 15}, {"start": 16, "end": 21}],
     "score": 0.032522, "url": "https://callscope.example.com/recordings/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b#t=42.5",
 }
+
+SCORECARD_SECTIONS: list[dict[str, Any]] = [
+    {"name": "Opening", "weight": 40, "questions": [
+        {"id": "greeting", "text": "Did the agent greet the caller and give their name?", "type": "yes_no",
+         "weight": 100, "auto_fail": "none", "applies_when": None, "options": [], "ranges": [],
+         "answer": {"source": "goal", "goal_id": 1}}], "sections": []},
+    {"name": "Closing", "weight": 60, "questions": [
+        {"id": "talk-share", "text": "Did the agent let the customer speak?", "type": "yes_no", "weight": 50,
+         "auto_fail": "none", "applies_when": None, "options": [], "ranges": [],
+         "answer": {"source": "talk_share", "role": "agent", "max": 0.7, "min": None}},
+        {"id": "resolved", "text": "Was the problem solved?", "type": "choice", "weight": 50, "auto_fail": "none",
+         "applies_when": None, "options": [{"value": "solved", "points": 2}, {"value": "follow-up", "points": 1},
+                                           {"value": "unresolved", "points": 0}], "ranges": [],
+         "answer": {"source": "manual"}}], "sections": []},
+]
+
+SCORECARD: dict[str, Any] = {
+    "id": 4,
+    "name": "Support QA",
+    "version": 2,
+    "project_ids": [1],
+    "sections": SCORECARD_SECTIONS,
+    "review": {"calls_per_agent": 5, "period": "month", "below_score": 60.0},
+    "created_at": "2026-11-02T09:29:30Z",
+    "updated_at": "2026-11-03T10:00:00Z",
+}
+
+RECORDING_SCORECARD: dict[str, Any] = {
+    "scorecard_id": 4, "name": "Support QA", "version": 2, "score": 70.0, "auto_failed": False,
+    "sections": [{"name": "Opening", "score": 100.0, "auto_failed": False, "sections": []},
+                 {"name": "Closing", "score": 50.0, "auto_failed": False, "sections": []}],
+    "answers": [
+        {"question_id": "greeting", "answer": "yes", "points": 1.0, "max_points": 1.0, "source": "goal",
+         "evidence": [{"text": "Thank you for calling, my name is Ana.", "start": 0.4, "end": 3.1}], "note": "",
+         "automatic": "yes", "applicable": True, "call_condition": True, "overridden": False, "history": []},
+        {"question_id": "talk-share", "answer": "no", "points": 0.0, "max_points": 1.0, "source": "talk_share",
+         "evidence": [{"text": "agent talked 81% of the talk time (130 of 160 s); asked: at most 0.7", "start": None,
+                       "end": None}], "note": "", "automatic": "no", "applicable": True, "call_condition": True,
+         "overridden": False, "history": []},
+        {"question_id": "resolved", "answer": "solved", "points": 2.0, "max_points": 2.0, "source": "manual",
+         "evidence": [], "note": "answered by a reviewer", "automatic": None, "applicable": True,
+         "call_condition": True, "overridden": True,
+         "history": [{"by": "sam@example.com", "at": "2026-11-03T10:05:00Z", "from_answer": None,
+                      "to_answer": "solved", "comment": "Confirmed the refund was issued."}]}],
+    "reviewed_by": "sam@example.com",
+    "reviewed_at": "2026-11-03T10:05:00Z",
+}
+
+RESULTS["scorecards"] = [RECORDING_SCORECARD]

@@ -6,7 +6,7 @@ resource models (and so the CRDs) share."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
 
@@ -14,10 +14,12 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic_core import PydanticCustomError
 
 from callscope import validation as v
+from callscope.analysis.readouts import RecordingScorecard as RecordingScorecard
 from callscope.analysis.readouts import Results as Results  # the analysis read-outs, declared once with the result
 from callscope.analysis.readouts import Summary as Summary
 from callscope.analysis.readouts import Transcription as Transcription
 from callscope.analysis.result import Emotion
+from callscope.analysis.stages.scorecard import AnswerOverride
 from callscope.api import schema_examples as ex
 from callscope.catalog.calls import CallRecord as RecentCall  # the call records' own shapes
 from callscope.catalog.calls import NumberStats
@@ -35,6 +37,8 @@ from callscope.resources.kinds import (
     unique_entities,
     unique_tracker_names,
 )
+from callscope.resources.scorecard_kind import SCORECARD_PROJECTS_MAX, ReviewPeriod
+from callscope.resources.scorecards import QUESTIONS_MAX, SECTIONS_MAX
 from callscope.search.syntax import MAX_CHARS as QUERY_MAX_CHARS
 from callscope.statuses import AudioRedaction, RecordingStatus
 
@@ -994,3 +998,160 @@ class ShareList(Data[list[ShareDetail]]):
     """The shares of the recording's conversation, oldest first."""
 
     model_config = _list_of(ex.SHARE)
+
+
+# ----- scorecards (QA forms) ------------------------------------------------------------------------------------------
+
+class ScorecardReview(Shape):
+    """Which calls of each attached project wait for a reviewer (the review queue)."""
+
+    calls_per_agent: int = Field(5, ge=0, le=1000, description="Calls of each agent sampled per period (0: none).")
+    period: ReviewPeriod = Field("month", description="week (from Monday, UTC) or month.")
+    below_score: v.Percent | None = Field(60, description="Calls scoring below this (0 to 100) wait as well; null: "
+                                          "none for their score.")
+
+
+_SECTIONS_DESCRIPTION = (
+    "The form's sections (at most two levels: a section holds questions and/or sections of questions), each with "
+    "a name and a weight; the weights in one place add up to 100. A question: `id` (a slug, unique in the form), "
+    "`text`, `type` (yes_no, choice with `options` [{value, points}], number with `ranges` [{min, max, points}]), "
+    "`weight`, `auto_fail` (none, section, form; false/true), `applies_when` (phrases, long_pause, category, "
+    "goal_id, field, or another question's `answers`) and `answer`, how it is answered automatically: "
+    "{source: goal, goal_id}, {source: category, name, yes_when}, {source: pauses}, {source: talk_share, role, max, "
+    "min}, {source: interruptions, role, max}, {source: longest_silence, max_seconds}, {source: hold, max_seconds}, "
+    "{source: emotion, role, emotions, part, max, min}, {source: field, name, equals, min, max}, {source: llm, "
+    "prompt} or {source: manual}. The Scorecard resource's schema (crds/scorecards.callscope.io.yaml) has every "
+    "field; goals, categories and fields named must exist in every attached project.")
+
+
+class ScorecardUpdate(Shape):
+    """The fields of a form, all optional; only supplied fields change, each replaced whole."""
+
+    model_config = examples({"project_ids": [1, 2]})
+
+    name: DisplayNameIn = Field(None, description="Display name, shown with each call's score.")
+    project_ids: list[Int] | None = Field(None, max_length=SCORECARD_PROJECTS_MAX,
+                                          description="The projects whose analysed calls the form scores.")
+    sections: list[dict[str, Any]] | None = Field(None, min_length=1, max_length=SECTIONS_MAX,
+                                                  description=_SECTIONS_DESCRIPTION)
+    review: ScorecardReview | None = Field(None, description="Which calls wait for a reviewer.")
+
+
+class ScorecardCreate(ScorecardUpdate):
+    """A new form; name and sections are required (a project-scoped key's form is attached to its project)."""
+
+    sections: list[dict[str, Any]] = Field(None, min_length=1, max_length=SECTIONS_MAX,  # type: ignore[arg-type]
+                                           description=_SECTIONS_DESCRIPTION)
+
+    model_config = required_in_document("name", "sections", example={
+        "name": "Support QA", "project_ids": [1], "sections": [{"name": "Opening", "weight": 100, "questions": [{
+            "id": "greeting", "text": "Did the agent greet the caller and give their name?", "type": "yes_no",
+            "weight": 100, "auto_fail": False, "answer": {"source": "goal", "goal_id": 1}}]}]})
+
+
+class ScorecardDetail(Shape):
+    """A QA form."""
+
+    model_config = examples(ex.SCORECARD)
+
+    id: int
+    name: str
+    version: int = Field(description="One more with every change of the form; each call's score names the version "
+                         "it was scored with.")
+    project_ids: list[int] = Field(description="The attached projects (those the key can see).")
+    sections: list[dict[str, Any]] = Field(description=_SECTIONS_DESCRIPTION)
+    review: ScorecardReview
+    created_at: datetime
+    updated_at: datetime
+
+
+class ScorecardReviewBody(Shape):
+    """Reviewers' answers to a recording's scorecard, and whether it is now reviewed."""
+
+    model_config = required_in_document("scorecard_id", example={
+        "scorecard_id": 4, "answers": [{"question_id": "greeting", "answer": "no",
+                                        "comment": "The agent did not give their name."}], "reviewed": True})
+
+    scorecard_id: Int = Field(None, description="The form (a scorecard of the recording's results).")  # type: ignore[assignment]
+    answers: list[AnswerOverride] = Field(
+        default_factory=list, max_length=QUESTIONS_MAX, description="Answers that replace the current ones: yes, "
+        "no or n/a (yes_no), an option (choice), a number (number); each kept in the answer's history with who, "
+        "when, from, to and the comment.")
+    reviewed: bool = Field(False, description="true marks the scorecard reviewed (by the caller, now).")
+
+
+class ScorecardList(Data[list[ScorecardDetail]]):
+    """The forms the key can see, ordered by name."""
+
+    model_config = _list_of(ex.SCORECARD)
+
+
+class Scorecard(Data[ScorecardDetail]):
+    """A QA form."""
+
+    model_config = _one(ex.SCORECARD)
+
+
+class RecordingScorecardList(Data[list[RecordingScorecard]]):
+    """The recording's scorecards: one per form of its project, with reviewers' overrides."""
+
+    model_config = _list_of(ex.RECORDING_SCORECARD)
+
+
+class RecordingScorecardReviewed(Data[RecordingScorecard]):
+    """The reviewed scorecard, recomputed."""
+
+    model_config = _one(ex.RECORDING_SCORECARD)
+
+
+def _day_from_text(value: Any) -> Any:
+    """A day as a query parameter: YYYY-MM-DD only (pydantic would also read a number of seconds as a date)."""
+    if isinstance(value, str) and not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
+        raise PydanticCustomError("date_parsing", "not a day")
+    return value
+
+
+Day = Annotated[date, BeforeValidator(_day_from_text)]
+
+
+class ScorecardQueueQuery(Shape):
+    """Which period and project of the form's review queue."""
+
+    on: Day = Field(None, description="A day (YYYY-MM-DD) of the period to list; default today (UTC).")  # type: ignore[assignment]
+    project_id: int | None = Field(None, ge=1, le=INT64_MAX,
+                                   description="One of the form's projects; default all the key can see.")
+
+
+class QueuedCall(Shape):
+    """A call waiting for review (or reviewed) in the period, and why it is in the queue."""
+
+    recording_id: int
+    public_id: str
+    project_id: int
+    operator_id: int | None = Field(description="The call's agent; null: none known.")
+    called_at: datetime = Field(description="When the call was made (its upload, where that is unknown).")
+    score: float | None = Field(description="The score as it stands (0 to 100), reviewers' overrides counted.")
+    auto_failed: bool
+    reasons: list[Literal["sample", "auto_failed", "low_score"]] = Field(
+        description="sample: picked at random among the agent's calls of the period (the same all the period); "
+                    "auto_failed; low_score: below the form's review.below_score.")
+    reviewed_by: str | None = Field(description="Who marked it reviewed; null: waiting.")
+    reviewed_at: datetime | None
+
+
+class ScorecardQueueDetail(Shape):
+    """A form's review queue for one period."""
+
+    period_start: datetime
+    period_end: datetime = Field(description="The first instant after the period.")
+    calls: list[QueuedCall] = Field(description="In the order they were made.")
+
+
+class ScorecardQueue(Data[ScorecardQueueDetail]):
+    """The form's review queue for the period."""
+
+    model_config = _one({
+        "period_start": "2026-12-01T00:00:00Z", "period_end": "2027-01-01T00:00:00Z", "calls": [{
+            "recording_id": 12, "public_id": "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "project_id": 1, "operator_id": 3,
+            "called_at": "2026-12-02T09:30:00Z", "score": 40.0, "auto_failed": True,
+            "reasons": ["sample", "auto_failed", "low_score"], "reviewed_by": None, "reviewed_at": None}]})

@@ -13,12 +13,18 @@ is the real embedding of that sentence (all-MiniLM-L6-v2, embedded once per pool
 the calls without vectors (as without the text model) and times keyword search only.
 
 The bulk is written as the catalog writes it, row for row, but in bulk: on SQLite by executemany (the FTS5 triggers
-index each row), on PostgreSQL by COPY, each segment's tsvector the one its trigger makes (computed by the server
-once per pool sentence, the trigger off meanwhile) and the GIN indexes of the three languages built after the load.
+index each row), on PostgreSQL by COPY, each segment's tsvector the one its trigger makes (search_tsv, computed by
+the server once per pool sentence, the trigger off meanwhile) and the GIN indexes of the three languages built after
+the load.
 The one call indexed at the end goes through search.index itself.
 
     .venv/bin/python -P benchmarks/search.py [--calls 10000] [--db sqlite postgres] [--runs 40] [--words-only]
-                                             [--explain] [--hnsw SEGMENTS]
+                                             [--explain] [--hnsw SEGMENTS] [--keep [NAME]]
+
+Besides p50 and p95 over every query, each query's median and slowest time is printed (the phrase class is
+`"broken blender"`: two common words never side by side). `--keep` (words only, PostgreSQL) keeps the catalog
+built, and a later run searches it again without building it, after migrating it to the current schema (timed): so
+a catalog built before a migration measures the migration's upgrade of 100,000 calls.
 """
 
 from __future__ import annotations
@@ -104,21 +110,30 @@ def sentence_pool(rng: random.Random) -> dict[str, list[str]]:
     return pool
 
 
-def scratch_catalog(database: str, postgres_url: str, tmp: Path) -> tuple[str, Callable[[], None]]:
+def scratch_catalog(database: str, postgres_url: str, tmp: Path, kept: str | None
+                    ) -> tuple[str, Callable[[], None], bool]:
+    """(the catalog's URL, what drops it, whether it was built before): `kept`, a PostgreSQL database of that name
+    built by an earlier run and kept (made and kept when absent), or a scratch one."""
     if database == "sqlite":
-        return f"sqlite:///{tmp / 'catalog.db'}", lambda: None
+        return f"sqlite:///{tmp / 'catalog.db'}", lambda: None, False
     import psycopg
 
     server = make_url(postgres_url)
-    name = f"search_bench_{uuid.uuid4().hex[:8]}"
+    name = kept or f"search_bench_{uuid.uuid4().hex[:8]}"
     dsn = f"host={server.host} port={server.port or 5432} user={server.username} dbname={server.database}"
     with psycopg.connect(dsn, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        built = admin.execute("SELECT shobj_description(oid, 'pg_database') = 'built' FROM pg_database "
+                              "WHERE datname = %s", (name,)).fetchone()
+        if built and not built[0]:  # an earlier run stopped while building it
+            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+        if not (built and built[0]):
+            admin.execute(f'CREATE DATABASE "{name}"')
 
     def drop() -> None:
-        with psycopg.connect(dsn, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    return server.set(database=name).render_as_string(hide_password=False), drop
+        if not kept:
+            with psycopg.connect(dsn, autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    return server.set(database=name).render_as_string(hide_password=False), drop, bool(built and built[0])
 
 
 @dataclass
@@ -143,7 +158,7 @@ def _pool_rows(catalog: Catalog, pool: dict[str, list[str]]) -> dict[str, list[t
             terms = [engine.terms(config, sentence) for sentence in sentences]
             tsvs: list[str | None] = [None] * len(sentences)
             if catalog.dialect == "postgresql":
-                tsvs = [conn.execute(text("SELECT to_tsvector(CAST(:config AS regconfig), :terms)::text"),
+                tsvs = [conn.execute(text("SELECT search_tsv(CAST(:config AS regconfig), :terms)::text"),
                                      {"config": config, "terms": t}).scalar() for t in terms]
             rows[language] = list(zip(sentences, terms, tsvs, strict=True))
     return rows
@@ -263,14 +278,24 @@ async def index_one_call(runtime: Runtime, pool: dict[str, list[str]], rng: rand
 
 
 async def measure(database: str, calls: int, runs: int, postgres_url: str, embedder, pool, vectors,
-                  words_only: bool, explain: bool, hnsw_sample: int) -> list[str]:
+                  words_only: bool, explain: bool, hnsw_sample: int, keep: str | None) -> list[str]:
     rng = random.Random(7)
+    kept = keep.format(calls=calls) if keep and database == "postgres" else None
     with tempfile.TemporaryDirectory(prefix="callscope-search-bench-") as tmp:
-        url, drop = scratch_catalog(database, postgres_url, Path(tmp))
+        url, drop, reused = scratch_catalog(database, postgres_url, Path(tmp), kept)
         try:
             catalog = Catalog(url)
-            catalog.migrate()
-            built = load(catalog, calls, pool, None if words_only else vectors, rng)
+            started = time.perf_counter()
+            catalog.migrate()  # a kept catalog of an older schema is upgraded: its migrations timed
+            migrated = time.perf_counter() - started
+            if reused:
+                built = Built(0, *(np.zeros(0, np.int64) for _ in range(5)))
+                print(f"{kept}: kept from an earlier run, migrated to head in {migrated:.1f} s", flush=True)
+            else:
+                built = load(catalog, calls, pool, None if words_only else vectors, rng)
+                if kept:
+                    with catalog.engine.begin() as conn:
+                        conn.exec_driver_sql(f"COMMENT ON DATABASE \"{kept}\" IS 'built'")
             catalog.dispose()
             runtime = Runtime(Settings(data_dir=Path(tmp) / "data", database_url=url, log_level="WARNING"))
             await runtime.start(background=False)
@@ -392,7 +417,8 @@ async def _timings(runtime: Runtime, database: str, calls: int, runs: int, built
     ctx = runtime.ctx
     principal = Principal(account="acme", key_name="bench", key_uid="bench", permissions=frozenset({"read"}))
     lines = [f"{database}, {calls:,} calls ({calls * SEGMENTS:,} segments; {calls // 10 * SEGMENTS:,} more in "
-             f"another account{', no vectors' if words_only else ''}): built in {built.seconds:.0f} s; "
+             f"another account{', no vectors' if words_only else ''}): "
+             f"{f'built in {built.seconds:.0f} s' if built.seconds else 'kept'}; "
              f"load {os.getloadavg()[0]:.1f}"]
     modes = ("keyword",) if words_only else ("keyword", "meaning", "hybrid")
     if not words_only:
@@ -404,18 +430,24 @@ async def _timings(runtime: Runtime, database: str, calls: int, runs: int, built
                      f"{held.nbytes / 2**20:,.0f} MB held)")
     lines.append("| mode | filters | p50 ms | p95 ms | hits (median total_count) |")
     lines.append("|---|---|---|---|---|")
+    each: list[str] = []
     for mode in modes:
         for label, f in (("none", SearchFilters()), ("project + customer", FILTERED)):
             times, totals = [], []
+            per_query: dict[str, list[float]] = {q: [] for q in QUERIES}
             for run in range(runs + 2):
                 q = QUERIES[run % len(QUERIES)]
                 started = time.perf_counter()
                 _, total = await search.search(ctx, principal, q, mode, f, 0, 20)
                 if run >= 2:  # two unmeasured runs first
                     times.append(time.perf_counter() - started)
+                    per_query[q].append(times[-1])
                     totals.append(total)
             p50, p95 = percentiles(times)
             lines.append(f"| {mode} | {label} | {p50:.0f} | {p95:.0f} | {statistics.median(totals):,.0f} |")
+            each.append(f"{mode}, {label}, per query (median / slowest ms): " + ", ".join(
+                f"{q} {statistics.median(t) * 1000:.0f} / {max(t) * 1000:.0f}" for q, t in per_query.items() if t))
+    lines += each
     if not words_only:
         plain, filtered, product = await _recall(runtime, built, vectors, principal)
         lines.append(f"meaning recall@10 against exact float32 search: {plain:.3f} (no filter), {filtered:.3f} "
@@ -445,8 +477,14 @@ async def main() -> None:
     parser.add_argument("--explain", action="store_true", help="PostgreSQL: the plans of a keyword search")
     parser.add_argument("--hnsw", type=int, default=0, metavar="SEGMENTS",
                         help="also build faiss's HNSW over this many of the segments, and compare")
+    parser.add_argument("--keep", nargs="?", const="search_bench_kept_{calls}", metavar="NAME",
+                        help="PostgreSQL, --words-only: keep the catalog built (a database of this name, by default "
+                             "search_bench_kept_CALLS) and search it again on the next run, upgraded to the current "
+                             "schema first (drop it by hand)")
     parser.add_argument("--postgres-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")
     args = parser.parse_args()
+    if args.keep and not args.words_only:
+        parser.error("--keep keeps no vectors: use it with --words-only")
     pool = sentence_pool(random.Random(1))
     embedder, vectors = None, {}
     if not args.words_only:
@@ -458,7 +496,7 @@ async def main() -> None:
     for calls in args.calls:
         for database in args.db:
             for line in await measure(database, calls, args.runs, args.postgres_url, embedder, pool, vectors,
-                                      args.words_only, args.explain, args.hnsw):
+                                      args.words_only, args.explain, args.hnsw, args.keep):
                 print(line, flush=True)
 
 

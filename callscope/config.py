@@ -52,6 +52,10 @@ class Settings(BaseSettings):
     )
     log_level: str = "INFO"
     log_format: Literal["json", "console"] = "json"
+    traces_endpoint: str | None = Field(
+        None, description="Base URL of the OpenTelemetry collector's OTLP/HTTP (protobuf) receiver the traces go to "
+        "(its /v1/traces), e.g. http://otel-collector:4318; unset: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or "
+        "OTEL_EXPORTER_OTLP_ENDPOINT, and with neither no traces are made (callscope/tracing.py).")
 
     api_key_prefix: str = Field("cs_live_", description="Fixed prefix of every API key.")
     usage_flush_interval: float = Field(5.0, gt=0, description="Seconds between flushes of buffered key usage.")
@@ -380,7 +384,7 @@ class Settings(BaseSettings):
     webhook_poll_seconds: float = Field(1.0, gt=0, description="Seconds between polls of the webhook outbox.")
     webhook_concurrency: int = Field(8, ge=1, description="Deliveries one process makes at once.")
 
-    @field_validator("public_base_url", "twilio_base_url", "s3_endpoint_url", "llm_endpoint")
+    @field_validator("public_base_url", "twilio_base_url", "s3_endpoint_url", "llm_endpoint", "traces_endpoint")
     @classmethod
     def _parseable_url(cls, value: str | None) -> str | None:
         """Each URL the service builds links from or connects to, parsed on start with the parser webhook delivery

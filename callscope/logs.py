@@ -1,5 +1,6 @@
 """Structured logs: JSON lines (or readable console lines) on stderr, through structlog; bearer secrets redacted in
-every line, structlog's and the standard library's (callscope/redaction.py)."""
+every line, structlog's and the standard library's (callscope/log_scrubbing.py); where tracing is on, each line written
+inside a span carries its trace_id and span_id (callscope/tracing.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from callscope.redaction import RedactingFilter, Redactor
+from callscope import tracing
+from callscope.log_scrubbing import RedactingFilter, Redactor
 
 if TYPE_CHECKING:
     from callscope.config import Settings
@@ -25,6 +27,7 @@ def configure(settings: Settings) -> None:
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
+            tracing.add_ids,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
             redactor,  # after the exception became text, before anything is written

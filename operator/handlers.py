@@ -18,18 +18,19 @@ import structlog
 
 from callscope import webhook_endpoints
 from callscope.catalog.ids import Owner, allocate_id, claim, claim_of, transfer_claim
-from callscope.resources import KINDS, ApiKey, Condition, Operator, Project, Resource, Tag, VirtualNumber
+from callscope.resources import KINDS, ApiKey, Condition, Operator, Project, Resource, Scorecard, Tag, VirtualNumber
 from callscope.resources.meta import ID_LABEL
 from callscope.secret_store import SecretStore
 from callscope.services.context import Context
 from callscope.services.indexes import CALLED_NUMBER, OPERATOR_EXTERNAL_ID, PHONE, TAG_NAME, holder, seniority
 from callscope.services.keys import generate_key, key_status
+from callscope.services.scorecards import missing_in_projects
 from callscope.services.tags import next_color, project_tags
 from callscope.store.interface import ObjectNotFound
 
 log = structlog.get_logger()
 
-ID_KINDS = (Project, Operator, VirtualNumber, Tag)
+ID_KINDS = (Project, Operator, VirtualNumber, Tag, Scorecard)
 _ID_LABEL_VALUE = re.compile(r"^[0-9]{1,18}$")
 API_KEY_SECRET_KEY = "api-key"
 
@@ -79,11 +80,13 @@ def conflicts(ctx: Context, obj: Resource) -> list[str]:
 
 
 async def unresolved(ctx: Context, obj: Resource, secrets: SecretStore | None) -> list[str]:
-    """The objects the spec names that do not exist in the object's own account (a name never reaches another), and
-    a project's webhook signing Secret (or its key) that does not (read where `secrets` is given: Secrets are not
-    watched, the periodic re-check sees one made later)."""
+    """The objects the spec names that do not exist in the object's own account (a name never reaches another), what
+    a scorecard's questions name that its projects lack, and a project's webhook signing Secret (or its key) that
+    does not (read where `secrets` is given: Secrets are not watched, the periodic re-check sees one made later)."""
     missing = [f"{kind} {name!r} does not exist in account {obj.namespace}" for kind, name in obj.references()
                if ctx.store.cached_get(KINDS[kind], obj.namespace, name) is None]
+    if isinstance(obj, Scorecard):  # the goals, categories and fields its questions name, in the projects it names
+        missing += missing_in_projects(ctx, obj.namespace, obj.spec)
     ref = obj.spec.webhook.signing_secret_ref if isinstance(obj, Project) and obj.spec.webhook else None
     if ref is not None and secrets is not None:
         try:

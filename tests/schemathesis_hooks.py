@@ -5,7 +5,8 @@
   libphonenumber does not know, an id of another project, a file that is not audio, the provider's stock; and a
   search's query that holds no word to search for (or only excluded ones, or too many), or goal_met without goal_id;
   a project's trackers whose query is such a query, or whose names repeat (JSON Schema's uniqueItems compares whole
-  items, not one of their fields).
+  items, not one of their fields); a scorecard's form, whose rules only the resource model states, and a review's
+  answers, which its recording's form decides.
 - flatmap_case: valid requests to a recording's paths name the seeded recording half of the time
   (CALLSCOPE_FUZZ_RECORDINGS: its public_id and legacy id), so that they get past the 404.
 """
@@ -34,6 +35,10 @@ STATEFUL = re.compile("|".join([
     r"^goal_met needs goal_id",  # a search's words, and a pair of parameters
     r"^trackers\.\d+\.query (has no word to search for|must name a word to find|has too many words)",
     r"^trackers must not repeat a name",  # a tracker's query is a search's words; names unique by one field
+    # a scorecard's form: its sections are the Scorecard resource's (the document describes them in words: their
+    # weights add up to 100, a source fits its question's type...), and a review answers the form of the recording
+    r"^sections", r"^scorecard_id names (no scorecard of this recording|a form that was deleted)",
+    r"^answers\.\d+\.(question_id names no question of the form|question_id must not repeat|answer must be)",
 ]))
 
 

@@ -283,7 +283,7 @@ def test_imports_inside_functions_and_named_modules_are_edges():
 # (uvicorn, httpx, kopf, faster-whisper log through it); the project's own log lines go through structlog.
 STDLIB_LOGGING = {
     "callscope.logs": "configures the root logger's handler, which third-party libraries write to",
-    "callscope.redaction": "the filter that redacts secrets in the records of those libraries",
+    "callscope.log_scrubbing": "the filter that redacts secrets in the records of those libraries",
     "callscope.cli.root": "quietens faster-whisper's per-chunk INFO lines while `callscope analyze` draws its bar",
 }
 LOGGING_CALLS = frozenset({"getLogger", "debug", "info", "warning", "warn", "error", "exception", "critical", "fatal",

@@ -163,6 +163,8 @@ CASES = [
     case("webhooks-new-secret-key-dotdot", "webhooks", "new-secret", "--name", "hooks", "--key", "..",
          error="secret"),
     case("operators-voiceprints-output-unknown", "operators", "voiceprints", "-o", "xml", error="--output"),
+    case("backup-folder-missing", "backup", "/no/such/folder/callscope.tar", error="no such directory"),
+    case("restore-file-missing", "restore", "/no/such.tar", error="no such file"),
     case("analyze-file-missing", "analyze", "/no/such.wav", error="no such file"),
     # ----- YAML to `apply` --------------------------------------------------------------------------------------
     apply_case("malformed", "kind: [unclosed\n", "invalid YAML"),

@@ -4,7 +4,9 @@ It runs in every `callscope serve` (with CALLSCOPE_DISPATCHER_ENABLED) and in th
 share one catalog. Per tick it fails the exhausted jobs, then claims at most as many as it has free slots; each job
 runs in a task that heartbeats its lease and writes its progress, and a lost lease cancels the work. A result is
 stored through workers/outcomes.py; an AnalysisError fails the recording at once; anything else is retried with
-backoff. Executors: ``RayExecutor`` (the default) or ``InlineExecutor``. In full: docs/operations.md.
+backoff. Executors: ``RayExecutor`` (the default) or ``InlineExecutor``. Where tracing is on, each job is a span in
+the trace of the request that queued it, and its work carries the trace to the analysis (callscope/tracing.py). In
+full: docs/operations.md.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, Protocol
 
 import structlog
 
+from callscope import tracing
 from callscope.analysis.result import AnalysisResult
 from callscope.analysis.runtime.pipeline import MODELS, AnalysisError, Pipeline, Progress, load_model
 from callscope.analysis.runtime.work import NotPlaced, Work, WorkerLost, analyze
@@ -41,7 +44,7 @@ from callscope.metrics import (
 from callscope.resources import Project, ProjectSpec
 from callscope.services import scope
 from callscope.services.context import Context
-from callscope.workers import outcomes
+from callscope.workers import outcomes, scorecards
 from callscope.workers.periodic import every
 
 log = structlog.get_logger()
@@ -192,7 +195,11 @@ class Dispatcher:
                                     self.policy.max_attempts)
         for job in claimed:
             JOBS_STARTED.labels(job.kind).inc()
-            task = asyncio.create_task(self.process(job), name=f"job-{job.id}")
+            task = asyncio.create_task(tracing.traced(
+                self.process(job), "job.run", "consumer", parent=job.trace_parent, attributes={
+                    "callscope.job.id": job.id, "callscope.job.kind": job.kind, "callscope.job.attempt": job.attempts,
+                    "callscope.recording.id": job.recording_id, "callscope.dispatcher": self.owner}),
+                name=f"job-{job.id}")
             self.running[job.id] = task
             task.add_done_callback(lambda _t, job_id=job.id: self.running.pop(job_id, None))
         return claimed
@@ -227,7 +234,8 @@ class Dispatcher:
             return
         observe_stages(result)
         try:
-            await outcomes.complete(self.ctx, job, completion(result, recording), work.redacted_audio_key)
+            with tracing.span("results.store", attributes={"callscope.recording.id": job.recording_id}):
+                await outcomes.complete(self.ctx, job, completion(result, recording), work.redacted_audio_key)
         except Exception:  # e.g. the catalog went away: the lease expires and the job is taken again
             log.exception("job_completion_failed", job_id=job.id, recording_id=job.recording_id)
 
@@ -246,7 +254,7 @@ class Dispatcher:
             before = await self.ctx.catalog.read(analysis_rows.redacted_audio_counts, recording.id)
         return Work(job.id, recording.original_blob_key or recording.blob_key, project, voices,
                     (recording.called_at or recording.created_at).date(), recording.agent_channel, redacted_key,
-                    before)
+                    before, trace=tracing.carrier(), scorecards=tuple(scorecards.forms_for(self.ctx, recording)))
 
     def _project(self, recording: Recording) -> Any:
         """The project's rules with the recording's language; with the project gone, its language alone (the

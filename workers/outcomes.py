@@ -53,6 +53,7 @@ from callscope.services.recordings import blob_prefix
 from callscope.services.trackers import Prepared, of_project
 from callscope.services.webhooks import enqueue_recording_analyzed
 from callscope.statuses import AudioRedaction, RecordingStatus
+from callscope.workers import scorecards
 
 log = structlog.get_logger()
 
@@ -97,9 +98,11 @@ class _Committed:
 
 def _commit_completion(session: Session, claimed: Claimed, current: analysis_rows.Current, key: str,
                        completion: Completion, entries: search_index.SearchEntries, tracked: Prepared,
-                       min_similarity: float, audio: RedactedAudio | None, project, now: datetime) -> _Committed | None:
-    """One transaction: the lease still ours, the analysis row, search entries and trackers matched, the recording's
-    counters and redacted audio, the job's end, the event. None when the lease was lost."""
+                       min_similarity: float, audio: RedactedAudio | None, project, now: datetime,
+                       scoring: scorecards.Scoring) -> _Committed | None:
+    """One transaction: the lease still ours, the analysis row, search entries and trackers matched, the scorecards'
+    scores (reviewers' overrides kept), the recording's counters and redacted audio, the job's end, the event. None
+    when the lease was lost."""
     if not jobs.holds_lease(session, claimed):
         return None
     if not analysis_rows.store(session, claimed.recording_id, current.version, key, completion.results, now):
@@ -107,6 +110,7 @@ def _commit_completion(session: Session, claimed: Claimed, current: analysis_row
     search.index(session, claimed.recording_id, entries.call, entries.vectors)
     trackers.record_call(session, claimed.recording_id, current.recording.account, current.recording.project_id,
                          tracked.matchers, tracked.digest, min_similarity)
+    scored = scorecards.store_scores(session, claimed.recording_id, scoring)
     replaced = _swap_audio(session, claimed.recording_id, audio, now) if audio is not None else None
     jobs.move_recording(session, claimed.recording_id, claimed.kind, {
         "status": RecordingStatus.COMPLETED, "status_reason": None, "stage": "done", "progress": 100,
@@ -117,8 +121,8 @@ def _commit_completion(session: Session, claimed: Claimed, current: analysis_row
         raise jobs.IllegalTransition("lease lost inside the completion transaction")
     recording = recording_rows.by_id(session, claimed.recording_id)
     if recording is not None:  # moved above, in this transaction: it is there
-        enqueue_recording_analyzed(session, recording=recording, project=project, readouts=completion.readouts,
-                                   now=now)
+        readouts = {**completion.readouts, "scorecards": [c.model_dump(mode="json") for c in scored]}
+        enqueue_recording_analyzed(session, recording=recording, project=project, readouts=readouts, now=now)
     return _Committed(replaced)
 
 
@@ -144,11 +148,12 @@ async def complete(ctx: Context, claimed: Claimed, completion: Completion, redac
         await writer.write(json.dumps(completion.transcript, separators=(",", ":")).encode())
         await writer.commit()
     project = _project_spec(ctx, recording)
+    completion, scoring = scorecards.scored(ctx, recording, completion)
     try:
         entries = await search_index.entries(ctx, completion.results, completion.transcript, recording.language)
         tracked = await of_project(ctx, project)
         committed = await ctx.catalog.write(_commit_completion, claimed, current, key, completion, entries, tracked,
-                                            ctx.settings.search_min_similarity, audio, project, ctx.clock())
+                                            ctx.settings.search_min_similarity, audio, project, ctx.clock(), scoring)
     except BaseException:
         await _delete(ctx, written)
         raise

@@ -6,7 +6,9 @@ lasts). 2xx is delivered; 408, 429, 5xx, timeouts and connection errors
 are retried with backoff (a longer ``Retry-After`` wins); 410 disables the endpoint; anything else fails at once.
 Which endpoints may be sent to, and the signed POST itself: callscope/webhook_endpoints.py, the rule that saving an
 endpoint applies too. Whatever else goes wrong in an attempt is recorded as its outcome, never left to escape the
-task. Details: docs/operations.md.
+task. Where tracing is on, each attempt is a client span in the trace of what wrote the event (the analysis that
+completed a call), and its context goes out in the request's `traceparent` (callscope/tracing.py). Details:
+docs/operations.md.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from datetime import datetime, timedelta
 import httpx
 import structlog
 
-from callscope import signing_secrets, webhook_endpoints
+from callscope import signing_secrets, tracing, webhook_endpoints
 from callscope.catalog import outbox
 from callscope.catalog.outbox import ClaimedEvent, Outcome
 from callscope.metrics import DELIVERIES, DELIVERY_SECONDS
@@ -58,7 +60,8 @@ class WebhookDeliverer:
         self.secrets = secrets or build_secret_store(ctx.settings)
         self.owner = owner or owner_id()
         self.running: set[asyncio.Task] = set()
-        self.client = httpx.AsyncClient(follow_redirects=False, timeout=self.settings.webhook_timeout_seconds)
+        self.client = httpx.AsyncClient(follow_redirects=False, timeout=self.settings.webhook_timeout_seconds,
+                                        event_hooks={"request": [tracing.inject_httpx]})
 
     @property
     def lease_seconds(self) -> float:
@@ -85,7 +88,11 @@ class WebhookDeliverer:
         claimed = await catalog.write(outbox.claim, free, self.owner, self.lease_seconds, self.ctx.clock(),
                                     self.settings.webhook_max_attempts)
         for event in claimed:
-            task = asyncio.create_task(self.deliver(event), name=f"webhook-{event.id}")
+            task = asyncio.create_task(tracing.traced(
+                self.deliver(event), "webhook.deliver", "client", parent=event.trace_parent,
+                attributes={"callscope.webhook.event_id": event.id, "callscope.webhook.message_id": event.message_id,
+                            "callscope.webhook.attempt": event.attempt, "http.request.method": "POST"}),
+                name=f"webhook-{event.id}")
             self.running.add(task)
             task.add_done_callback(self._finished)
         return claimed
@@ -108,6 +115,8 @@ class WebhookDeliverer:
                                   f"error in delivery: {type(exc).__name__}: {exc}"[:1000])
         DELIVERIES.labels(outcome.state).inc()
         DELIVERY_SECONDS.observe(outcome.duration_ms / 1000)
+        tracing.annotate({"callscope.webhook.outcome": outcome.state, "http.response.status_code": outcome.status_code},
+                         error=outcome.error if outcome.state != "delivered" else None)
         try:
             recorded = await self.ctx.catalog.write(outbox.record, event, outcome, self.ctx.clock())
         except Exception as exc:  # noqa: BLE001 - the catalog is gone: the lease runs out, the event is taken again

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from callscope import tracing
 from callscope.analysis.models.language_model import LanguageModelError
 from callscope.analysis.result import (
     AnalysisResult,
@@ -90,7 +91,8 @@ def _optional(factory: Callable[[], Any], what: str) -> Any:
 class _Run:
     """One run's record as it goes: progress reported, what each stage did, how long it took, and the models used.
     A stage's seconds run from the end of the one before, so they add up to the run (the language's detection falls
-    in the ASR's, a mono call's speaker turns, found when diarization asks for them, in diarization's)."""
+    in the ASR's, a mono call's speaker turns, found when diarization asks for them, in diarization's). Where tracing
+    is on, each stage is a span of those same seconds (callscope/tracing.py)."""
 
     progress: Progress
     stages: list[StageRun] = field(default_factory=list)
@@ -101,10 +103,14 @@ class _Run:
         self.progress(stage, _STARTS[stage])
 
     def ran(self, stage: str, detail: str = "") -> None:
-        self.stages.append(StageRun(name=stage, ran=True, detail=detail, seconds=self._lap()))
+        self._record(StageRun(name=stage, ran=True, detail=detail, seconds=self._lap()))
 
     def skipped(self, stage: str, why: str) -> None:
-        self.stages.append(StageRun(name=stage, ran=False, detail=why, seconds=self._lap()))
+        self._record(StageRun(name=stage, ran=False, detail=why, seconds=self._lap()))
+
+    def _record(self, stage: StageRun) -> None:
+        self.stages.append(stage)
+        tracing.stage(stage.name, stage.ran, stage.detail, stage.seconds)
 
     def _lap(self) -> float:
         now = time.perf_counter()
@@ -142,6 +148,11 @@ class Pipeline:
     @property
     def transcriber(self):
         return self._model("transcriber")
+
+    @property
+    def llm(self):
+        """The language model (None where none is configured): `callscope analyze` asks it its forms' questions."""
+        return self._model("llm")
 
     def run(self, path: Path, project: ProjectSpec | None = None, progress: Progress | None = None,
             voices: list | None = None, called_on: date | None = None,

@@ -1,6 +1,7 @@
 """One unit of analysis work, the same inline and on Ray: fetch the recording's audio from the blob store into a
 temp file on the machine that analyses it (never through the dispatcher), run the pipeline, store the redacted copy
-of the audio where the project redacts audio (from the same file, on the same machine), drop the file."""
+of the audio where the project redacts audio (from the same file, on the same machine), drop the file. Where tracing
+is on, the work is the ``analysis`` span of its job's trace, on the machine that analyses it (callscope/tracing.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from callscope import tracing
 from callscope.analysis.result import AnalysisResult
 from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline, Progress
+from callscope.analysis.scorecards import Form
 from callscope.analysis.stages import dtmf
 from callscope.analysis.stages.audio_redaction import merged, redact_audio_file, redacted_spans
 from callscope.analysis.stages.decode import decode
+from callscope.analysis.stages.scorecard import score_call
 from callscope.blobs.factory import build_blob_store
 from callscope.errors import NotFound
 
@@ -42,6 +46,9 @@ class Work:
     # where the audio read is an earlier analysis's redacted copy (the unredacted audio was deleted): that analysis's
     # spans redacted per entity type, which the copy no longer says and this analysis cannot find again
     redacted_before: dict[str, int] | None = None
+    trace: dict[str, Any] | None = None  # tracing.carrier() of the job's span: the analysis continues its trace
+    # the QA forms of the call's project: scored where the language model is, which answers their llm questions
+    scorecards: tuple[Form, ...] = ()
 
 
 async def _copy(settings, key: str, dest: Path) -> None:
@@ -74,10 +81,21 @@ def fetch_audio(settings, key: str | None, dest: Path) -> Path:
 
 
 def analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None = None) -> AnalysisResult:
+    with tracing.resumed(work.trace, "analysis", {"callscope.job.id": work.job_id}):
+        return _analyze(pipeline, settings, work, progress)
+
+
+def _analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None = None) -> AnalysisResult:
     with tempfile.TemporaryDirectory(prefix="callscope-analysis-") as tmp:
-        path = fetch_audio(settings, work.blob_key, Path(tmp) / "audio")
+        with tracing.span("audio.fetch"):
+            path = fetch_audio(settings, work.blob_key, Path(tmp) / "audio")
         result = pipeline.run(path, work.project, progress, list(work.voices), work.called_on, work.agent_channel,
                               redacted_before=work.redacted_before)
+        if work.scorecards:
+            with tracing.span("scorecards"):
+                result = result.model_copy(update={"scorecards": [
+                    score_call(f.form, result, scorecard_id=f.scorecard_id, name=f.name, version=f.version,
+                               llm=pipeline.llm) for f in work.scorecards]})
         if work.redacted_audio_key is not None:
             if progress is not None:
                 progress("audio_redaction", 0.99)
@@ -90,5 +108,6 @@ def analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None 
                 result = result.model_copy(update={"redaction": result.redaction.model_copy(
                     update={"tones": len(tones)})})
             redact_audio_file(path, redacted, spans, settings.redaction_audio_fill)
-            asyncio.run(_upload(settings, redacted, work.redacted_audio_key))
+            with tracing.span("audio.store_redacted"):
+                asyncio.run(_upload(settings, redacted, work.redacted_audio_key))
         return result

@@ -15,6 +15,7 @@ from callscope.api.errors import handle_http_error
 from callscope.api.pages import reference, settings_keys, settings_members, settings_processing, settings_webhooks, web
 from callscope.api.pages.listing import RecordingList
 from callscope.api.pages.recording import LiveEvents, RecordingPage, RecordingState
+from callscope.api.pages.recording_actions import ACTIONS
 from callscope.api.pages.recording_files import RecordingFile
 from callscope.api.pages.search import PATH as SEARCH_PATH
 from callscope.api.pages.search import SearchPage
@@ -60,7 +61,10 @@ def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter, calls: Liv
     app.add_route("/sign-out", SignOut(ctx))
     app.add_route("/accounts", Accounts(ctx))
     app.add_route(HOME_PATH, RecordingList(ctx, calls))
-    app.add_route(HOME_PATH + "/{id}", RecordingPage(ctx, calls))
+    recording_page = RecordingPage(ctx, calls)
+    app.add_route(HOME_PATH + "/{id}", recording_page)
+    for recording_action in ACTIONS:
+        app.add_route(f"{HOME_PATH}/{{id}}/{recording_action.name}", recording_action(ctx, recording_page.show))
     app.add_route(HOME_PATH + "/{id}/state", RecordingState(ctx))
     app.add_route(HOME_PATH + "/{id}/live", LiveEvents(ctx, calls))
     app.add_route(HOME_PATH + "/{id}/files/{file}", RecordingFile(ctx))

@@ -91,5 +91,5 @@ class RecordingList:
         projects = {p.status.id: p.spec.name for p in scope.all_of(self.ctx, Project, principal.account)}
         web.render(req, resp, "list.html", person=person, account=principal.account, query=query, rows=rows,
                    total=total, pages=-(-(total or 0) // PER_PAGE), options=options, projects=projects,
-                   statuses=recordings.STATUSES, live=live,
+                   statuses=recordings.STATUSES, live=live, deleted=req.get_param("deleted") == "1",
                    came_from=urlencode({"from": urlencode(query.model_dump(mode="json", exclude_defaults=True))}))

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from callscope.api.pages import web
 from callscope.api.pages.listing import back_to_list
+from callscope.api.pages.recording_actions import actions_view, analysing_again, stage_of
 from callscope.api.pages.views import EMOTION_COLOURS, live_view, recording_view
 from callscope.api.resources.live import stream_events
+from callscope.catalog.recordings import Found
 from callscope.errors import NotFound, Unauthorized
 from callscope.live.calls import LiveCalls
 from callscope.services import member_auth
 from callscope.services.audio_urls import audio_url
-from callscope.services.context import Context
+from callscope.services.context import Context, Principal
+from callscope.services.member_auth import SignedIn
 from callscope.statuses import stage_name
 
 
@@ -29,10 +32,18 @@ class RecordingPage:
             web.render(req, resp, "recording_live.html", person=person, account=principal.account,
                        v=live_view(call))
             return
+        await self.show(req, resp, person, principal, found)
+
+    async def show(self, req, resp, person: SignedIn, principal: Principal, found: Found, *, status: int = 200,
+                   problem: str | None = None, problem_form: str | None = None, back: str | None = None) -> None:
+        """The page; `problem`: why the action of the form `problem_form` was not done (shown beside it); `back`:
+        the list's filters that form passed on."""
         view = await recording_view(self.ctx, principal, found)
-        web.render(req, resp, "recording.html", person=person, account=principal.account, v=view,
-                   emotions=EMOTION_COLOURS, media_origin=web.origin_of(view.audio_url or ""),
-                   back=back_to_list(req.get_param("from")))
+        actions = await actions_view(self.ctx, person, principal, found, req, problem=problem,
+                                     problem_form=problem_form, back=back)
+        web.render(req, resp, "recording.html", status=status, person=person, account=principal.account, v=view,
+                   emotions=EMOTION_COLOURS, media_origin=web.origin_of(view.audio_url or ""), actions=actions,
+                   back=back_to_list(actions.back))
 
 
 class LiveEvents:
@@ -57,9 +68,10 @@ class LiveEvents:
 
 
 class RecordingState:
-    """JSON for the page's script: status, stage and progress, and a fresh audio URL (the page's own expires after
-    CALLSCOPE_AUDIO_URL_TTL_SECONDS; the script swaps it in when the player reports an error). Signed out (or thrown
-    out) answers 401, and the script reloads the page, which then asks to sign in."""
+    """JSON for the page's script: status, stage and progress (and whether a finished call is being analysed again),
+    and a fresh audio URL (the page's own expires after CALLSCOPE_AUDIO_URL_TTL_SECONDS; the script swaps it in when
+    the player reports an error). Signed out (or thrown out) answers 401, and the script reloads the page, which then
+    asks to sign in."""
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -71,6 +83,8 @@ class RecordingState:
         _, found = await member_auth.open_recording(self.ctx, person, id)
         r = found.recording
         url = (await audio_url(self.ctx, r))[0] if r.blob_key is not None else None
-        resp.media = {"status": r.status, "stage": r.stage, "stage_name": stage_name(r.stage), "progress": r.progress,
-                      "status_reason": r.status_reason, "audio_url": url}
+        again = await analysing_again(self.ctx, r)
+        stage, progress = stage_of(r, again)
+        resp.media = {"status": r.status, "stage": stage, "stage_name": stage_name(stage), "progress": progress,
+                      "status_reason": r.status_reason, "audio_url": url, "reanalysing": again}
         resp.set_header("Cache-Control", "no-store")

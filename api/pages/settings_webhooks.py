@@ -6,15 +6,16 @@ callscope/services/webhook_settings.py)."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import get_args
+from typing import Any, get_args
 
 import falcon
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from callscope import validation as v
 from callscope.api.body import parse_fields
 from callscope.api.pages import web
 from callscope.api.schemas import INT64_MAX
+from callscope.catalog import recordings as recording_rows
 from callscope.errors import Conflict, ValidationFailed
 from callscope.resources.kinds import WebhookSection
 from callscope.services import webhook_settings
@@ -28,25 +29,22 @@ PROJECT = f"{PATH}/{{project_id:{_ID}}}"
 DELIVERY = f"{PROJECT}/deliveries/{{event_id:{_ID}}}"
 
 
-class Endpoint(BaseModel):
-    """The endpoint form: a URL (none: no webhook), a checkbox per section (a browser sends `on` when ticked) and one
-    for live calls' alerts (recording.live_alert)."""
-
+class _EndpointBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     csrf: str
     url: v.WebhookUrl | None = None
-    metadata: bool = False
-    summary: bool = False
-    transcription: bool = False
-    goals: bool = False
-    categories: bool = False
-    extracted_data: bool = False
     live_alerts: bool = False
 
     @property
     def sections(self) -> list[WebhookSection]:
         return [s for s in SECTIONS if getattr(self, s)]
+
+
+# The endpoint form: a URL (none: no webhook), a checkbox per section, whichever the resource has (a browser sends
+# `on` when ticked), and one for live calls' alerts (recording.live_alert).
+_SECTION_FIELDS: dict[str, Any] = {s: (bool, False) for s in SECTIONS}
+Endpoint = create_model("Endpoint", __base__=_EndpointBase, **_SECTION_FIELDS)
 
 
 class Rotation(BaseModel):
@@ -164,7 +162,8 @@ class WebhookRotate:
 
 
 class WebhookDelivery:
-    """One delivery's attempts (when, how long, what the endpoint answered) and *Redeliver* once it is finished."""
+    """One delivery's recording (by its name, linking to its page), its attempts (when, how long, what the endpoint
+    answered) and *Redeliver* once it is finished."""
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -174,8 +173,11 @@ class WebhookDelivery:
         person, account = await web.require_admin(self.ctx, req)
         row = webhook_settings.row(self.ctx, account, project_id)
         event, attempts = await webhook_settings.delivery(self.ctx, account, project_id, event_id)
+        recording = (await self.ctx.catalog.read(recording_rows.by_id, event.recording_id)
+                     if event.recording_id is not None else None)
         web.render(req, resp, "settings_webhook_delivery.html", person=person, account=account, row=row,
-                   event=event, attempts=attempts, redeliverable=webhook_settings.REDELIVERABLE)
+                   event=event, attempts=attempts, redeliverable=webhook_settings.REDELIVERABLE,
+                   recording=recording if recording is not None and recording.account == account else None)
 
 
 class WebhookRedeliver:

@@ -229,16 +229,21 @@ def check_session_csrf(person: SignedIn, form: dict[str, str]) -> None:
 
 async def read_form(req) -> dict[str, str]:
     """An application/x-www-form-urlencoded body (last value of each field), at most MAX_FORM_BYTES."""
+    return {name: values[-1] for name, values in (await read_form_lists(req, max_fields=50)).items()}
+
+
+async def read_form_lists(req, max_fields: int) -> dict[str, list[str]]:
+    """An application/x-www-form-urlencoded body with every value of each field (a checkbox per item sends one
+    name many times), at most MAX_FORM_BYTES and `max_fields` values."""
     if (req.content_length or 0) > MAX_FORM_BYTES:
         raise PayloadTooLarge("Form too large")
     body = await req.bounded_stream.read(MAX_FORM_BYTES + 1)
     if len(body) > MAX_FORM_BYTES:
         raise PayloadTooLarge("Form too large")
     try:
-        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=50)
+        return parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=max_fields)
     except (UnicodeDecodeError, ValueError):
         raise BadRequest("Malformed form") from None
-    return {name: values[-1] for name, values in fields.items()}
 
 
 class Static:

@@ -3,7 +3,7 @@ audio URL, and the analysis read-outs (transcription, results, summary)."""
 
 from __future__ import annotations
 
-from callscope.api import presenters
+from callscope.api import presenters, scorecard_reviews
 from callscope.api import schemas as s
 from callscope.api.body import parse_json, parse_query
 from callscope.api.pagination import paging
@@ -127,15 +127,18 @@ class RecordingItem(Resource):
                "(empty until the analysis has completed)", "read", response=s.RecordingResults, errors=(401, 403, 404),
                name="getRecordingResults",
                description=("The analysis results: goals, pauses, categories, extracted data, speakers and call "
-                            "characteristics, with the models used, the project's trackers the call matched (where) "
+                            "characteristics, with the models used, the project's trackers the call matched (where), "
+                            "its scorecards (the project's QA forms, with reviewers' overrides) "
                             "and, for a live call, what live recognition heard (`live`). Empty lists until the "
                             "analysis has completed (`status` says where it is)."),
                error_notes={404: "No recording of that id the key can see."})
     async def on_get_results(self, req, resp, id: str):
         r = (await recordings.get_recording(self.ctx, principal_of(req), id)).recording
         analysed = await presenters.current_analysis(self.ctx, r, transcript=False)
+        scorecards = await scorecard_reviews.of_recording(self.ctx, r, analysed.result.scorecards
+                                                          if analysed.result is not None else [])
         resp.media = data(presenters.results_out(r, analysed, await trackers.matched(self.ctx, r.id),
-                                                 await live_transcript.of_recording(self.ctx, r.id)))
+                                                 await live_transcript.of_recording(self.ctx, r.id), scorecards))
 
     @operation("The AI summary in the project's summary language (null until the analysis has completed)", "read",
                response=s.RecordingSummary, errors=(401, 403, 404),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from callscope.blobs.base import BlobStore, BlobWriter
@@ -35,11 +36,25 @@ class MeasuredWriter:
 
     def __init__(self, inner: BlobWriter) -> None:
         self._inner = inner
-        self.write = _counted("write", inner.write)
-        self.commit = _counted("commit", inner.commit)
+        self._write = _counted("write", inner.write)
+        self._commit = _counted("commit", inner.commit)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+    async def write(self, chunk: bytes) -> None:
+        await self._write(chunk)
+
+    async def commit(self) -> None:
+        await self._commit()
+
+    @property
+    def size(self) -> int:
+        return self._inner.size
+
+    @property
+    def local_path(self) -> Path:
+        return self._inner.local_path
+
+    async def abort(self) -> None:
+        await self._inner.abort()
 
     async def __aenter__(self) -> MeasuredWriter:
         await self._inner.__aenter__()

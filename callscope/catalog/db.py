@@ -27,6 +27,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import structlog
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Table, create_engine, event, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Connection, Engine, make_url
@@ -140,7 +142,11 @@ class Catalog:
         return cfg
 
     def migrate(self, revision: str = "head") -> None:
-        """Upgrade the schema to `revision`. Safe to call from several processes at once."""
+        """Upgrade the schema to `revision`. Safe to call from several processes at once.
+
+        A schema a newer release migrated (a revision this code does not know) is left as it is, with a warning:
+        migrations only add (docs/operations.md, Upgrades), so this release runs on it, and a replica of the
+        previous release that restarts during a rollout starts instead of failing."""
         cfg = self.alembic_config()
         # One transaction around the whole upgrade; concurrent migrators queue on a lock (SQLite:
         # BEGIN IMMEDIATE takes the write lock; PostgreSQL: an advisory lock held until commit), and the
@@ -148,6 +154,12 @@ class Catalog:
         with self._write_engine.begin() as conn:
             if self.dialect == "postgresql":
                 conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK_KEY})")
+            current = MigrationContext.configure(conn).get_current_revision()
+            if current is not None and current not in {s.revision for s in ScriptDirectory.from_config(cfg)
+                                                       .walk_revisions()}:
+                log.warning("catalog_schema_newer", revision=current,
+                            detail="migrated by a newer Callscope: this release runs on it without migrating")
+                return
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, revision)
 

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import and_, exists, or_, select, update
 from sqlalchemy.orm import Session
 
+from callscope import tracing
 from callscope.catalog.db import insert
 from callscope.catalog.tables import Job, Recording
 from callscope.statuses import FINISHED, RecordingStatus
@@ -47,6 +48,7 @@ class Claimed:
     kind: str
     attempts: int  # including this one
     owner: str
+    trace_parent: str | None = None  # the span that queued the job (callscope/tracing.py)
 
 
 @dataclass(frozen=True)
@@ -68,13 +70,15 @@ def _owned(job_id: int, owner: str):
 
 
 def enqueue(session: Session, recording_id: int, kind: str, now: datetime) -> bool:
-    """Queue a job for the recording in the caller's transaction; False when one is already queued or running."""
-    # DO NOTHING without a target also covers the partial unique index (one active job per recording).
-    statement = (insert(session, Job)
-                 .values(recording_id=recording_id, kind=kind, state="queued", attempts=0,
-                         available_at=now, created_at=now, updated_at=now)
-                 .on_conflict_do_nothing().returning(Job.id))
-    return session.execute(statement).scalar() is not None
+    """Queue a job for the recording in the caller's transaction; False when one is already queued or running.
+    Where tracing is on, the job's dispatcher continues the trace of the caller (callscope/tracing.py)."""
+    with tracing.span("job.enqueue", "producer", {"callscope.recording.id": recording_id, "callscope.job.kind": kind}):
+        # DO NOTHING without a target also covers the partial unique index (one active job per recording).
+        statement = (insert(session, Job)
+                     .values(recording_id=recording_id, kind=kind, state="queued", attempts=0, available_at=now,
+                             created_at=now, updated_at=now, trace_parent=tracing.traceparent())
+                     .on_conflict_do_nothing().returning(Job.id))
+        return session.execute(statement).scalar() is not None
 
 
 def claim(session: Session, n: int, owner: str, lease_seconds: float, now: datetime,
@@ -86,10 +90,10 @@ def claim(session: Session, n: int, owner: str, lease_seconds: float, now: datet
               and_(Job.state == "running", Job.lease_expires_at < now, Job.attempts < max_attempts))
     expires = now + timedelta(seconds=lease_seconds)
     claimed: list[Claimed] = []
-    rows = session.execute(select(Job.id, Job.recording_id, Job.kind, Job.attempts).where(due)
+    rows = session.execute(select(Job.id, Job.recording_id, Job.kind, Job.attempts, Job.trace_parent).where(due)
                            .order_by(Job.available_at, Job.id).limit(n)
                            .with_for_update(skip_locked=True)).all()
-    for job_id, recording_id, kind, attempts in rows:
+    for job_id, recording_id, kind, attempts, trace_parent in rows:
         session.execute(update(Job).where(Job.id == job_id).values(
             state="running", attempts=attempts + 1, lease_owner=owner, lease_expires_at=expires,
             heartbeat_at=now, updated_at=now))
@@ -105,7 +109,7 @@ def claim(session: Session, n: int, owner: str, lease_seconds: float, now: datet
                 state="failed", lease_owner=None, lease_expires_at=None, finished_at=now,
                 last_error=f"recording cannot be {kind}d from its current status"))
             continue
-        claimed.append(Claimed(job_id, recording_id, kind, attempts + 1, owner))
+        claimed.append(Claimed(job_id, recording_id, kind, attempts + 1, owner, trace_parent))
     return claimed
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from callscope import tracing
 from callscope.catalog.tables import Recording, WebhookAttempt, WebhookEndpoint, WebhookEvent
 
 
@@ -31,6 +32,7 @@ class ClaimedEvent:
     payload: str
     attempt: int  # including this one
     owner: str
+    trace_parent: str | None = None  # the span that wrote the event (callscope/tracing.py)
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ def claim(session: Session, n: int, owner: str, lease_seconds: float, now: datet
         event.state, event.attempts = "delivering", event.attempts + 1
         event.lease_owner, event.lease_expires_at = owner, now + timedelta(seconds=lease_seconds)
         claimed.append(ClaimedEvent(event.id, event.message_id, event.account, event.project_id, event.url,
-                                    event.payload, event.attempts, owner))
+                                    event.payload, event.attempts, owner, event.trace_parent))
     return claimed
 
 
@@ -103,11 +105,12 @@ def record(session: Session, event: ClaimedEvent, outcome: Outcome, now: datetim
 
 def add(session: Session, account: str, project_id: int, recording_id: int | None, event_type: str, url: str,
         body: dict[str, Any], now: datetime) -> WebhookEvent:
-    """Put an event into the outbox in the caller's transaction (it is sent once that commits)."""
+    """Put an event into the outbox in the caller's transaction (it is sent once that commits). Where tracing is
+    on, its delivery attempts continue the caller's trace (callscope/tracing.py)."""
     event = WebhookEvent(
         message_id=f"msg_{uuid.uuid4().hex}", account=account, project_id=project_id, recording_id=recording_id,
         event_type=event_type, url=url, payload=json.dumps(body, separators=(",", ":")), state="pending",
-        attempts=0, next_attempt_at=now, created_at=now)
+        attempts=0, next_attempt_at=now, created_at=now, trace_parent=tracing.traceparent())
     session.add(event)
     return event
 
@@ -143,6 +146,14 @@ def list_deliveries(session: Session, account: str, project_id: int, limit: int 
              .where(WebhookEvent.account == account, WebhookEvent.project_id == project_id)
              .order_by(WebhookEvent.id.desc()).limit(limit))
     return [Delivery(event, name, count) for event, name, count in session.execute(query)]
+
+
+def attempts_made(session: Session, event_ids: list[int]) -> dict[int, int]:
+    """Every attempt made of each event, over redeliveries too (`WebhookEvent.attempts` counts the current round's);
+    an event without any is left out."""
+    rows = session.execute(select(WebhookAttempt.event_id, func.count(WebhookAttempt.id))
+                           .where(WebhookAttempt.event_id.in_(event_ids)).group_by(WebhookAttempt.event_id))
+    return {event_id: made for event_id, made in rows}
 
 
 def attempts_of(session: Session, account: str, event_id: int) -> tuple[WebhookEvent | None, list[WebhookAttempt]]:

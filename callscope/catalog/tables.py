@@ -434,6 +434,9 @@ class Job(Base):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    # The W3C traceparent of the span that queued the job (callscope/tracing.py): whichever dispatcher runs it
+    # continues that trace. None where tracing was off.
+    trace_parent: Mapped[str | None] = mapped_column(String(128), nullable=True)
 
 
 # At most one queued or running job per recording, whoever enqueues (an upload, a re-analysis, a retry).
@@ -484,6 +487,9 @@ class WebhookEvent(Base):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # The W3C traceparent of the span that wrote the event (callscope/tracing.py): each delivery attempt, by whichever
+    # process, continues that trace. None where tracing was off.
+    trace_parent: Mapped[str | None] = mapped_column(String(128), nullable=True)
 
 
 class WebhookAttempt(Base):
@@ -586,3 +592,41 @@ class MemberSignIn(Base):
     email: Mapped[str] = mapped_column(String(320), primary_key=True)
     first_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     last_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+class RecordingScorecard(Base):
+    """A recording's score on one QA form (a Scorecard, by id) as its answers stand (the automatic ones of its current
+    analysis, with reviewers' overrides), and who marked it reviewed: the review queue reads it. Written with each
+    analysis and each review; deleted with the recording (the foreign key cascades). The answers themselves are in
+    the analysis document (automatic) and scorecard_answer_changes (overrides)."""
+
+    __tablename__ = "recording_scorecards"
+    __table_args__ = (Index("ix_recording_scorecards_scorecard", "scorecard_id", "score"),)
+
+    recording_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), primary_key=True)
+    scorecard_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)  # percent; None: no question applied
+    auto_failed: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    reviewed_by: Mapped[str | None] = mapped_column(String(400), nullable=True)
+    reviewed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class ScorecardAnswerChange(Base):
+    """One reviewer's change of one answer of a recording's scorecard: who, when, from what (the automatic answer or
+    an earlier override), to what, and why. The latest change of a question is its override; the automatic answer
+    stays in the analysis. Deleted with the recording (the foreign key cascades)."""
+
+    __tablename__ = "scorecard_answer_changes"
+    __table_args__ = (Index("ix_scorecard_answer_changes_recording", "recording_id", "scorecard_id", "id"),)
+
+    id: Mapped[int] = mapped_column(_serial(), primary_key=True, autoincrement=True)
+    recording_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), nullable=False)
+    scorecard_id: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    question_id: Mapped[str] = mapped_column(String(100), nullable=False)
+    from_answer: Mapped[str] = mapped_column(Text, nullable=False)  # JSON: yes, no, n/a, an option, a number, null
+    to_answer: Mapped[str] = mapped_column(Text, nullable=False)  # JSON
+    comment: Mapped[str | None] = mapped_column(Text, nullable=True)
+    changed_by: Mapped[str] = mapped_column(String(400), nullable=False)
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)

@@ -23,8 +23,9 @@ from callscope.catalog.usage import read_usage
 from callscope.cli.support import ACCOUNT_OPTION, CATALOG_ID, load_settings, load_yaml, parse_time, run_async
 from callscope.errors import CallscopeError, one_line
 from callscope.operator.handlers import dependents, reconcile
-from callscope.resources import Project, kind_class
+from callscope.resources import Project, Scorecard, kind_class
 from callscope.resources.kinds import ProjectSpec
+from callscope.resources.scorecards import missing_references
 from callscope.runtime import Runtime, opened
 from callscope.services import accounts, member_settings
 from callscope.services import keys as key_service
@@ -195,8 +196,8 @@ def members() -> None:
 @ACCOUNT_OPTION
 @click.option("--email", required=True)
 @click.option("--name", required=True)
-@click.option("--role", type=click.Choice(["admin", "member"]), default="member", show_default=True,
-              help="admin: also the Settings pages (API keys, members).")
+@click.option("--role", type=click.Choice(["admin", "member", "reviewer"]), default="member", show_default=True,
+              help="admin: also the Settings pages (API keys, members); reviewer: also reviews calls' scorecards.")
 @run_async
 async def members_add(account, email, name, role) -> None:
     async with opened(load_settings()) as rt:
@@ -308,13 +309,35 @@ async def delete(kind, name, account) -> None:
 
 # ----- local analysis -------------------------------------------------------------------------
 
-def _project_spec(path):
-    """The ProjectSpec of a YAML file: a Project resource (as `callscope apply` takes) or just its spec."""
+def _project_config(path) -> tuple[ProjectSpec, list[Scorecard]]:
+    """The ProjectSpec of a YAML file (a Project resource, as `callscope apply` takes, or just its spec) and the QA
+    forms (Scorecard resources) beside it, which score the call; each form checked against the project."""
     try:
         with open(path, "rb") as handle:
             documents = load_yaml(handle, str(path))
     except OSError as exc:
         raise click.ClickException(f"{path}: {' '.join(str(exc).split())}") from None
+    forms = [d for d in documents if isinstance(d, dict) and d.get("kind") == Scorecard.KIND]
+    project = _project_spec(path, [d for d in documents if not any(d is f for f in forms)])
+    return project, [_form(path, project, document) for document in forms]
+
+
+def _form(path, project: ProjectSpec, document: dict) -> Scorecard:
+    name = (document.get("metadata") or {}).get("name", "?")
+    try:
+        form = Scorecard.from_dict({k: v for k, v in document.items() if k != "status"}
+                                   | {"metadata": {"name": str(name)}})
+    except ValidationError as exc:
+        raise click.ClickException(f"{path}: Scorecard {name}: " + "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
+    missing = missing_references(form.spec, [(project.name, project)])
+    if missing:
+        raise click.ClickException(f"{path}: Scorecard {name}: " + "; ".join(missing))
+    return form
+
+
+def _project_spec(path, documents: list) -> ProjectSpec:
+    """The Project of the file (its one document besides the forms): the resource, or just its spec."""
     document = documents[0] if len(documents) == 1 else None
     if not isinstance(document, dict):
         raise click.ClickException(f"{path}: expected a Project resource or a project spec mapping")
@@ -332,7 +355,8 @@ def _project_spec(path):
 @main.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--project-config", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="YAML Project resource (or its spec) whose rules apply: language, hints, long pauses.")
+              help="YAML Project resource (or its spec) whose rules apply: language, hints, long pauses; Scorecard "
+                   "resources beside it score the call (its JSON's scorecards).")
 @click.option("--json", "as_json", is_flag=True, help="Print the analysis result as JSON only.")
 def analyze(file: Path, project_config: Path | None, as_json: bool) -> None:
     """Analyse a local recording FILE: transcript by speaker, pauses, talk time and speed.
@@ -344,8 +368,9 @@ def analyze(file: Path, project_config: Path | None, as_json: bool) -> None:
     # command of the CLI would pay
     from callscope.analysis.report import render
     from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline
+    from callscope.analysis.stages.scorecard import score_call
 
-    project = _project_spec(project_config) if project_config else None
+    project, forms = _project_config(project_config) if project_config else (None, [])
     if not file.is_file():
         raise click.ClickException(f"{file}: no such file")
     pipeline = Pipeline(load_settings(data=False))
@@ -366,6 +391,10 @@ def analyze(file: Path, project_config: Path | None, as_json: bool) -> None:
             result = pipeline.run(file, project, progress)
         except (AnalysisError, CallscopeError, FileNotFoundError) as exc:  # no Whisper model, a stage's typed error
             raise click.ClickException(one_line(exc)) from None
+    if forms:  # a form of the file has no id: its place in the file stands for one
+        result = result.model_copy(update={"scorecards": [
+            score_call(f.spec, result, scorecard_id=i, name=f.spec.name, version=1, llm=pipeline.llm)
+            for i, f in enumerate(forms, 1)]})
     if as_json:
         click.echo(result.model_dump_json(indent=2))
     else:

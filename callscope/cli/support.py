@@ -14,7 +14,7 @@ import click
 import yaml
 from pydantic import ValidationError
 
-from callscope import logs
+from callscope import logs, tracing
 from callscope.catalog.tables import BIGINT_MAX
 from callscope.config import Settings
 from callscope.errors import CallscopeError
@@ -95,12 +95,14 @@ def load_settings(service: bool = False, data: bool = True) -> Settings:
     CALLSCOPE_LOG_LEVEL asks for more. The embedded data directory, unless CALLSCOPE_DATA_DIR names it, is the
     nearest `.callscope` here or in a folder above, as git finds its repository; where there is none, a new one is
     made here, and the command says so. `data`: whether the command uses the data directory at all (`analyze`
-    does not)."""
+    does not). A service sends traces where an endpoint is configured (callscope/tracing.py)."""
     settings = Settings()
     if data and "data_dir" not in settings.model_fields_set and settings.store == "sqlite":
         settings = settings.model_copy(update={"data_dir": _nearest_data_dir(settings.data_dir)})
     verbose = service or "log_level" in settings.model_fields_set or _root_option("verbose")
     logs.configure(settings if verbose else settings.model_copy(update={"log_level": "WARNING"}))
+    if service:
+        tracing.configure(settings)
     return settings
 
 

@@ -34,24 +34,27 @@ def webhooks_group() -> None:
 @click.option("--limit", type=COUNT, default=50, show_default=True, help="Newest events first, at most this many.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def webhooks_list(account: str, states: tuple[str, ...], recording_id: int | None, limit: int, output: str) -> None:
-    """Webhook events: state, attempts, the last answer and the next attempt."""
+    """Webhook events: state, attempts (every one made, over redeliveries too: `webhooks attempts` lists them), the
+    last answer and the next attempt."""
 
     @run_async
     async def run() -> None:
         async with opened(load_settings()) as rt:
             events = await rt.catalog.read(outbox.list_events, account, states, recording_id, limit)
+            made = await rt.catalog.read(outbox.attempts_made, [e.id for e in events])
         if output == "json":
             click.echo(json.dumps([{
                 "id": e.id, "webhook_id": e.message_id, "type": e.event_type, "recording_id": e.recording_id,
                 "project_id": e.project_id, "url": e.url, "state": e.state, "attempts": e.attempts,
+                "attempts_total": made.get(e.id, 0),
                 "last_status_code": e.last_status_code, "last_error": e.last_error,
                 "next_attempt_at": _iso(e.next_attempt_at), "created_at": _iso(e.created_at),
                 "delivered_at": _iso(e.delivered_at),
             } for e in events], indent=2))
             return
-        click.echo(f"{'ID':>6}  {'RECORDING':>9}  {'STATE':10}  {'TRIES':>5}  {'CODE':>4}  {'URL':40}  LAST ERROR")
+        click.echo(f"{'ID':>6}  {'RECORDING':>9}  {'STATE':10}  {'ATTEMPTS':>8}  {'CODE':>4}  {'URL':40}  LAST ERROR")
         for e in events:
-            click.echo(f"{e.id:>6}  {e.recording_id or '-':>9}  {e.state:10}  {e.attempts:>5}  "
+            click.echo(f"{e.id:>6}  {e.recording_id or '-':>9}  {e.state:10}  {made.get(e.id, 0):>8}  "
                        f"{e.last_status_code or '-':>4}  {e.url[:40]:40}  {(e.last_error or '')[:60]}")
     run()
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import structlog
@@ -115,9 +115,10 @@ class LiveSession:
             if self._closing and not any(self._queued):  # what came during the last turn is heard too
                 return
 
-    async def _run(self, step: Callable[..., list[Event] | None], *args) -> None:
+    async def _run(self, step: Callable[..., Any], *args) -> None:
         """One turn of the recognition in a worker thread; a failure stops it, said in an event at once (the call
         goes on, its audio kept for the batch analysis)."""
+        reason: Literal["lost", "no_capacity", "failed"]
         try:
             await self.log.append(await asyncio.to_thread(step, *args) or [])
             return

@@ -48,6 +48,8 @@ KIND_DESCRIPTIONS: dict[str, str] = {
     "VirtualNumber": "A phone number that receives calls, routed to operators and recorded into a project.",
     "Tag": "A label recordings of a project can carry.",
     "ApiKey": "A key of the public REST API; the key material lives in a Secret, only its hash in status.",
+    "Scorecard": "A QA form: sections of weighted questions, each answered automatically from what the analysis found "
+                 "(or by a reviewer), scoring every analysed call of the projects it names.",
 }
 
 # Descriptions for model fields that have none yet (the model's own description always wins).
@@ -87,6 +89,8 @@ _BOUNDS: dict[tuple[str, str], dict[str, Any]] = {
     ("Webhook", "events"): {"maxItems": len(typing.get_args(WebhookEventType))},
     ("ApiKeySpec", "permissions"): {"maxItems": len(typing.get_args(Permission))},
     ("Redaction", "entities"): {"maxItems": len(typing.get_args(RedactionEntity))},
+    ("ScorecardSpec", "projects"): {"items": {"maxLength": 253}},
+    ("Question", "id"): {"maxLength": 63},
 }
 
 _UNIQUE = "{path}.all(a, {path}.filter(b, b == a).size() == 1)"
@@ -115,6 +119,12 @@ _VALIDATIONS: dict[str, list[dict[str, str]]] = {
                 _unique("events", "webhook events must not repeat")],
     "ApiKeySpec": [_unique("permissions", "permissions must not repeat")],
     "Redaction": [_unique("entities", "redaction entities must not repeat")],
+    "ScorecardSpec": [_unique("projects", "projects must not contain the same project twice"),
+                      _unique("sections", "section names must not repeat", key="name")],
+    "Section": [_unique("questions", "question ids must not repeat in a section", key="id"),
+                _unique("sections", "section names must not repeat", key="name")],
+    "Subsection": [_unique("questions", "question ids must not repeat in a section", key="id")],
+    "Question": [_unique("options", "options must not repeat a value", key="value")],
 }
 
 _AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
@@ -151,6 +161,8 @@ PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
     "ApiKey": [_ID, _col("Project", ".spec.project"), _col("Permissions", ".spec.permissions"),
                _col("Revoked", ".spec.revoked", "boolean"), _col("Expires", ".spec.expiresAt", "date"),
                _col("Hint", ".status.keyHint", priority=1), _READY, _REASON, _AGE],
+    "Scorecard": [_ID, _col("Display Name", ".spec.name"), _col("Projects", ".spec.projects"),
+                  _col("Version", ".metadata.generation", "integer"), _READY, _REASON, _AGE],
 }
 
 
@@ -190,6 +202,8 @@ class _Converter:
             target = self._node(self.defs[name], name)
             target.update(self._node(node))  # the property's own description/default win over the model's
             return target
+        if "oneOf" in node:
+            return self._union(node)
         if "anyOf" in node:
             options = node.pop("anyOf")
             non_null = [o for o in options if o.get("type") != "null"]
@@ -230,6 +244,41 @@ class _Converter:
                 out["x-kubernetes-validations"] = copy.deepcopy(_VALIDATIONS[model_name])
         return out
 
+    def _union(self, node: dict[str, Any]) -> dict[str, Any]:
+        """A discriminated union (a scorecard question's answer source) as one object schema, since a structural
+        schema cannot say "one of these shapes": every variant's fields, each as loose as the loosest variant's, and
+        per variant CEL rules for what it requires, what it has not and where it is stricter."""
+        node = dict(node)
+        options, discriminator = node.pop("oneOf"), node.pop("discriminator", None)
+        if discriminator is None:
+            raise ValueError("only discriminated unions map onto a structural schema")
+        key = discriminator["propertyName"]
+        variants = [self._node(option) for option in options]
+        names = list(dict.fromkeys(name for v in variants for name in v["properties"]))
+        # No defaults: the API server would write one variant's default into every other variant, which has not
+        # that field (the model applies its own defaults).
+        merged = {name: {k: v for k, v in _loosest([v["properties"][name] for v in variants
+                                                     if name in v["properties"]]).items() if k != "default"}
+                  for name in names}
+        rules = []
+        for variant in variants:
+            value = variant["properties"][key]["enum"][0]
+            when = f"self.{key} != '{value}' || "
+            absent = [name for name in names if name not in variant["properties"]]
+            if absent:
+                rules.append({"rule": when + "!(" + " || ".join(f"has(self.{n})" for n in absent) + ")",
+                              "message": f"the {value} {key} has no {', '.join(absent)}"})
+            needed = [name for name in variant.get("required", []) if name != key]
+            if needed:
+                rules.append({"rule": when + " && ".join(f"has(self.{n})" for n in needed),
+                              "message": f"the {value} {key} needs {', '.join(needed)}"})
+            for name, sub in variant["properties"].items():
+                if name != key:
+                    rules += [{"rule": when + f"!has(self.{name}) || " + check, "message": message}
+                              for check, message in _narrower(f"self.{name}", sub, merged[name], f"the {value} {key}")]
+        out = {k: v for k, v in self._node(node).items() if k != "type"}
+        return {"type": "object", **out, "required": [key], "properties": merged, "x-kubernetes-validations": rules}
+
     def _property(self, model_name: str | None, alias: str, sub: dict[str, Any]) -> dict[str, Any]:
         schema = self._node(sub)
         model = self.models.get(model_name or "")
@@ -252,6 +301,54 @@ class _Converter:
             else:
                 schema[key] = value
         return _ordered(schema)
+
+
+def _loosest(schemas: list[dict[str, Any]]) -> dict[str, Any]:
+    """One field of several union variants: what any of them allows (the variants' own rules narrow it again)."""
+    out = copy.deepcopy(schemas[0])
+    for other in schemas[1:]:
+        if other == out:
+            continue
+        if {out.get("type"), other.get("type")} == {"integer", "number"}:
+            out["type"] = "number"
+        elif out.get("type") != other.get("type") or "properties" in out or "items" in out:
+            raise ValueError(f"union variants disagree on a field beyond its bounds: {out} / {other}")
+        for bound, pick in (("minimum", min), ("maximum", max), ("minLength", min)):
+            out[bound] = pick(out[bound], other[bound]) if bound in out and bound in other else None
+        # a string without a maxLength has a pattern that bounds it (a field's name): CEL's cost needs one
+        lengths = [n["maxLength"] for n in (out, other) if "maxLength" in n]
+        out["maxLength"] = max(lengths) if lengths else None
+        out["enum"] = (list(dict.fromkeys(out["enum"] + other["enum"])) if "enum" in out and "enum" in other
+                       else None)
+        if out.get("pattern") != other.get("pattern"):
+            out["pattern"] = None
+        if out.get("default") != other.get("default"):
+            out["default"] = None
+        if out.get("description") != other.get("description"):
+            out["description"] = "Depends on the source: see its own description."
+        out["nullable"] = out.get("nullable") or other.get("nullable")
+        out = {k: v for k, v in out.items() if v is not None}
+    return _ordered(out)
+
+
+_CEL_SAFE_PATTERN = re.compile(r"^[\x20-\x7e]*$")
+
+
+def _narrower(path: str, own: dict[str, Any], merged: dict[str, Any], what: str) -> list[tuple[str, str]]:
+    """(CEL check, message) for each way a variant's field is stricter than the merged one."""
+    out = []
+    low, high = own.get("minimum"), own.get("maximum")
+    if (low, high) != (merged.get("minimum"), merged.get("maximum")) and low is not None and high is not None:
+        out.append((f"(double({path}) >= {float(low)!r} && double({path}) <= {float(high)!r})",
+                    f"{path.removeprefix('self.')} of {what} must be {low:g} to {high:g}"))
+    if own.get("enum") and own.get("enum") != merged.get("enum"):
+        out.append((f"{path} in [{', '.join(repr(e) for e in own['enum'])}]",
+                    f"{path.removeprefix('self.')} of {what} must be one of {', '.join(own['enum'])}"))
+    pattern = own.get("pattern")
+    if pattern and pattern != merged.get("pattern") and _CEL_SAFE_PATTERN.match(pattern) and "'" not in pattern \
+            and "\\" not in pattern:
+        out.append((f"{path}.matches('{pattern}')", f"{path.removeprefix('self.')} of {what} must match {pattern}"))
+    return out
 
 
 _ORDER = ["description", "type", "format", "nullable", "enum", "pattern", "minimum", "maximum", "minLength",

@@ -43,7 +43,7 @@ from callscope.validation import (
 
 E164_PATTERN = r"^\+[1-9]\d{1,14}$"
 Permission = Literal["read", "write", "delete"]
-Role = Literal["admin", "member"]
+Role = Literal["admin", "member", "reviewer"]
 RoutingStrategy = Literal["priority", "round_robin", "simultaneous"]
 NumberType = Literal["mobile", "local", "toll-free", "national"]
 
@@ -69,8 +69,9 @@ class MemberSpec(CamelModel):
     email: MemberEmail = Field(description="Sign-in email of the person.")
     name: Name = Field(description="Display name.")
     locked: bool = Field(False, description="A locked member loses access to everything shared with them.")
-    role: Role = Field("member", description="admin: also the account's Settings pages (API keys, members); "
-                                             "member: recordings only.")
+    role: Role = Field("member", description="admin: also the account's Settings pages (API keys, members) and "
+                                             "reviewing calls' scorecards; reviewer: recordings, and reviewing "
+                                             "their scorecards (overriding answers); member: recordings only.")
 
 
 class Member(Resource[MemberSpec, BaseStatus]):
@@ -156,12 +157,17 @@ class SecretKeyRef(CamelModel):
     key: SecretKey = Field("signing-secret", description="Key within the Secret.")
 
 
-WebhookSection = Literal["metadata", "summary", "transcription", "goals", "categories", "extracted_data"]
+WebhookSection = Literal["metadata", "summary", "transcription", "goals", "categories", "extracted_data",
+                         "scorecards"]
 WebhookEventType = Literal["recording.analyzed", "recording.live_alert"]
 
 
 def _analyzed_only() -> list[WebhookEventType]:
     return ["recording.analyzed"]  # what a webhook got before it could choose
+
+
+def _metadata_only() -> list[WebhookSection]:
+    return ["metadata"]
 
 
 class Webhook(CamelModel):
@@ -171,7 +177,7 @@ class Webhook(CamelModel):
         description="The events sent: recording.analyzed (each analysed call), recording.live_alert (each alert of a "
         "live call, as it happens).")
     sections: list[WebhookSection] = Field(
-        default_factory=lambda: ["metadata"], description="Payload sections of recording.analyzed to include."
+        default_factory=_metadata_only, description="Payload sections of recording.analyzed to include."
     )
     signing_secret_ref: SecretKeyRef | None = Field(
         None, description="Secret holding the Standard Webhooks signing key (whsec_...)."
@@ -417,6 +423,12 @@ class ApiKey(Resource[ApiKeySpec, ApiKeyStatus]):
 KINDS: dict[str, type[Resource]] = {
     cls.KIND: cls for cls in (Account, Member, Project, Operator, VirtualNumber, Tag, ApiKey)
 }
+
+
+def register(cls: type[Resource]) -> None:
+    """Add a kind declared in a module of its own that builds on this one (Scorecard: scorecard_kind.py, which
+    callscope/resources/__init__.py imports, so that every reader of KINDS finds it)."""
+    KINDS[cls.KIND] = cls
 
 
 def kind_class(name: str) -> type[Resource]:

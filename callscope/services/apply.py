@@ -102,6 +102,7 @@ def _summary(obj: Resource) -> str:
         "VirtualNumber": lambda: f"{spec.phone_number} {spec.project or '-'}",
         "Tag": lambda: f"{spec.name} {spec.project} {getattr(obj.status, 'color', '') or ''}".strip(),
         "ApiKey": lambda: ",".join(spec.permissions) + (" revoked" if spec.revoked else ""),
+        "Scorecard": lambda: f"{spec.name} v{obj.metadata.generation or 1} {','.join(spec.projects) or '-'}",
     }[obj.KIND]()
 
 

@@ -8,13 +8,14 @@ import structlog
 
 from callscope.catalog import calls, usage
 from callscope.errors import Forbidden, NotFound, ValidationFailed
-from callscope.resources import ApiKey, Operator, Project, ProjectSpec, Tag, VirtualNumber
+from callscope.resources import ApiKey, Operator, Project, ProjectSpec, Scorecard, Tag, VirtualNumber
 from callscope.resources.kinds import Redaction, Tracker
 from callscope.services import scope
 from callscope.services.context import Context, Principal
 from callscope.services.objects import change_spec, create_with_id
 from callscope.services.operators import unlink
 from callscope.services.recordings import delete_project_recordings, remove_tag_everywhere
+from callscope.services.scorecards import detach
 
 log = structlog.get_logger()
 
@@ -99,6 +100,9 @@ async def cascade_project_delete(ctx: Context, project: Project) -> None:
     for operator in ctx.store.cached_list(Operator, account):
         if name in operator.spec.projects:
             await change_spec(ctx, operator, unlink(name))
+    for form in ctx.store.cached_list(Scorecard, account):  # forms are the account's: taken off the project, kept
+        if name in form.spec.projects:
+            await change_spec(ctx, form, detach(name))
     for key in ctx.store.cached_list(ApiKey, account):
         if key.spec.project == name:  # a key bound to a deleted project can reach nothing
             await ctx.store.delete(ApiKey, account, key.name)

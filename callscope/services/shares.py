@@ -24,6 +24,15 @@ EVERYONE = "*"
 MAX_MESSAGE = 1000
 
 
+@dataclass(frozen=True)
+class Sharer:
+    """A person sharing (the recording page), rather than an API key: named as the share's shared_by (type
+    member) and in the email."""
+
+    name: str
+    ref: str  # the Member's uid
+
+
 @dataclass
 class ShareView:
     share: Share
@@ -59,8 +68,9 @@ async def list_shares(ctx: Context, principal: Principal, ref: str) -> list[Shar
 
 
 async def create_share(ctx: Context, principal: Principal, ref: str, email: str | None, everyone: bool | None,
-                       message: str | None, notify: bool) -> tuple[ShareView, bool]:
-    """The share and whether it is new (False: the person already had access; 200, no email)."""
+                       message: str | None, notify: bool, by: Sharer | None = None) -> tuple[ShareView, bool]:
+    """The share and whether it is new (False: the person already had access; 200, no email); `by`: the person
+    sharing, where it is not the caller's API key."""
     found = await get_recording(ctx, principal, ref)
     recording = found.recording
     if message is not None and len(message) > MAX_MESSAGE:
@@ -79,9 +89,9 @@ async def create_share(ctx: Context, principal: Principal, ref: str, email: str 
     if existing is not None:
         return _view(ctx, principal.account, existing, recording.public_id), False
     share = Share(account=principal.account, conversation_id=recording.conversation_id, everyone=bool(everyone),
-                  member_email=target, shared_by_type="api_key",
-                  shared_by_name=account_display_name(ctx, principal.account), shared_by_ref=principal.key_uid,
-                  created_at=ctx.clock())
+                  member_email=target, shared_by_type="member" if by else "api_key",
+                  shared_by_name=by.name if by else account_display_name(ctx, principal.account),
+                  shared_by_ref=by.ref if by else principal.key_uid, created_at=ctx.clock())
     try:
         share = await ctx.catalog.write(share_rows.insert, share)
     except IntegrityError:  # the same share made concurrently: that one wins
@@ -89,7 +99,8 @@ async def create_share(ctx: Context, principal: Principal, ref: str, email: str 
         return _view(ctx, principal.account, existing, recording.public_id), False
     if member is not None and notify:
         # an API key shares for an integration of the account, not for a person of that name
-        ctx.mail.submit(share_email(member.spec.name, member.spec.email, f"Someone at {share.shared_by_name}",
+        sharer = by.name if by else f"Someone at {share.shared_by_name}"
+        ctx.mail.submit(share_email(member.spec.name, member.spec.email, sharer,
                                     recording.name, recording_page_url(ctx, recording.public_id), message))
     return ShareView(share, member, share.shared_by_type, recording.public_id), True
 

@@ -101,7 +101,7 @@ def test_no_analysis_reads_out_empty():
     assert readouts.results(pending, None).model_dump() == {
         "recording_id": 7, "status": "pending", "goals": [], "pauses": [], "categories": [], "extracted_data": [],
         "speakers": [], "characteristics": None, "models": [], "redaction": None, "trackers": [],
-        "analyzed_at": None, "live": None}
+        "analyzed_at": None, "live": None, "scorecards": []}
     assert readouts.transcription(pending, None).model_dump() == {
         "recording_id": 7, "public_id": "0193-abc", "status": "pending", "language": "de", "speakers": [],
         "segments": [], "redaction": None}

@@ -48,12 +48,17 @@ def token() -> str:
     return uuid.uuid4().hex[:10]
 
 
+# a QA form of each project: a question any call answers (no goal, category or field to name)
+SCORECARD_SECTIONS = [{"name": "Conduct", "weight": 100, "questions": [
+    {"id": "pauses", "text": "Were silences announced?", "weight": 100, "answer": {"source": "pauses"}}]}]
+
+
 @dataclass(eq=False)
 class Obj:
     """One object of a tenant. `scope`: the projects whose scoped keys see it (every account-wide key of
     the account sees it too); an empty set: account-wide keys only; None: every key of the account."""
 
-    kind: str  # account, member, project, operator, number, tag, recording, share
+    kind: str  # account, member, project, operator, number, tag, scorecard, recording, share
     account: str
     scope: frozenset[str] | None
     label: str
@@ -242,6 +247,10 @@ class Builder:
             made = await self.call("POST", "/tags", admin, json={"name": name, "project_id": project.id})
             tags.append(w.register(Obj("tag", account, scope, f"{account}/{label}/tag{i}", id=made["id"],
                                        tokens=(name,), extra={"name": name, "project_id": project.id})))
+        name = f"scorecard-{account}-{label}-{token()}"
+        made = await self.call("POST", "/scorecards", admin, json={
+            "name": name, "project_ids": [project.id], "sections": SCORECARD_SECTIONS})
+        w.register(Obj("scorecard", account, scope, f"{account}/{label}/scorecard", id=made["id"], tokens=(name,)))
         for i, fields in ((1, {"operator_id": operator.id, "tag_ids[]": [str(tags[0].id)]}),
                           (2, {"tag_ids[]": [str(tags[0].id), str(tags[1].id)]})):
             name, external_id = f"recording-{account}-{label}-{i}-{token()}", f"rec-ext-{token()}"

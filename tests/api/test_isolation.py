@@ -53,7 +53,7 @@ import structlog
 from callscope.api import app as app_module
 from callscope.api.routing import PREFIX, Operation, Router
 from tests.api.conftest import catalog_on_both
-from tests.api.isolation_world import ALL, Key, Obj, World, build_world, token
+from tests.api.isolation_world import ALL, SCORECARD_SECTIONS, Key, Obj, World, build_world, token
 from tests.audio_samples import make_audio
 
 ORIGIN = "http://callscope.test"
@@ -493,6 +493,46 @@ def tag_delete(key: Key, w: World) -> Iterator[Probe]:
     yield from foreign_in_path(key, w, "tag")
 
 
+# -- scorecards (QA forms) and a recording's review --
+
+@probes("GET /scorecards")
+def scorecard_list(key: Key, w: World) -> Iterator[Probe]:
+    yield Probe("own", "scorecards list")
+
+
+@probes("POST /scorecards")
+def scorecard_create(key: Key, w: World) -> Iterator[Probe]:
+    for p in w.foreign(key, "project"):
+        yield pair(lambda v: Probe("refuse", f"form attached to {p.label}", json={
+            "name": f"probe-form-{w.tok}", "project_ids": [v], "sections": SCORECARD_SECTIONS}), p.id, UNKNOWN_ID)
+
+
+@probes("GET /scorecards/{id}", "GET /scorecards/{id}/queue", "DELETE /scorecards/{id}")
+def scorecard_reads(key: Key, w: World) -> Iterator[Probe]:
+    yield from foreign_in_path(key, w, "scorecard")
+
+
+@probes("PATCH /scorecards/{id}")
+def scorecard_patch(key: Key, w: World) -> Iterator[Probe]:
+    yield from foreign_in_path(key, w, "scorecard", json={"name": f"pwned-{w.tok}"})
+
+
+@probes("GET /recordings/{id}/scorecard")
+def recording_scorecard_reads(key: Key, w: World) -> Iterator[Probe]:
+    yield from foreign_in_path(key, w, "recording")
+    yield from own_in_path(key, w, "recording")
+
+
+@probes("PATCH /recordings/{id}/scorecard")
+def recording_review(key: Key, w: World) -> Iterator[Probe]:
+    yield from foreign_in_path(key, w, "recording", json={"scorecard_id": 1, "answers": [], "reviewed": True})
+    own = w.own(key, "recording").public_id
+    for f in w.foreign(key, "scorecard"):
+        yield pair(lambda v: Probe("refuse", f"own recording reviewed on {f.label}", values={"id": own},
+                                   json={"scorecard_id": v, "answers": [], "reviewed": True}, allow_422=True),
+                   f.id, UNKNOWN_ID)
+
+
 # -- service endpoints (no key needed) --
 
 @probes("GET /healthz", "GET /metrics", "GET /openapi.json")
@@ -673,6 +713,8 @@ async def snapshot(http: httpx.AsyncClient, w: World) -> dict[str, Any]:
                 data["operators"] = [o["id"] for o in data["operators"]]
             state[obj.label] = _pick(data, "name", "phone_number", "project_id", "active", "recording",
                                      "routing_strategy", "operators")
+        elif obj.kind == "scorecard":
+            state[obj.label] = _pick(await get(f"/scorecards/{obj.id}"), "name", "version", "project_ids")
         elif obj.kind == "tag":
             tags = await get("/tags", params={"project_id": obj.extra["project_id"]})
             state[obj.label] = (next(({"name": t["name"], "project_id": t["project_id"]} for t in tags

@@ -12,13 +12,15 @@ from referencing import Registry, Resource
 
 OPERATION_IDS = [
     "addOperatorToNumber", "addOperatorToProject", "createOperator", "createProject", "createRecordingShare",
-    "createTag", "deleteProject", "deleteRecording", "deleteRecordingShare", "deleteTag", "followLiveCall",
-    "getAppSettings",
+    "createScorecard", "createTag", "deleteProject", "deleteRecording", "deleteRecordingShare", "deleteScorecard",
+    "deleteTag", "followLiveCall", "getAppSettings",
     "getOperator", "getProject", "getRecording", "getRecordingAudioUrl", "getRecordingFilters", "getRecordingResults",
-    "getRecordingSummary", "getRecordingTranscription", "getVirtualNumber", "listAvailableVirtualNumbers",
-    "listOperators", "listProjects", "listRecordingShares", "listRecordings", "listTags", "listVirtualNumbers",
-    "purchaseVirtualNumber", "removeOperatorFromNumber", "removeOperatorFromProject", "searchRecordings",
-    "updateOperator", "updateProject", "updateRecording", "updateVirtualNumber", "uploadRecording",
+    "getRecordingScorecards", "getRecordingSummary", "getRecordingTranscription", "getScorecard", "getScorecardQueue",
+    "getVirtualNumber",
+    "listAvailableVirtualNumbers", "listOperators", "listProjects", "listRecordingShares", "listRecordings",
+    "listScorecards", "listTags", "listVirtualNumbers", "purchaseVirtualNumber", "removeOperatorFromNumber",
+    "removeOperatorFromProject", "reviewRecordingScorecard", "searchRecordings", "updateOperator", "updateProject",
+    "updateRecording", "updateScorecard", "updateVirtualNumber", "uploadRecording",
 ]
 
 

@@ -412,7 +412,7 @@ async def test_read_outs_before_analysis(client, admin, uploaded):
     assert isinstance(results["recording_id"], int)
     assert results == {"recording_id": results["recording_id"], "status": "pending", "goals": [], "pauses": [],
                        "categories": [], "extracted_data": [], "speakers": [], "characteristics": None, "models": [],
-                       "redaction": None, "trackers": [], "analyzed_at": None, "live": None}
+                       "redaction": None, "trackers": [], "analyzed_at": None, "live": None, "scorecards": []}
     transcription = (await client.get(f"/recordings/{ref}/transcription", headers=admin)).json()["data"]
     assert transcription["status"] == "pending" and transcription["segments"] == []
     assert transcription["redaction"] is None

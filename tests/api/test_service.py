@@ -131,6 +131,9 @@ async def test_openapi_document_lists_every_public_operation(client):
         ("GET", "/recordings/{id}/transcription"), ("GET", "/recordings/{id}/results"),
         ("GET", "/recordings/{id}/summary"), ("POST", "/recordings/{id}/shares"), ("GET", "/recordings/{id}/shares"),
         ("DELETE", "/recordings/{id}/shares/{share_id}"), ("GET", "/search"), ("GET", "/recordings/{id}/live"),
+        ("POST", "/scorecards"), ("GET", "/scorecards"), ("GET", "/scorecards/{id}"), ("PATCH", "/scorecards/{id}"),
+        ("DELETE", "/scorecards/{id}"), ("GET", "/scorecards/{id}/queue"), ("GET", "/recordings/{id}/scorecard"),
+        ("PATCH", "/recordings/{id}/scorecard"),
     }
     assert ops == {(m, prefix + p) for m, p in expected}
 

@@ -94,3 +94,13 @@ def _head(catalog: Catalog) -> str:
     from alembic.script import ScriptDirectory
 
     return ScriptDirectory.from_config(catalog.alembic_config()).get_current_head()
+
+
+def test_a_schema_a_newer_release_migrated_is_left_as_it_is(catalog: Catalog, capsys) -> None:
+    """A replica of the previous release that restarts during a rollout starts on the migrated schema."""
+    with catalog.connect() as conn:
+        conn.exec_driver_sql("UPDATE alembic_version SET version_num = '9999_from_a_newer_release'")
+    catalog.migrate()
+    with catalog.connect() as conn:
+        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == "9999_from_a_newer_release"
+    assert "catalog_schema_newer" in capsys.readouterr().out

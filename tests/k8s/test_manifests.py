@@ -22,7 +22,8 @@ KUSTOMIZE = ROOT / "kustomize"
 TARGETS = ["base", "overlays/dev", "overlays/gpu"]
 K8S_VERSION = "1.33.0"
 NAMESPACE = "callscope-system"
-CALLSCOPE_RESOURCES = {"accounts", "members", "projects", "operators", "virtualnumbers", "tags", "apikeys"}
+CALLSCOPE_RESOURCES = {"accounts", "members", "projects", "operators", "virtualnumbers", "tags", "apikeys",
+                       "scorecards"}
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate", reason="kubernetes-validate is not installed")
 jsonschema = pytest.importorskip("jsonschema")

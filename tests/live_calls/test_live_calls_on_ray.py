@@ -23,7 +23,7 @@ from tests.test_ray_local import descendants
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("ray"),
               pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)]
 
-START_TIMEOUT_S = 40  # an actor's placement and model load; a call without room waits this long
+START_TIMEOUT_S = 90  # an actor's placement and model load (a loaded machine); a call without room waits this long
 
 
 @pytest.fixture(scope="module")

@@ -3,12 +3,14 @@ every page and form); every form refuses a missing or wrong CSRF token; the endp
 REST API does and refuses a bad URL, an unknown section or an endpoint delivery would refuse (naming the setting that
 allows it for development), saving one whose name does not resolve yet with a warning; the tenant boundary (another
 account's project or delivery is not found); a GitOps-owned project is read-only; *Send test event* POSTs a signed
-webhook.test and shows the answer or the refusal; the delivery list names the recording and counts every attempt;
+webhook.test and shows the answer or the refusal; the delivery list names the recording and counts every attempt
+(as `callscope webhooks list` does), a delivery's page links to its recording by name;
 redelivery queues any finished delivery again; rotating the secret shows the new one once and keeps the old one
 signing for the overlap window, which is bounded. Names under example.com resolve without a network (fake_dns)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -16,12 +18,14 @@ from datetime import timedelta
 
 import httpx
 import pytest
+from click.testing import CliRunner
 from sqlalchemy import select
 
 from callscope import signing_secrets, webhook_signing
 from callscope.catalog import outbox
 from callscope.catalog.outbox import Outcome
-from callscope.catalog.tables import WebhookEvent
+from callscope.catalog.tables import Recording, WebhookEvent
+from callscope.cli import main
 from callscope.resources import Project
 from callscope.resources.kinds import SecretKeyRef
 from callscope.secret_store import FileSecretStore
@@ -117,7 +121,8 @@ async def test_the_admin_sees_each_projects_endpoint_sections_and_delivery_log(s
     assert "https://hooks.example.com/Support" in listing.text and "Theirs" not in listing.text
     page = await admin.get(f"{HOOKS}/{site['ours']}")
     assert page.status_code == 200
-    assert 'name="metadata" id="w-metadata" checked' in page.text and "hooks/signing-secret" in page.text
+    assert 'name="metadata" id="w-metadata" checked' in page.text
+    assert "kept as <code>signing-secret</code> of the Secret <code>hooks</code>" in page.text
     assert f"/deliveries/{site['failed']}\">#{site['failed']}" in page.text and ">400<" in page.text
     delivery = await admin.get(f"{HOOKS}/{site['ours']}/deliveries/{site['failed']}")
     assert "42 ms" in delivery.text and ">400<" in delivery.text and 'id="redeliver"' in delivery.text
@@ -333,6 +338,33 @@ async def test_the_delivery_list_names_the_recording_and_counts_every_attempt(ru
     assert '<td class="num delivery-attempts" data-label="Attempts">3</td>' in row
     detail = await admin.get(f"{base}/deliveries/{event_id}")
     assert detail.text.count('class="num status-code"') == 3
+    public_id = await ctx.catalog.read(lambda session: session.get(Recording, recording).public_id)
+    assert f'<dd id="delivery-recording"><a href="/recordings/{public_id}">Refund call with Ana</a></dd>' in detail.text
+    # the command line counts them alike
+    listed = json.loads((await cli(runtime, "webhooks", "list", "-o", "json")).stdout)
+    [row] = [e for e in listed if e["id"] == event_id]
+    assert (row["attempts"], row["attempts_total"]) == (1, 3)
+    table = (await cli(runtime, "webhooks", "list")).stdout.splitlines()
+    assert table[0].split()[3] == "ATTEMPTS"
+    assert [line.split()[3] for line in table if line.split()[0] == str(event_id)] == ["3"]
+
+
+async def test_a_deleted_recordings_delivery_says_so(runtime, site):
+    admin = site["client"]
+    page = await admin.get(f"{HOOKS}/{site['ours']}/deliveries/{site['failed']}")  # of recording 7: none such
+    assert '<dd id="delivery-recording">deleted since</dd>' in page.text
+
+
+async def cli(runtime, *args: str):
+    """A `callscope` command on the runtime's data directory and catalog, as an operator runs it beside the server
+    (in a thread: a command runs its own event loop)."""
+    settings = runtime.ctx.settings
+    env = {"CALLSCOPE_DATA_DIR": str(settings.data_dir), "CALLSCOPE_LOG_LEVEL": "WARNING"}
+    if settings.database_url is not None:
+        env["CALLSCOPE_DATABASE_URL"] = settings.database_url
+    result = await asyncio.to_thread(CliRunner().invoke, main, list(args), env=env)
+    assert result.exit_code == 0, result.output
+    return result
 
 
 async def test_a_project_managed_by_gitops_is_read_only(runtime, site):
@@ -419,8 +451,10 @@ async def test_a_webhook_without_a_secret_gets_its_first(runtime, site):
     unsigned = project_of(runtime, "default", site["ours"]).spec.webhook.model_copy(update={"signing_secret_ref": None})
     await projects.update_project(runtime.ctx, ADMIN_KEY, site["ours"], {"webhook": unsigned})
     assert "Create a secret" in (await admin.get(path)).text
-    resp = await admin.post(f"{path}/rotate", data={"csrf": csrf_of((await admin.get(path)).text),
-                                                    "overlap_hours": "0"})
+    asked = await admin.get(f"{path}/rotate")  # a first secret: nothing is rotated, nothing overlaps
+    assert "Sign the deliveries of Support?" in asked.text and 'id="overlap"' not in asked.text
+    assert "old" not in re.search(r'<section class="panel">(.*?)</section>', asked.text, re.S)[1]
+    resp = await admin.post(f"{path}/rotate", data={"csrf": csrf_of(asked.text), "overlap_hours": "0"})
     secret = _shown_secret(resp.text)
     ref = project_of(runtime, "default", site["ours"]).spec.webhook.signing_secret_ref
     name = project_of(runtime, "default", site["ours"]).name

@@ -139,22 +139,29 @@ def test_a_secret_made_and_rotated_on_the_page_signs_with_both_during_the_overla
     browser_sign_in(driver, site, ADMIN, f"{site.url}{HOOKS}/{site.project_id}")
     set_endpoint(driver, receiver.url)  # its own, whatever the test before left
 
-    def new_secret(hours: str) -> str:
+    def new_secret(hours: str | None) -> str:
+        """The first secret (`hours` None: nothing to overlap, nothing said of an old one), or a rotation."""
         rotate = f"a[href='{HOOKS}/{site.project_id}/rotate']"
         if not driver.find_elements("css selector", rotate):  # say what the page showed instead (seen once, loaded)
             pytest.fail(f"no rotate link on {driver.current_url}: {by_css(driver, 'main').text[:2000]}")
         by_css(driver, rotate).click()
-        wait_for(driver, lambda d: by_css(d, "h1").text.startswith("New signing secret for"), what="the question")
-        field = by_css(driver, "#overlap")
-        assert field.get_attribute("value") == "24"
-        field.clear()
-        field.send_keys(hours)
-        shoot(driver, "webhooks-rotate")
+        question = "New signing secret for" if hours is not None else "Sign the deliveries of"
+        wait_for(driver, lambda d: by_css(d, "h1").text.startswith(question), what="the question")
+        if hours is None:
+            assert not driver.find_elements("css selector", "#overlap")
+            assert "old" not in by_css(driver, ".panel").text
+            shoot(driver, "webhooks-first-secret")
+        else:
+            field = by_css(driver, "#overlap")
+            assert field.get_attribute("value") == "24"
+            field.clear()
+            field.send_keys(hours)
+            shoot(driver, "webhooks-rotate")
         by_css(driver, "#confirm-action").click()
         wait_for(driver, lambda d: "shown only this once" in d.page_source, what="the new secret")
         return by_css(driver, "#new-secret").get_attribute("value")
 
-    first = new_secret("0")
+    first = new_secret(None)
     by_css(driver, f"a[href='{HOOKS}/{site.project_id}']").click()
     second = new_secret("24")
     assert first != second and "signs too until" in by_css(driver, "section.once").text

@@ -85,7 +85,7 @@ async def test_work_no_node_can_take_goes_back_to_the_queue_saying_why_and_runs_
         await dispatcher.tick()
         await asyncio.wait_for(asyncio.gather(*dispatcher.running.values()), 60)
         row = recording(ctx.catalog, call)
-        assert (row.status, row.stage) == ("processing", "retrying")
+        assert (row.status, row.stage) == ("processing", "retrying"), (row.status, row.stage, row.status_reason)
         assert row.status_reason.startswith("NotPlaced: Ray did not start the analysis within 3 s: no node offers "
                                             "what it asks for (CPU 0.5, gone-workers)"), row.status_reason
         assert REGISTRY.get_sample_value("callscope_jobs_retried_total", {"reason": "unplaced"}) == unplaced + 1

@@ -1,7 +1,12 @@
 // The recordings list: each call still waiting or being analysed says where its analysis is, polled from its
-// recording page's state (as that page polls it), until it is completed or failed; no reload needed.
+// recording page's state (as that page polls it), until it is completed or failed; no reload needed. On a phone the
+// filters are folded (unless one is set), so the calls are on the first screen.
 "use strict";
 (function () {
+  var filters = document.getElementById("filters-box");
+  if (filters && window.matchMedia("(max-width: 600px)").matches && !filters.querySelector("summary .muted")) {
+    filters.open = false;
+  }
   var waiting = Array.prototype.slice.call(document.querySelectorAll(".status[data-state]"));
   if (!waiting.length) return;
 

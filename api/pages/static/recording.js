@@ -1,7 +1,8 @@
 // The recording page: seek by segment, word, quote, timeline or a link's #t=SECONDS (which also marks the segment
-// said then); follow and highlight the segment being played; search the transcript; while the analysis runs, poll its
-// state and swap in the finished page (no reload). While the call is live, follow its events instead (the transcript
-// growing, goals ticked, alerts, who is speaking); once it ends, poll the analysis as for a pending call.
+// said then); follow and highlight the segment being played; search the transcript; while the analysis (or a
+// re-analysis) runs, poll its state and swap in the finished page (no reload). While the call is live, follow its
+// events instead (the transcript growing, goals ticked, alerts, who is speaking); once it ends, poll the analysis as
+// for a pending call.
 "use strict";
 (function () {
   var audio, segments, starts, current = -1, hits = [], hit = -1, polling = null, renewed = 0, source = null;
@@ -128,7 +129,8 @@
       if (stage) stage.textContent = state.stage_name;
       if (progress) { progress.value = state.progress || 0; progress.textContent = (state.progress || 0) + "%"; }
       document.getElementById("status-badge").textContent = state.status;
-      if (state.status === "completed" || state.status === "failed") swapIn();
+      var again = document.getElementById("main").dataset.reanalysing === "true";
+      if (again ? !state.reanalysing : state.status === "completed" || state.status === "failed") swapIn();
     }).catch(function () {});
   }
 
@@ -143,6 +145,19 @@
         main.replaceWith(document.importNode(fresh, true));
         init();
       });
+  }
+
+  // An action's outcome is said once: the address loses its `done` (a reload or the finished page fetched in
+  // place does not say it again); a refused action's reason, beside its form, takes the focus.
+  function actionsShown() {
+    var url = new URL(location.href);
+    if (url.searchParams.has("done")) {
+      url.searchParams.delete("done");
+      url.searchParams.delete("share");
+      history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+    }
+    var problem = document.getElementById("action-problem");
+    if (problem) problem.focus();
   }
 
   // A link to a moment of the call (a search hit's: #t=SECONDS) opens the page with the player there and the
@@ -306,7 +321,10 @@
     var box = document.getElementById("search");
     if (box) { box.addEventListener("input", search); box.addEventListener("keydown", nextHit); }
     var status = main.dataset.status;
-    if ((status === "pending" || status === "processing") && !polling) polling = setInterval(poll, 2000);
+    if ((status === "pending" || status === "processing" || main.dataset.reanalysing === "true") && !polling) {
+      polling = setInterval(poll, 2000);
+    }
+    actionsShown();
     if (status === "live" && !source) followLive(main);
     document.documentElement.dataset.ready = status;
     if (window.performance && performance.mark) performance.mark("callscope-ready");

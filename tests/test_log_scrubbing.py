@@ -26,7 +26,7 @@ from callscope.analysis.result import Evidence, ModelUsed
 from callscope.analysis.runtime.pipeline import Pipeline
 from callscope.catalog.db import Catalog
 from callscope.config import Settings
-from callscope.redaction import REDACTED, Redactor
+from callscope.log_scrubbing import REDACTED, Redactor
 from callscope.resources.kinds import Category, ExtractedField, Goal, ProjectSpec
 from tests.analysis.transcripts import call
 from tests.audio_samples import make_audio

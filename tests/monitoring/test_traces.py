@@ -1,0 +1,355 @@
+"""Traces (callscope/tracing.py) from a real `callscope serve` to an OTLP/HTTP receiver on loopback: an upload's spans
+form one tree, from the upload request (whose `traceparent` they continue) through the job queue, the analysis and
+each of its stages and the catalog writes of its results, to the webhook delivery, whose request carries the
+delivery span's `traceparent` to the customer's endpoint; the log lines written inside carry the trace's id. With
+no endpoint configured nothing is sent, no header goes out and no exporter thread starts. The Ray path (the
+embedded Ray: the analysis in a Ray worker process) is checked in a slow test of the Ray chain."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import secrets
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from tests.audio_samples import make_audio
+from tests.live import LiveServer, WebhookReceiver, start_server
+
+API = "/api/v1/public"
+# The stages every analysis goes through, run or skipped (analysis/runtime/pipeline.py)
+STAGES = {"decode", "vad", "asr", "diarization", "speakers", "redaction", "emotions", "pauses", "characteristics",
+          "goals", "categories", "fields", "summary"}
+
+
+@dataclass
+class Span:
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    kind: int
+    attributes: dict[str, Any]
+    resource: dict[str, Any]
+
+
+def _attributes(values: Any) -> dict[str, Any]:
+    found = {}
+    for item in values:
+        which = item.value.WhichOneof("value")
+        found[item.key] = getattr(item.value, which) if which else None
+    return found
+
+
+@dataclass
+class OtlpReceiver:
+    """An OpenTelemetry collector's OTLP/HTTP receiver on loopback: each POST to /v1/traces is an
+    ExportTraceServiceRequest (protobuf), kept as its spans."""
+
+    spans: list[Span] = field(default_factory=list)
+    posts: int = 0
+
+    def __post_init__(self) -> None:
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # http.server's name
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                request = ExportTraceServiceRequest.FromString(body)
+                for resource_spans in request.resource_spans:
+                    resource = _attributes(resource_spans.resource.attributes)
+                    for scope_spans in resource_spans.scope_spans:
+                        outer.spans.extend(
+                            Span(s.trace_id.hex(), s.span_id.hex(), s.parent_span_id.hex() or None, s.name, s.kind,
+                                 _attributes(s.attributes), resource) for s in scope_spans.spans)
+                outer.posts += 1
+                answer = ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200 if self.path == "/v1/traces" else 404)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def of_trace(self, trace_id: str) -> list[Span]:
+        return [s for s in list(self.spans) if s.trace_id == trace_id]
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+
+def eventually(check: Callable[[], Any], within: float, what: str) -> Any:
+    deadline = time.monotonic() + within
+    while not (found := check()):
+        assert time.monotonic() < deadline, f"no {what} within {within} s"
+        time.sleep(0.2)
+    return found
+
+
+@dataclass
+class Call:
+    public_id: str
+    traceparent: str  # what the client sent with the upload
+    trace_id: str
+    client_span_id: str
+
+
+def analyse_one_call(server: LiveServer, hooks: WebhookReceiver, tmp_path: Path, within: float = 120) -> Call:
+    """A project whose webhook goes to ``hooks``, one upload with a traceparent of the client's, its analysis
+    completed and its webhook delivered."""
+    headers = {"Authorization": f"Bearer {server.new_key('traces')}"}
+    project = tmp_path / "project.yaml"
+    project.write_text(json.dumps({
+        "apiVersion": "callscope.io/v1alpha1", "kind": "Project", "metadata": {"name": "support"},
+        "spec": {"name": "Support", "language": "en", "webhook": {"url": hooks.url}}}))
+    server.cli("apply", "-f", str(project))
+    project_id = eventually(lambda: next((p["id"] for p in httpx.get(f"{server.url}{API}/projects", headers=headers)
+                                          .json()["data"] if p["name"] == "Support"), None), 30, "project")
+    trace_id, client_span_id = secrets.token_hex(16), secrets.token_hex(8)
+    traceparent = f"00-{trace_id}-{client_span_id}-01"
+    audio = make_audio(tmp_path / "call.wav", "wav", seconds=3.0, channels=2)
+    resp = httpx.post(f"{server.url}{API}/recordings", headers={**headers, "traceparent": traceparent},
+                      data={"project_id": str(project_id)},
+                      files={"file": ("call.wav", audio.read_bytes(), "audio/wav")}, timeout=30)
+    assert resp.status_code == 201, resp.text
+    public_id = resp.json()["data"]["public_id"]
+
+    def finished() -> dict | None:
+        recording = httpx.get(f"{server.url}{API}/recordings/{public_id}", headers=headers).json()["data"]
+        return recording if recording["status"] in ("completed", "failed") else None
+
+    assert eventually(finished, within, "analysis")["status"] == "completed"
+    eventually(lambda: hooks.deliveries, 30, "webhook delivery")
+    return Call(public_id, traceparent, trace_id, client_span_id)
+
+
+def check_one_tree(receiver: OtlpReceiver, call: Call) -> dict[str, list[Span]]:
+    """The call's spans, by name, once the webhook's is in: one trace whose root continues the client's span, every
+    other span's parent in the trace, and the chain request -> enqueue -> job -> analysis -> stages, job -> results
+    -> webhook delivery."""
+    eventually(lambda: any(s.name == "webhook.deliver" for s in receiver.of_trace(call.trace_id)), 30,
+               "webhook delivery span")
+    spans = receiver.of_trace(call.trace_id)
+    ids = {s.span_id: s for s in spans}
+    assert len(ids) == len(spans)
+    [root] = [s for s in spans if s.parent_id not in ids]
+    assert root.parent_id == call.client_span_id  # the upload continued the client's trace
+    assert root.name == f"POST {API}/recordings" and root.kind == 2  # SERVER
+    assert root.attributes["http.response.status_code"] == 201
+    named: dict[str, list[Span]] = {}
+    for s in spans:
+        named.setdefault(s.name, []).append(s)
+
+    def parent(span: Span) -> Span:
+        return ids[span.parent_id or ""]
+
+    [enqueue] = named["job.enqueue"]
+    assert parent(enqueue) is root and enqueue.kind == 4  # PRODUCER
+    [job] = named["job.run"]
+    assert parent(job) is enqueue and job.kind == 5  # CONSUMER
+    assert job.attributes["callscope.job.attempt"] == 1
+    [analysis] = named["analysis"]
+    assert parent(analysis) is job
+    [fetch] = named["audio.fetch"]
+    assert parent(fetch) is analysis
+    stages = {s.attributes["callscope.stage"]: s for name, found in named.items() if name.startswith("stage ")
+              for s in found}
+    assert set(stages) == STAGES, sorted(stages)
+    assert all(parent(s) is analysis for s in stages.values())
+    assert stages["asr"].attributes["callscope.stage.ran"] and not stages["summary"].attributes["callscope.stage.ran"]
+    [store] = named["results.store"]
+    assert parent(store) is job
+    [deliver] = named["webhook.deliver"]
+    assert parent(deliver) is store and deliver.kind == 3  # CLIENT
+    assert deliver.attributes["callscope.webhook.outcome"] == "delivered"
+    assert deliver.attributes["http.response.status_code"] == 200
+    return named
+
+
+def received_traceparent(hooks: WebhookReceiver) -> str | None:
+    [(headers, _)] = hooks.deliveries
+    return headers.get("traceparent")
+
+
+def log_lines(server: LiveServer) -> list[dict]:
+    port = server.url.rsplit(":", 1)[1]
+    text = (Path(server.env["CALLSCOPE_DATA_DIR"]).parent / f"server-{port}.log").read_text()
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+@pytest.fixture
+def otlp() -> Iterator[OtlpReceiver]:
+    receiver = OtlpReceiver()
+    yield receiver
+    receiver.stop()
+
+
+@pytest.fixture
+def hooks() -> Iterator[WebhookReceiver]:
+    receiver = WebhookReceiver()
+    yield receiver
+    receiver.stop()
+
+
+SERVER = {"analysis_executor": "inline", "llm_enabled": "false", "dispatcher_poll_seconds": "0.3",
+          "webhook_poll_seconds": "0.3", "webhook_allow_http": "true", "webhook_allow_private_addresses": "true",
+          "log_level": "INFO"}
+
+
+@pytest.mark.timeout(240)
+def test_an_uploads_spans_form_one_tree_to_its_webhook(tmp_path: Path, otlp: OtlpReceiver, hooks: WebhookReceiver,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "callscope-test")  # the standard variables are honoured
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "200")  # milliseconds between exports (5 s by default)
+    server = start_server(tmp_path / "data", traces_endpoint=otlp.url, **SERVER)
+    try:
+        call = analyse_one_call(server, hooks, tmp_path)
+        named = check_one_tree(otlp, call)
+        [deliver] = named["webhook.deliver"]
+        assert received_traceparent(hooks) == f"00-{call.trace_id}-{deliver.span_id}-01"
+        assert {s.resource["service.name"] for spans in named.values() for s in spans} == {"callscope-test"}
+        [analysis] = named["analysis"]
+        [job] = named["job.run"]
+        assert analysis.attributes["callscope.job.id"] == job.attributes["callscope.job.id"]
+
+        # the logs written inside the trace's spans name it
+        lines = log_lines(server)
+        [started] = [line for line in lines if line["event"] == "job_started"]
+        assert (started["trace_id"], started["span_id"]) == (call.trace_id, job.span_id)
+        [upload] = [line for line in lines if line["event"] == "request" and line["method"] == "POST"
+                    and line["route"] == f"{API}/recordings"]
+        assert upload["trace_id"] == call.trace_id
+        assert not any(s.attributes.get("url.path") in ("/healthz", "/metrics") for s in otlp.spans)  # not traced
+    finally:
+        server.stop()
+
+
+@pytest.mark.timeout(240)
+def test_without_an_endpoint_nothing_is_traced(tmp_path: Path, otlp: OtlpReceiver, hooks: WebhookReceiver,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "CALLSCOPE_TRACES_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "200")
+    server = start_server(tmp_path / "data", **SERVER)
+    try:
+        analyse_one_call(server, hooks, tmp_path)
+        lines = log_lines(server)
+    finally:
+        server.stop()
+    assert received_traceparent(hooks) is None
+    assert not any("trace_id" in line for line in lines)
+    assert otlp.posts == 0 and otlp.spans == []
+
+
+# The service's start-up path (`callscope serve` and `controller` configure tracing in load_settings), then every
+# hook of tracing.py as the service calls them: what it imported and which threads run.
+STARTUP = """
+import asyncio, json, sys, threading
+from callscope import tracing
+from callscope.cli.support import load_settings
+
+load_settings(service=True, data=False)
+with tracing.span("job.enqueue", "producer"):
+    parent = tracing.traceparent()
+    carried = tracing.carrier()
+with tracing.resumed(carried, "analysis"):
+    tracing.stage("decode", True, "", 0.1)
+tracing.annotate({"a": 1})
+asyncio.run(tracing.traced(asyncio.sleep(0), "job.run"))
+print(json.dumps({"enabled": tracing.enabled(), "parent": parent,
+                  "sdk": sorted(m for m in sys.modules if m.startswith("opentelemetry.sdk")),
+                  "threads": sorted(t.name for t in threading.enumerate())}))
+"""
+
+
+def _start_up(env: dict[str, str]) -> dict[str, Any]:
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith("OTEL_") and k != "CALLSCOPE_TRACES_ENDPOINT"}
+    run = subprocess.run([sys.executable, "-c", STARTUP], env={**clean, **env}, capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+def test_without_an_endpoint_no_sdk_is_loaded_and_no_exporter_thread_starts(otlp: OtlpReceiver) -> None:
+    off = _start_up({"OTEL_SERVICE_NAME": "callscope-test"})  # a name alone turns nothing on
+    assert off == {"enabled": False, "parent": None, "sdk": [], "threads": ["MainThread"]}
+    assert otlp.posts == 0
+    # the same path with an endpoint: the SDK and its exporter thread, and the spans sent at exit
+    on = _start_up({"CALLSCOPE_TRACES_ENDPOINT": otlp.url})
+    assert on["enabled"] and on["parent"] and on["sdk"]
+    assert any(name.startswith("OtelBatchSpan") for name in on["threads"]), on["threads"]
+    assert {s.name for s in otlp.spans} == {"job.enqueue", "analysis", "stage decode", "job.run"}
+    disabled = _start_up({"CALLSCOPE_TRACES_ENDPOINT": otlp.url, "OTEL_SDK_DISABLED": "true"})
+    assert not disabled["enabled"] and disabled["threads"] == ["MainThread"]
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
+@pytest.mark.timeout(300)
+def test_on_ray_the_stages_are_spans_of_the_ray_worker_in_the_same_tree(
+        tmp_path: Path, otlp: OtlpReceiver, hooks: WebhookReceiver, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "200")
+    settings = {**SERVER, "analysis_executor": "ray", "ray_num_cpus": "2", "ray_object_store_mb": "128"}
+    server = start_server(tmp_path / "data", traces_endpoint=otlp.url, **settings)
+    try:
+        call = analyse_one_call(server, hooks, tmp_path, within=240)
+        named = check_one_tree(otlp, call)
+    finally:
+        server.stop()
+    [root], [analysis] = named[f"POST {API}/recordings"], named["analysis"]
+    service = root.resource["process.pid"]
+    assert service == server.process.pid
+    # the analysis and its stages ran in a Ray worker process, which set up its tracing from the work it was given
+    assert analysis.resource["process.pid"] != service and analysis.attributes["callscope.ray.node_id"]
+    stages = [s for name, found in named.items() if name.startswith("stage ") for s in found]
+    assert {s.resource["process.pid"] for s in stages} == {analysis.resource["process.pid"]}
+    [deliver] = named["webhook.deliver"]
+    assert received_traceparent(hooks) == f"00-{call.trace_id}-{deliver.span_id}-01"
+
+
+@pytest.mark.timeout(240)
+def test_the_trace_goes_through_the_queue_to_another_process(tmp_path: Path, otlp: OtlpReceiver,
+                                                             hooks: WebhookReceiver,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """An API replica that only queues, and a process beside it that dispatches and delivers (a cluster's API and
+    controller): the job and the webhook event carry the trace's context in their rows."""
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "200")
+    settings = {**SERVER, "traces_endpoint": otlp.url}
+    api = start_server(tmp_path / "data", dispatcher_enabled="false", webhook_delivery_enabled="false", **settings)
+    try:
+        worker = start_server(tmp_path / "data", **settings)
+        try:
+            call = analyse_one_call(api, hooks, tmp_path)
+            named = check_one_tree(otlp, call)
+        finally:
+            worker.stop()
+    finally:
+        api.stop()
+    [root], [job], [deliver] = named[f"POST {API}/recordings"], named["job.run"], named["webhook.deliver"]
+    assert root.resource["process.pid"] == api.process.pid
+    assert job.resource["process.pid"] == deliver.resource["process.pid"] == worker.process.pid
+    assert received_traceparent(hooks) == f"00-{call.trace_id}-{deliver.span_id}-01"
