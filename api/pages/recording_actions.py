@@ -11,6 +11,7 @@ forged anyway is refused (403) before anything is read from its form but the CSR
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlencode
@@ -175,7 +176,7 @@ class DeleteForm(_Form):
     confirmed: Literal["yes"] | None = None
 
 
-class RecordingAction:
+class RecordingAction(abc.ABC):
     """One action's POST on /recordings/{id}/<name>: the person and the recording (404 outside their accounts, as
     the page), the CSRF token, the right, then the action."""
 
@@ -199,8 +200,9 @@ class RecordingAction:
             await self.show(req, resp, person, principal, found, status=exc.status, problem=exc.message,
                             problem_form=self.name, back=str(form.get("back", "")))
 
+    @abc.abstractmethod
     async def act(self, req, resp, person: SignedIn, principal: Principal, found: Found, form) -> None:
-        raise NotImplementedError
+        """The action itself, on the form's values; a ValidationFailed or Conflict shows the page again with why."""
 
     @staticmethod
     def manager(person: SignedIn, principal: Principal) -> Principal:
