@@ -89,9 +89,10 @@ async def read_raw(req: falcon.asgi.Request, limit: int) -> bytes:
 
 
 async def parse_json(req: falcon.asgi.Request, model: type[M], limit: int) -> M:
-    """The body validated against `model` (strict JSON types). An empty body counts as `{}`."""
+    """The body validated against `model` (strict JSON types). An empty body counts as `{}`; blank space is not
+    JSON (400)."""
     raw = await read_raw(req, limit)
-    if not raw.strip():
+    if not raw:
         raw = b"{}"
     elif req.content_type and "json" not in req.content_type.lower():
         raise BadRequest("Content-Type must be application/json")

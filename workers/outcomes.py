@@ -22,6 +22,7 @@ reason in ``status_reason``) and sends no event: nothing about it changed.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -152,9 +153,20 @@ async def complete(ctx: Context, claimed: Claimed, completion: Completion, redac
     try:
         entries = await search_index.entries(ctx, completion.results, completion.transcript, recording.language)
         tracked = await of_project(ctx, project)
-        committed = await ctx.catalog.write(_commit_completion, claimed, current, key, completion, entries, tracked,
-                                            ctx.settings.search_min_similarity, audio, project, ctx.clock(), scoring)
     except BaseException:
+        await _delete(ctx, written)
+        raise
+    # Shielded: a dispatcher stopped now (its task cancelled) cannot tell whether the transaction, running on in its
+    # thread, committed; the blobs are kept then (the orphan sweep removes them if it did not), never deleted under a
+    # catalog that names them.
+    commit = asyncio.ensure_future(ctx.catalog.write(
+        _commit_completion, claimed, current, key, completion, entries, tracked, ctx.settings.search_min_similarity,
+        audio, project, ctx.clock(), scoring))
+    try:
+        committed = await asyncio.shield(commit)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
         await _delete(ctx, written)
         raise
     if committed is None:

@@ -62,8 +62,9 @@ async def test_all_validation_errors_are_reported_together(client, admin):
     assert resp.json() == {"errors": ["Name can't be blank", "Language can't be blank"]}
 
 
-async def test_malformed_json_is_400(client, admin):
-    resp = await client.post("/projects", content=b"{not json", headers={**admin, "Content-Type": "application/json"})
+@pytest.mark.parametrize("body", [b"{not json", b"\t", b" \r\n"])
+async def test_malformed_json_is_400(client, admin, body):
+    resp = await client.post("/projects", content=body, headers={**admin, "Content-Type": "application/json"})
     assert resp.status_code == 400
     assert resp.json() == {"error": "Malformed JSON in request body"}
 

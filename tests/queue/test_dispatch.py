@@ -5,6 +5,7 @@ retried, a lost lease writes nothing, and a re-analysis replaces the results in 
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -208,6 +209,41 @@ async def test_a_lost_lease_cannot_complete_and_leaves_no_blob(ctx, wav_bytes, e
     assert await outcomes.complete(ctx, second, done)
     assert recording(ctx.catalog, rid).status == "completed"
     assert outcomes.REDACTIONS.labels(entity="email")._value.get() == redacted + 2  # counted once, by the owner
+
+
+async def test_a_dispatcher_stopped_mid_commit_never_deletes_a_transcript_the_catalog_names(
+        ctx, wav_bytes, embedded_models, monkeypatch) -> None:
+    """Cancelled while its transaction runs in the catalog's thread, the completion may still commit: its transcript
+    stays (a server stopped under load once left a completed recording without its results)."""
+    rid = await put_recording(ctx, wav_bytes)
+    pipeline = Pipeline(ctx.settings, **embedded_models)
+    [claimed] = ctx.catalog.change(jobs.claim, 1, "a", 30, ctx.clock(), 3)
+    row = recording(ctx.catalog, rid)
+    from callscope.analysis.runtime.work import Work, analyze
+
+    result = await asyncio.to_thread(analyze, pipeline, ctx.settings, Work(claimed.id, row.blob_key, None))
+    in_thread, release = asyncio.Event(), threading.Event()
+    loop = asyncio.get_running_loop()
+    commit = outcomes._commit_completion
+
+    def slow_commit(*args, **kwargs):
+        loop.call_soon_threadsafe(in_thread.set)
+        release.wait(10)
+        return commit(*args, **kwargs)
+
+    monkeypatch.setattr(outcomes, "_commit_completion", slow_commit)
+    task = asyncio.ensure_future(outcomes.complete(ctx, claimed, completion(result, row)))
+    await asyncio.wait_for(in_thread.wait(), 30)
+    task.cancel()
+    await asyncio.sleep(0.1)
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    deadline = loop.time() + 10
+    while recording(ctx.catalog, rid).status != "completed" and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    stored = await analyses.load_analysis(ctx, recording(ctx.catalog, rid))
+    assert stored.transcript and stored.transcript["segments"]  # named by the catalog and still in the store
 
 
 async def test_reanalysis_replaces_the_results_atomically(ctx, wav_bytes, embedded_models) -> None:
