@@ -55,6 +55,7 @@ SPEECH_OFF = 0.35  # faster-whisper's default: 0.15 under it
 END_SILENCE_MS = 600  # silence that ends an utterance: longer than a breath between words
 FIRST_PARTIAL_MS = 500  # audio of an utterance before its first partial (later ones: every partial_step_s)
 QUIET_MS = 250  # a pause this long holds the partials back: the utterance may be ending
+EARLY_FINAL_MS = 300  # a pause this long has the final decoded ahead: sent as it is if the pause ends the utterance
 MIN_SPEECH_MS = 250  # shorter speech is a click or a cough, never decoded
 PAD_BEFORE_MS = 200  # audio kept before an utterance's first speech window: the VAD opens late on soft onsets
 PAD_AFTER_MS = 150
@@ -193,6 +194,7 @@ class TrackRecogniser:
         self.last_speech_end: int | None = None
         self.agreement = Agreement()
         self.last_partial = ""
+        self.early: tuple[int, list[Heard]] | None = None  # (the speech's last sample, the final decoded up to it)
 
     @property
     def speaking(self) -> bool:
@@ -216,8 +218,15 @@ class TrackRecogniser:
         return events
 
     def partial(self) -> list[Event]:
-        """The open utterance decoded again if it is time, and the speaker is not pausing."""
-        if self.start is None or self.judged < self.next_partial or self.silence >= QUIET_MS * RATE // 1000:
+        """The open utterance decoded again if it is time, and the speaker is not pausing; in a pause that may end
+        it, its final decoded ahead (the pause must last END_SILENCE_MS before the final can leave: decoded by then,
+        it leaves at once)."""
+        if self.start is None:
+            return []
+        if self.silence >= EARLY_FINAL_MS * RATE // 1000:
+            self._decode_early()
+            return []
+        if self.judged < self.next_partial or self.silence >= QUIET_MS * RATE // 1000:
             return []
         return self._partial()
 
@@ -267,6 +276,13 @@ class TrackRecogniser:
                                        round(start / RATE + w.end, 3), float(w.probability)))
         return words
 
+    def _decode_early(self) -> None:
+        assert self.start is not None
+        speech_end = self.judged - self.silence
+        if self.speech >= MIN_SPEECH_MS * RATE // 1000 and (self.early is None or self.early[0] != speech_end):
+            self.early = (speech_end, self._decode(self.start, speech_end + PAD_AFTER_MS * RATE // 1000,
+                                                   beam=self.final_beam))
+
     def _partial(self) -> list[Event]:
         assert self.start is not None
         self.next_partial = self.judged + self.partial_step
@@ -281,7 +297,9 @@ class TrackRecogniser:
 
     def _final(self, end: int) -> list[Event]:
         assert self.start is not None
-        words = self.agreement.close(self._decode(self.start, end, beam=self.final_beam))
+        early = self.early is not None and self.early[0] + PAD_AFTER_MS * RATE // 1000 == end
+        heard = self.early[1] if self.early is not None and early else self._decode(self.start, end, self.final_beam)
+        words = self.agreement.close(heard)
         self._reset()
         return [self._final_event(words, end)] if words else []
 
@@ -306,6 +324,7 @@ class TrackRecogniser:
         self.start, self.speech, self.silence = None, 0, 0
         self.agreement = Agreement()
         self.last_partial = ""
+        self.early = None
 
     def _trim(self) -> None:
         """Audio no utterance can still need: before the open utterance, or before the padding of the next."""
