@@ -22,7 +22,10 @@ What runs, each a process group of its own under one folder (CALLSCOPE_CLUSTER_D
   the Kopf controller replaces in a cluster; each replica's embedded reconcilers play its part).
 
 ``up`` writes ``cluster.env``: ``set -a; . /tmp/cs-cluster-<uid>/cluster.env`` points the ``callscope`` CLI (keys,
-members, apply) at the cluster. ``down`` ends every process group and removes the folder. Tests and benchmarks use
+members, apply) at the cluster; and ``prometheus.yml``, what the manifests' monitors scrape, laid out for this
+machine (every replica's /metrics) with the PrometheusRule's rules (``rules.yml``): ``prometheus
+--config.file=/tmp/cs-cluster-<uid>/prometheus.yml`` (Debian's package) shows the dashboard's queries on this
+cluster. ``down`` ends every process group and removes the folder. Tests and benchmarks use
 ``LocalCluster`` directly, to kill one piece and watch the rest.
 """
 
@@ -246,6 +249,24 @@ class LocalCluster:
         for i in range(replicas):
             self.start_replica(i)
         (self.root / "cluster.env").write_text("".join(f"{k}={v}\n" for k, v in self.env().items()))
+        self.write_prometheus_config()
+
+    def write_prometheus_config(self, interval: str = "15s") -> Path:
+        """prometheus.yml (and rules.yml beside it): every replica scraped as the ServiceMonitor scrapes the API
+        Service's pods, under the job name it gives them, with the PrometheusRule's groups as a rule file."""
+        import yaml  # with the project (its YAML resources)
+
+        monitoring = Path(__file__).resolve().parent.parent / "manifests" / "monitoring"
+        rule = yaml.safe_load((monitoring / "prometheusrule.yaml").read_text())
+        (self.root / "rules.yml").write_text(yaml.safe_dump({"groups": rule["spec"]["groups"]}, sort_keys=False))
+        targets = [f"{LOOPBACK}:{port}" for _, port in sorted(self.replica_ports.items())]
+        config = {"global": {"scrape_interval": interval, "evaluation_interval": interval},
+                  "rule_files": [str(self.root / "rules.yml")],
+                  "scrape_configs": [{"job_name": "callscope-api", "metrics_path": "/metrics",
+                                      "static_configs": [{"targets": targets}]}]}
+        path = self.root / "prometheus.yml"
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+        return path
 
     def down(self) -> None:
         for name in sorted(self.pieces, key=_stop_order):

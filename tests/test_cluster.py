@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -183,6 +184,78 @@ def test_both_replicas_analyse_through_the_cluster_and_the_models_live_on_worker
     placed = where_actors_run(site.cluster)
     assert {"transcriber-0", "speakers-0", "embedder-0"} <= set(placed["actors"])
     assert placed["head"] not in placed["actors"].values()  # the head schedules; workers hold the models
+
+
+DASHBOARD = Path(__file__).resolve().parent.parent / "manifests" / "monitoring" / "dashboard.json"
+# what the cluster's work must show on the dashboard once a call went through it (the rest may be empty: no failure,
+# no retry, no overdue call here)
+SHOWN = ("callscope_jobs_completed_total", "callscope_stage_duration_seconds_bucket",
+         "callscope_recording_upload_to_completed_seconds_bucket", "callscope_audio_analyzed_seconds_total",
+         "callscope_ray_nodes_alive", "callscope_catalog_up", "callscope_http_requests_total",
+         "callscope_webhook_deliveries_total", "callscope:http_errors:ratio_rate1h")
+
+
+class Prometheus:
+    """A real Prometheus server (Debian's package) on the cluster's prometheus.yml, scraping every second."""
+
+    def __init__(self, cluster: LocalCluster, folder: Path) -> None:
+        self.url = f"http://127.0.0.1:{free_port()}"
+        config = cluster.write_prometheus_config(interval="1s")
+        self.log = folder / "prometheus.log"
+        with self.log.open("wb") as out:
+            self.process = subprocess.Popen(
+                ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={folder / 'tsdb'}",
+                 f"--web.listen-address={self.url.removeprefix('http://')}"], stdout=out, stderr=subprocess.STDOUT)
+        self.wait(lambda: httpx.get(f"{self.url}/-/ready", timeout=2).status_code == 200, "ready")
+
+    def wait(self, check, what: str, within: float = 60) -> None:
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            try:
+                if check():
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        raise AssertionError(f"Prometheus not {what} in {within:.0f} s:\n{self.log.read_text()[-3000:]}")
+
+    def api(self, path: str, **params) -> dict | list:
+        answer = httpx.get(f"{self.url}/api/v1/{path}", params=params, timeout=30).json()
+        assert answer["status"] == "success", (path, params, answer)
+        return answer["data"]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(30)
+
+
+@pytest.mark.skipif(shutil.which("prometheus") is None, reason="no prometheus (apt-get install prometheus)")
+def test_a_real_prometheus_scrapes_every_replica_and_the_dashboard_shows_the_work(site: Site, tmp_path: Path) -> None:
+    """The manifests' monitoring, end to end on the one-machine cluster: Prometheus scrapes both replicas, evaluates
+    the PrometheusRule's rules without error and fires no alert on a healthy cluster, and every dashboard query
+    answers; the ones that show the work a call went through (SHOWN) are not empty."""
+    prometheus = Prometheus(site.cluster, tmp_path)
+    try:
+        targets = lambda: prometheus.api("targets")["activeTargets"]  # noqa: E731
+        prometheus.wait(lambda: len(targets()) == 2 and all(t["health"] == "up" for t in targets()), "scraping")
+        ids = site.upload(2)  # while it watches: the rates have their samples
+        site.account_for(ids, "scraped", time.monotonic())
+        time.sleep(5)  # a few scrapes and rule evaluations after the last delivery
+        panels = json.loads(DASHBOARD.read_text())["panels"]
+        queries = [t["expr"].replace("$__rate_interval", "2m") for panel in panels for t in panel.get("targets", [])]
+        answers = {query: prometheus.api("query", query=query)["result"] for query in queries}
+        empty = {q for q, result in answers.items() if not result}
+        print(f"\ndashboard: {len(answers)} queries answered, {len(answers) - len(empty)} with data; empty (nothing "
+              f"failed or waited): {sorted(empty)}")
+        assert not [q for q in empty if any(name in q for name in SHOWN)], sorted(empty)
+        completed = next(r for q, r in answers.items() if "callscope_jobs_completed_total" in q)
+        assert sum(float(series["value"][1]) for series in completed) >= 2
+        rules = [rule for group in prometheus.api("rules")["groups"] for rule in group["rules"]]
+        assert len(rules) >= 10 and [r["name"] for r in rules if r["health"] != "ok"] == []
+        firing = [a["labels"]["alertname"] for a in prometheus.api("alerts")["alerts"] if a["state"] == "firing"]
+        assert firing == []
+    finally:
+        prometheus.stop()
 
 
 def test_a_replica_killed_mid_upload_the_retry_on_the_other_lands_once(site: Site) -> None:

@@ -21,6 +21,7 @@ import structlog
 from falcon.constants import WebSocketPayloadType
 from falcon.media import BinaryBaseHandlerWS, TextBaseHandlerWS
 
+from callscope import tracing
 from callscope.api.middleware import PERMISSION_MESSAGES
 from callscope.api.resources.base import Resource, principal_of
 from callscope.api.routing import operation
@@ -95,8 +96,8 @@ async def _send_events(ws: falcon.asgi.WebSocket, session: LiveSession) -> None:
 class Conversation:
     """One live call's socket: `run` reads messages with `read` (True: the client said stop) until the call ends."""
 
-    def __init__(self, ws: falcon.asgi.WebSocket, ctx: Context, path: str, *, sends_events: bool):
-        self.ws, self.ctx, self.path, self.sends_events = ws, ctx, path, sends_events
+    def __init__(self, ws: falcon.asgi.WebSocket, ctx: Context, req: falcon.asgi.Request, *, sends_events: bool):
+        self.ws, self.ctx, self.req, self.path, self.sends_events = ws, ctx, req, req.path, sends_events
         self.session: LiveSession | None = None
         self._sender: asyncio.Task | None = None
 
@@ -119,6 +120,19 @@ class Conversation:
         return message
 
     async def run(self, read: Callable[[str | bytes], Awaitable[bool]]) -> None:
+        """The call as one server span (traces: its parent the upgrade request's `traceparent`), so the recording it
+        stores, and that recording's analysis and webhook, are in the call's trace."""
+        span = tracing.start_request(self.req)
+        reason: EndReason | None = None
+        try:
+            reason = await self._run(read)
+        finally:
+            tracing.end_request(span, "GET", self.req.uri_template, 101, {
+                "callscope.live.public_id": self.session.public_id if self.session else None,
+                "callscope.live.end": reason, "callscope.live.seconds": self.session.audio.seconds if self.session
+                else None})
+
+    async def _run(self, read: Callable[[str | bytes], Awaitable[bool]]) -> EndReason:
         reason: EndReason = "stop"
         problem: str | None = None
         code: int | None = p.NORMAL
@@ -155,6 +169,7 @@ class Conversation:
                     pass
         if code is not None:
             await self._close(code, problem)
+        return reason
 
     async def _close(self, code: int, problem: str | None) -> None:
         try:
@@ -178,7 +193,7 @@ class LiveCallSocket(Resource):
         if "write" not in principal.permissions:
             raise Forbidden(PERMISSION_MESSAGES["write"])
         await ws.accept()
-        conversation = Conversation(ws, self.ctx, req.path, sends_events=True)
+        conversation = Conversation(ws, self.ctx, req, sends_events=True)
         start: p.Start | None = None
 
         async def read(message: str | bytes) -> bool:

@@ -34,7 +34,7 @@ class TwilioMediaStream:
         if not self.ctx.provider.valid_signature(url, [], req.get_header(tv.SIGNATURE_HEADER)):
             raise Forbidden("Invalid provider signature")
         await ws.accept()
-        conversation = Conversation(ws, self.ctx, req.path, sends_events=False)
+        conversation = Conversation(ws, self.ctx, req, sends_events=False)
 
         async def read(message: str | bytes) -> bool:
             if not isinstance(message, str):

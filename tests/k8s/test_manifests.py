@@ -5,6 +5,7 @@ the CRDs rendered with them, plus the security and RBAC rules of the deployment.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -198,6 +199,28 @@ def test_settings_reach_the_containers(target):
             for source in container.get("envFrom", []):
                 if "configMapRef" in source:
                     assert source["configMapRef"]["name"] == "callscope-config"
+
+
+def test_the_traces_component_names_the_collector_for_every_pod(tmp_path):
+    """kustomize/components/traces, added to an overlay as its comment says: the settings reach every pod through
+    the shared ConfigMap (test_settings_reach_the_containers), the collector's OTLP/HTTP port and a sampler."""
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": [os.path.relpath(KUSTOMIZE / "overlays" / "dev", overlay)],  # kustomize takes no absolute root
+        "components": [os.path.relpath(KUSTOMIZE / "components" / "traces", overlay)]}))
+    done = subprocess.run([_kubectl() or pytest.skip("no kubectl binary"), "kustomize", "--load-restrictor",
+                           "LoadRestrictionsNone", str(overlay)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    objects = [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+    config = named(objects, "ConfigMap", "callscope-config")["data"]
+    assert config["CALLSCOPE_TRACES_ENDPOINT"].endswith(":4318")
+    assert config["OTEL_TRACES_SAMPLER"] == "parentbased_traceidratio" and 0 < float(config["OTEL_TRACES_SAMPLER_ARG"]) <= 1
+    assert config["CALLSCOPE_STORE"] == "kubernetes"  # the overlay's own settings kept
+    with_config = [c for _o, pod in pod_specs(objects) for c in pod["containers"]
+                   if any(s.get("configMapRef", {}).get("name") == "callscope-config" for s in c.get("envFrom", []))]
+    assert len(with_config) >= 4  # API, controller, Ray head, Ray workers
 
 
 def test_dev_overlay_is_self_contained():

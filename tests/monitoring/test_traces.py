@@ -1,7 +1,8 @@
 """Traces (callscope/tracing.py) from a real `callscope serve` to an OTLP/HTTP receiver on loopback: an upload's spans
 form one tree, from the upload request (whose `traceparent` they continue) through the job queue, the analysis and
 each of its stages and the catalog writes of its results, to the webhook delivery, whose request carries the
-delivery span's `traceparent` to the customer's endpoint; the log lines written inside carry the trace's id. With
+delivery span's `traceparent` to the customer's endpoint; a live call is one span, its recording's analysis in its
+trace; the log lines written inside carry the trace's id. With
 no endpoint configured nothing is sent, no header goes out and no exporter thread starts. The Ray path (the
 embedded Ray: the analysis in a Ray worker process) is checked in a slow test of the Ray chain."""
 
@@ -243,6 +244,48 @@ def test_an_uploads_spans_form_one_tree_to_its_webhook(tmp_path: Path, otlp: Otl
                     and line["route"] == f"{API}/recordings"]
         assert upload["trace_id"] == call.trace_id
         assert not any(s.attributes.get("url.path") in ("/healthz", "/metrics") for s in otlp.spans)  # not traced
+    finally:
+        server.stop()
+
+
+@pytest.mark.timeout(240)
+def test_a_live_call_is_one_span_and_its_recording_continues_the_trace(tmp_path: Path, otlp: OtlpReceiver,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live call's socket is a server span continuing the upgrade request's `traceparent` for as long as the call
+    lasts; the recording it stores queues its analysis inside it, so the call's analysis is in the same trace."""
+    websocket = pytest.importorskip("websocket", reason="websocket-client is not installed")
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "200")
+    server = start_server(tmp_path / "data", traces_endpoint=otlp.url, **SERVER)
+    try:
+        key = server.new_key("live")
+        project = tmp_path / "project.yaml"
+        project.write_text(json.dumps({"apiVersion": "callscope.io/v1alpha1", "kind": "Project",
+                                       "metadata": {"name": "live"}, "spec": {"name": "Live", "language": "en"}}))
+        server.cli("apply", "-f", str(project))
+        project_id = eventually(lambda: next((p["id"] for p in httpx.get(
+            f"{server.url}{API}/projects", headers={"Authorization": f"Bearer {key}"}).json()["data"]), None), 30,
+            "project")
+        trace_id, client_span_id = secrets.token_hex(16), secrets.token_hex(8)
+        ws = websocket.create_connection(f"ws{server.url.removeprefix('http')}{API}/live", timeout=60, header=[
+            f"Authorization: Bearer {key}", f"traceparent: 00-{trace_id}-{client_span_id}-01"])
+        ws.send(json.dumps({"type": "start", "project_id": project_id, "encoding": "pcm16", "sample_rate": 16000,
+                            "channels": 2}))
+        started = json.loads(ws.recv())
+        ws.send_binary(bytes(16000 * 2 * 2))  # a second of silence on both tracks
+        ws.send(json.dumps({"type": "stop"}))
+        while (message := ws.recv()) and json.loads(message)["type"] != "end":
+            pass
+        ws.close()
+
+        spans = eventually(lambda: (found := otlp.of_trace(trace_id)) and any(s.name == "job.run" for s in found)
+                           and found, 60, "the live call's spans")
+        [live] = [s for s in spans if s.name == f"GET {API}/live"]
+        assert live.parent_id == client_span_id and live.kind == 2  # SERVER, continuing the client's span
+        assert live.attributes["http.response.status_code"] == 101
+        assert live.attributes["callscope.live.public_id"] == started["recording"]["public_id"]
+        assert live.attributes["callscope.live.end"] == "stop" and live.attributes["callscope.live.seconds"] == 1.0
+        [enqueue] = [s for s in spans if s.name == "job.enqueue"]
+        assert enqueue.parent_id == live.span_id
     finally:
         server.stop()
 
