@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -31,6 +32,7 @@ from callscope.catalog.db import Catalog
 from callscope.catalog.tables import Analysis, Job, Recording
 from tests.analysis import speech
 from tests.live import CLI, WebhookReceiver, free_port
+from tests.monitoring.otlp import Call, OtlpReceiver, check_one_tree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from cluster import LocalCluster, Ports
@@ -61,8 +63,8 @@ print(json.dumps({"head": head, "actors": actors}))
 class Site:
     """The running cluster with a key, a project whose webhook reaches `receiver`, and a call to upload."""
 
-    def __init__(self, cluster: LocalCluster, receiver: WebhookReceiver, call: Path) -> None:
-        self.cluster, self.receiver, self.call = cluster, receiver, call
+    def __init__(self, cluster: LocalCluster, receiver: WebhookReceiver, call: Path, otlp: OtlpReceiver) -> None:
+        self.cluster, self.receiver, self.call, self.otlp = cluster, receiver, call, otlp
         env = {**os.environ, **cluster.env()}
         created = subprocess.run([CLI, "keys", "create", "--name", "cluster", "--permissions", "read,write"],
                                  env=env, capture_output=True, text=True, check=True, timeout=60)
@@ -84,11 +86,12 @@ class Site:
     def get(self, path: str, replica: int = 0) -> dict:
         return httpx.get(self.cluster.api_url(replica) + API + path, headers=self.headers, timeout=30).json()
 
-    def upload(self, n: int) -> list[str]:
+    def upload(self, n: int, **headers: str) -> list[str]:
         """`n` calls, alternately through each replica."""
         ids = []
         for _ in range(n):
-            resp = httpx.post(self.cluster.api_url(len(self.sent) % 2) + API + "/recordings", headers=self.headers,
+            resp = httpx.post(self.cluster.api_url(len(self.sent) % 2) + API + "/recordings",
+                              headers={**self.headers, **headers},
                               data={"project_id": str(self.project_id), "external_id": f"call-{len(self.sent)}"},
                               files={"file": ("call.wav", self.call.read_bytes(), "audio/wav")}, timeout=60)
             assert resp.status_code == 201, resp.text
@@ -159,13 +162,15 @@ def site(postgres_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFac
                            ports=Ports(gcs=free_port(), client=free_port(), s3=free_port(), api=0),
                            postgres=postgres_url.rsplit("/", 1)[0],
                            redis=redis_url, database=f"{server.database}_cluster", settings=SETTINGS)
-    receiver = WebhookReceiver()
+    receiver, otlp = WebhookReceiver(), OtlpReceiver()
+    cluster.settings["traces_endpoint"] = otlp.url
     try:
         cluster.up(WORKERS, replicas=2)
-        yield Site(cluster, receiver, wav)
+        yield Site(cluster, receiver, wav, otlp)
     finally:
         cluster.down()
         receiver.stop()
+        otlp.stop()
         subprocess.run(["rm", "-rf", str(cluster.root)], check=False)
 
 
@@ -184,6 +189,21 @@ def test_both_replicas_analyse_through_the_cluster_and_the_models_live_on_worker
     placed = where_actors_run(site.cluster)
     assert {"transcriber-0", "speakers-0", "embedder-0"} <= set(placed["actors"])
     assert placed["head"] not in placed["actors"].values()  # the head schedules; workers hold the models
+
+
+def test_one_calls_trace_runs_from_a_replica_through_a_worker_node_to_its_webhook(site: Site) -> None:
+    """Traces on the cluster's shape: the upload's span on an API replica, the analysis and its stages on a Ray
+    worker node (not the head), the results and the webhook back on a replica: one tree (tests/monitoring/otlp.py)."""
+    trace_id, client_span_id = secrets.token_hex(16), secrets.token_hex(8)
+    traceparent = f"00-{trace_id}-{client_span_id}-01"
+    ids = site.upload(1, traceparent=traceparent)
+    site.account_for(ids, "traced", time.monotonic())
+    named = check_one_tree(site.otlp, Call(ids[0], traceparent, trace_id, client_span_id))
+    replicas = {piece.pid for name, piece in site.cluster.pieces.items() if name.startswith("api-")}
+    [root], [analysis] = named[f"POST {API}/recordings"], named["analysis"]
+    assert root.resource["process.pid"] in replicas
+    assert analysis.resource["process.pid"] not in replicas
+    assert analysis.attributes["callscope.ray.node_id"] not in ("", where_actors_run(site.cluster)["head"])
 
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "manifests" / "monitoring" / "dashboard.json"
