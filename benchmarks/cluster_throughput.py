@@ -22,6 +22,7 @@ How to run (repository root; PostgreSQL and Redis running)::
 
     .venv/bin/python -P benchmarks/cluster_throughput.py                       # embedded, cluster-1, cluster-2
     .venv/bin/python -P benchmarks/cluster_throughput.py --shapes cluster-2 --calls 12 --cpus 4
+    .venv/bin/python -P benchmarks/cluster_throughput.py --shapes cluster-1 --calls 4 --metrics 3   # and /metrics
 """
 
 from __future__ import annotations
@@ -117,13 +118,27 @@ def measure(shape: str, args: argparse.Namespace, calls: list[tuple[Path, float]
             first = time.monotonic()
             ids = {upload(client, project, calls[i % len(calls)][0], f"call-{i}") for i in range(args.calls)}
             timeline = finish(client, ids, args.timeout, lambda: queue(cluster), args.sample)
+            exposed = metrics_sample(cluster.api_url(0), args.metrics) if args.metrics else []
         wall = timeline[-1][0] - first if timeline else time.monotonic() - first
         audio = sum(calls[i % len(calls)][1] for i in range(args.calls))
-        return {"shape": shape, "warm_s": warm, "wall_s": wall, "audio_s": audio,
+        return {"shape": shape, "warm_s": warm, "wall_s": wall, "audio_s": audio, "metrics": exposed,
                 "timeline": [(round(t - first, 1), *q) for t, *q in timeline]}
     finally:
         cluster.down()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def metrics_sample(replica: str, lines: int) -> list[str]:
+    """The replica's /metrics as the batch ends (its server still serving): the first `lines` samples of each
+    callscope family, as Prometheus would scrape them."""
+    shown: dict[str, list[str]] = {}
+    for line in httpx.get(f"{replica}/metrics", timeout=30).text.splitlines():
+        if line.startswith("callscope_"):
+            family = line.split("{")[0].split(" ")[0].removesuffix("_total").removesuffix("_bucket")
+            family = family.removesuffix("_count").removesuffix("_sum").removesuffix("_created")
+            if len(shown.setdefault(family, [])) < lines and "_created" not in line.split("{")[0]:
+                shown[family].append(line)
+    return [line for family in sorted(shown) for line in shown[family]]
 
 
 def finish(client: httpx.Client, ids: set[str], timeout: float, sample=None, every: float = 2.0) -> list[tuple]:
@@ -153,6 +168,8 @@ def main() -> int:
     parser.add_argument("--slots", type=int, default=2, help="CALLSCOPE_DISPATCHER_SLOTS of the replica")
     parser.add_argument("--sample", type=float, default=5.0, help="seconds between samples of the queue")
     parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument("--metrics", type=int, default=0, metavar="N",
+                        help="print the replica's /metrics as the batch ends, N samples of each callscope family")
     args = parser.parse_args()
     print(f"command: {shlex.join(sys.orig_argv)}")
     print(f"machine: {os.cpu_count()} CPUs, {api_load.cpu_model()}")
@@ -177,6 +194,9 @@ def main() -> int:
     for r in results:
         print(f"\nqueue of {r['shape']} (s after the first upload: queued / running / attempts used):")
         print("  " + ", ".join(f"{t:.0f}s {q}/{run}/{a}" for t, q, run, a in r["timeline"]))
+        if r["metrics"]:
+            print(f"\n/metrics of {r['shape']}'s replica as its batch ended:")
+            print("\n".join(f"  {line}" for line in r["metrics"]))
     return 0
 
 
