@@ -15,7 +15,14 @@ from typing import Any
 from callscope.analysis import stored
 from callscope.analysis.readouts import RecordingScorecard
 from callscope.analysis.result import AnswerChange, ScorecardAnswerValue, ScorecardResult
-from callscope.analysis.stages.scorecard import AnswerOverride, apply_overrides, checked_answer, recompute, score_call
+from callscope.analysis.stages.scorecard import (
+    LLM_NOTE_NO_MODEL,
+    AnswerOverride,
+    apply_overrides,
+    checked_answer,
+    recompute,
+    score_call,
+)
 from callscope.analysis.stored import Completion
 from callscope.resources.scorecards import Question, ScorecardForm
 
@@ -50,16 +57,41 @@ class Mark:
 def score(forms: Sequence[Form], completion: Completion, llm: Any | None = None
           ) -> tuple[Completion, list[ScorecardResult]]:
     """The completion with its call scored against each form (its results document's ``scorecards``)."""
+    results, cards = score_results(forms, completion.results, completion.transcript, llm)
+    return replace(completion, results=results), cards
+
+
+def score_results(forms: Sequence[Form], results: dict[str, Any], transcript: dict[str, Any] | None,
+                  llm: Any | None = None) -> tuple[dict[str, Any], list[ScorecardResult]]:
+    """An analysis's documents scored against each form: the results document with its ``scorecards``, and the
+    cards. A card the analysis scored with the form's version is kept (with the language model's answers); a form
+    made or changed since is scored here, from what the analysis found; without `llm`, its ``llm`` questions keep
+    the model's answers of the analysis's card of the same form (a rescoring asks no model)."""
     if not forms:
-        return replace(completion, results={**completion.results, "scorecards": []}), []
-    result = stored.read(completion.results, completion.transcript)
-    # the cards the analysis scored, with the language model's answers; a form made or changed since is scored here
+        return {**results, "scorecards": []}, []
+    result = stored.read(results, transcript)
     done = {(c.scorecard_id, c.version): c for c in result.scorecards}
-    cards = [done.get((f.scorecard_id, f.version))
-             or score_call(f.form, result, scorecard_id=f.scorecard_id, name=f.name, version=f.version, llm=llm)
-             for f in forms]
-    return replace(completion, results={**completion.results,
-                                        "scorecards": [c.model_dump(mode="json") for c in cards]}), cards
+    earlier = {c.scorecard_id: c for c in result.scorecards}
+    cards = []
+    for f in forms:
+        card = done.get((f.scorecard_id, f.version))
+        if card is None:
+            card = score_call(f.form, result, scorecard_id=f.scorecard_id, name=f.name, version=f.version, llm=llm)
+            if llm is None and f.scorecard_id in earlier:
+                card = _model_answers_kept(f.form, card, earlier[f.scorecard_id])
+        cards.append(card)
+    return {**results, "scorecards": [c.model_dump(mode="json") for c in cards]}, cards
+
+
+def _model_answers_kept(form: ScorecardForm, card: ScorecardResult, earlier: ScorecardResult) -> ScorecardResult:
+    """The card with the language model's answers of an earlier card of the same call kept, for the questions the
+    model would have been asked (answered n/a for want of a model) that it answered then."""
+    asked = {a.question_id: a for a in earlier.answers if a.source == "llm" and a.note != LLM_NOTE_NO_MODEL}
+    answers = [a.model_copy(update={name: getattr(asked[a.question_id], name)
+                                    for name in ("answer", "automatic", "evidence", "note")})
+               if a.source == "llm" and a.note == LLM_NOTE_NO_MODEL and a.question_id in asked else a
+               for a in card.answers]
+    return recompute(form, card.model_copy(update={"answers": answers}))
 
 
 def stored_cards(results: dict[str, Any] | None) -> list[ScorecardResult]:

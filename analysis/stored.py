@@ -10,6 +10,9 @@ result's size). Each says its ``format``:
 
 The results document has the same keys in both (``summary`` and ``language`` among them, which the row also
 keeps in columns).
+
+While a first analysis runs, its transcript may be shown before the later stages end: the draft document (the
+transcript document's shape, with the speakers) the pipeline hands out once the transcript is final.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from callscope.analysis.readouts import Subject, sections
-from callscope.analysis.result import AnalysisResult
+from callscope.analysis.result import AnalysisResult, IdentifiedSpeaker, TranscriptSegment
 from callscope.figures import CallFigures, figures
 from callscope.statuses import RecordingStatus
 
@@ -45,6 +48,12 @@ def documents(result: AnalysisResult) -> tuple[dict[str, Any], dict[str, Any]]:
     """The (results, transcript) documents of a result, in the current format."""
     return ({"format": FORMAT, **result.model_dump(mode="json", exclude={"segments"})},
             {"format": FORMAT, "segments": [segment.model_dump(mode="json") for segment in result.segments]})
+
+
+def draft_document(segments: list[TranscriptSegment], speakers: list[IdentifiedSpeaker]) -> dict[str, Any]:
+    """The transcript before the stages after it: its segments (redacted where the project redacts) and speakers."""
+    return {"format": FORMAT, "segments": [s.model_dump(mode="json") for s in segments],
+            "speakers": [s.model_dump(mode="json") for s in speakers]}
 
 
 def read(results: dict[str, Any], transcript: dict[str, Any] | None = None) -> AnalysisResult:

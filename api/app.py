@@ -12,6 +12,7 @@ from callscope.api.pages import install as install_pages
 from callscope.api.resources import live
 from callscope.api.resources.files import SignedFile
 from callscope.api.resources.live_twilio import TwilioMediaStream
+from callscope.api.resources.notes import NoteCollection, NoteItem
 from callscope.api.resources.operators import OperatorCollection, OperatorItem
 from callscope.api.resources.projects import ProjectCollection, ProjectItem
 from callscope.api.resources.recordings import RecordingCollection, RecordingFilters, RecordingItem
@@ -61,6 +62,8 @@ def create_app(ctx: Context, usage: UsageRecorder, limiter: RateLimiter | None =
     # share {id} is {share_id}.
     router.add("/recordings/{id}/shares", ShareCollection(ctx), tag="shares")
     router.add("/recordings/{id}/shares/{share_id:int}", ShareItem(ctx), tag="shares")
+    router.add("/recordings/{id}/notes", NoteCollection(ctx), tag="notes")
+    router.add("/recordings/{id}/notes/{note_id:int}", NoteItem(ctx), tag="notes")
     router.add("/projects", ProjectCollection(ctx), tag="projects")
     router.add("/projects/{id:int}", ProjectItem(ctx), tag="projects")
     router.add("/operators", OperatorCollection(ctx), tag="operators")

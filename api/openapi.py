@@ -75,6 +75,7 @@ TAGS = {
     "recordings": "Calls uploaded for analysis: upload, list and filter, change, delete, and the analysis read-outs "
                   "(transcription, results, summary) and a time-limited audio URL.",
     "shares": "Sharing a recording's conversation with a member of the account, or with every member.",
+    "notes": "Notes members and API keys write on a recording, each with its author and time.",
     "projects": "Projects group recordings, tags and virtual numbers, and hold the analysis settings (languages, "
                 "pauses, retention, redaction).",
     "operators": "The people who take calls: they belong to the account and are linked to projects.",

@@ -48,6 +48,7 @@ async def project_detail(ctx: Context, project: Project) -> s.ProjectDetail:
         retention_days=spec.retention_days, quality_baseline_enabled=spec.quality_baseline_enabled,
         quality_baseline_pct=spec.quality_baseline_pct, recordings_count=recordings.get(project.status.id, 0),
         redaction=s.ProjectRedaction(**spec.redaction.model_dump()) if spec.redaction else None,
+        transcription=s.ProjectTranscription(**spec.transcription.model_dump()) if spec.transcription else None,
         trackers=[s.ProjectTracker(**t.model_dump()) for t in spec.trackers],
         live=spec.live,
         virtual_numbers_count=numbers,

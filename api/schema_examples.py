@@ -24,6 +24,7 @@ PROJECT: dict[str, Any] = {
     "summary_language": "en",
     "long_pause_threshold_seconds": None,
     "transcription_hints": None,
+    "transcription": None,
     "retention_days": None,
     "quality_baseline_enabled": False,
     "quality_baseline_pct": None,
@@ -350,3 +351,10 @@ RECORDING_SCORECARD: dict[str, Any] = {
 }
 
 RESULTS["scorecards"] = [RECORDING_SCORECARD]
+
+NOTE: dict[str, Any] = {
+    "id": 4,
+    "text": "Promised a callback on Monday about the second charge.",
+    "author": {"type": "member", "name": "Sam Lee"},
+    "created_at": "2026-11-02T09:41:05.118311Z",
+}

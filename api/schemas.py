@@ -24,6 +24,7 @@ from callscope.api import schema_examples as ex
 from callscope.catalog.calls import CallRecord as RecentCall  # the call records' own shapes
 from callscope.catalog.calls import NumberStats
 from callscope.catalog.tables import BIGINT_MAX
+from callscope.config import MODEL_NAME
 from callscope.resources.kinds import (
     ANSWER_SECONDS_DEFAULT,
     TRACKERS_MAX,
@@ -210,6 +211,15 @@ class ProjectRedaction(Shape):
                                     description="strict: the longest answer redacted whole, in seconds.")
 
 
+class ProjectTranscription(Shape):
+    """How the project's calls are transcribed."""
+
+    model: str | None = Field(
+        None, pattern=f"^{MODEL_NAME.pattern}$", description="One of the Whisper models the site configures "
+        "(CALLSCOPE_WHISPER_MODELS), by name: used for this project's calls only; null: the site's default model. "
+        "A name the site does not configure is refused (422), the message naming those it does.")
+
+
 class ProjectTracker(Shape):
     """A saved search: each analysed call of the project records where it matched it (its results' `trackers`), and
     the Trends page charts the share of calls that did."""
@@ -238,6 +248,8 @@ class ProjectUpdate(Shape):
     long_pause_threshold_seconds: Annotated[v.PauseSeconds, BeforeValidator(_integral)] | None = Field(
         None, description="Minimum silence flagged as a long pause.")
     transcription_hints: v.Text | None = None
+    transcription: ProjectTranscription | None = Field(
+        None, description="How the project's calls are transcribed, replaced whole; null: the default model.")
     retention_days: Annotated[v.RetentionDays, BeforeValidator(_integral)] | None = Field(
         None, description="Days recordings are kept; null disables retention.")
     quality_baseline_enabled: bool | None = Field(None, description="null: false.")
@@ -282,6 +294,8 @@ class ProjectDetail(ProjectShort):
     summary_language: str | None
     long_pause_threshold_seconds: int | None
     transcription_hints: str | None
+    transcription: ProjectTranscription | None = Field(description="How its calls are transcribed; null: with the "
+                                                       "site's default model.")
     retention_days: int | None
     quality_baseline_enabled: bool
     quality_baseline_pct: float | None
@@ -1155,3 +1169,44 @@ class ScorecardQueue(Data[ScorecardQueueDetail]):
             "recording_id": 12, "public_id": "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "project_id": 1, "operator_id": 3,
             "called_at": "2026-12-02T09:30:00Z", "score": 40.0, "auto_failed": True,
             "reasons": ["sample", "auto_failed", "low_score"], "reviewed_by": None, "reviewed_at": None}]})
+
+
+# ----- notes on a recording -------------------------------------------------------------------------------------------
+
+class NoteCreate(Shape):
+    """A note on the recording (blank is refused: 422 `text must not be empty`)."""
+
+    model_config = examples({"text": ex.NOTE["text"]})
+
+    text: Annotated[v.Text, Field(json_schema_extra={"pattern": v.NON_BLANK_MULTI_LINE})] = Field(
+        description=f"The note: several lines allowed, at most {v.TEXT_MAX} characters.")
+
+
+class NoteAuthor(Shape):
+    """Who wrote a note: a member, or an API key (type api_key), by the name they had then."""
+
+    type: Literal["member", "api_key"]
+    name: str
+
+
+class NoteDetail(Shape):
+    """A note on a recording."""
+
+    model_config = examples(ex.NOTE)
+
+    id: int
+    text: str
+    author: NoteAuthor
+    created_at: datetime
+
+
+class Note(Data[NoteDetail]):
+    """A note."""
+
+    model_config = _one(ex.NOTE)
+
+
+class NoteList(Data[list[NoteDetail]]):
+    """The recording's notes, oldest first."""
+
+    model_config = _list_of(ex.NOTE)

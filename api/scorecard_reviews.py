@@ -78,7 +78,7 @@ def _review(session: Session, recording_id: int, card: ScorecardResult, form: Sc
     forms = {card.scorecard_id: form}
     [current] = _standing(session, recording_id, [card], forms)
     after, overrides = scorecards.review(form, current, review.answers, by=by, at=now)
-    rows.review(session, recording_id, rows.Score(card.scorecard_id, after.score, after.auto_failed), [
+    rows.review(session, recording_id, rows.score_of(after), [
         ScorecardAnswerChange(recording_id=recording_id, scorecard_id=o.scorecard_id, question_id=o.question_id,
                               from_answer=json.dumps(o.change.from_answer), to_answer=json.dumps(o.change.to_answer),
                               comment=o.change.comment or None, changed_by=o.change.by, changed_at=o.change.at)

@@ -70,9 +70,9 @@ def score_split(sets, llm, embedder) -> tuple[list[dict], dict]:
     cost = {"prompt": 0, "reused": 0, "seconds": 0.0}
     for claims in sets:
         segs = segments(claims.call)
-        roles = named_roles(segs, None if claims.call is REAL_CALL else WRITTEN_ROLES)
-        prefix, _, _ = summary_prompt(segs, llm, roles)
-        checker = SupportChecker(segs, embedder, roles=roles)
+        roles = None if claims.call is REAL_CALL else WRITTEN_ROLES
+        prefix, _, _ = summary_prompt(segs, llm, roles)  # as summarize: read by the results' roles, checked by named
+        checker = SupportChecker(segs, embedder, roles=named_roles(segs, roles))
         labelled = [(s, False) for s in claims.supported] + [(s, True) for s in claims.unsupported]
         checks = checker.check([s for s, _ in labelled])
         split = [claims_of(s) for s, _ in labelled]

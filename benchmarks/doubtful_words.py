@@ -73,8 +73,8 @@ def transcribe(clips: list[dict], folder: Path) -> dict[str, list[TranscriptSegm
             run = _Run(lambda stage, fraction: None)
             audio = pipeline._decode(folder / clip["path"], run)
             project = ProjectSpec(name="doubtful words", language=clip["language"])
-            segments = pipeline._transcribe(audio, pipeline._speech(audio, run), clip["language"], project,
-                                            rules_for(project), run)
+            segments = pipeline._transcribe(pipeline.transcriber, audio, pipeline._speech(audio, run),
+                                            clip["language"], project, rules_for(project), run)
             CACHE.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps([s.model_dump() for s in segments], ensure_ascii=False))
             print(f"{clip['id']}: transcribed", file=sys.stderr, flush=True)

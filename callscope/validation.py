@@ -55,6 +55,8 @@ NON_BLANK_LINE = rf"^[^{_CONTROL}]*[^\s{_CONTROL}][^{_CONTROL}]*$"
 DISPLAY_LINE = rf"^[^{_CONTROL}{_INVISIBLE}]*$"
 NON_BLANK_DISPLAY_LINE = rf"^[^{_CONTROL}{_INVISIBLE}]*[^\s{_CONTROL}{_INVISIBLE}][^{_CONTROL}{_INVISIBLE}]*$"
 MULTI_LINE = rf"^[^{_CONTROL_BUT_TAB_AND_LINE_BREAKS}]*$"
+NON_BLANK_MULTI_LINE = (rf"^[^{_CONTROL_BUT_TAB_AND_LINE_BREAKS}]*[^\s{_CONTROL}]"
+                        rf"[^{_CONTROL_BUT_TAB_AND_LINE_BREAKS}]*$")  # text over lines that must be given
 # A BCP 47 language tag (RFC 5646 langtag, without the grandfathered forms), any letter case.
 LANGUAGE_TAG = (
     r"^(?:[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?"

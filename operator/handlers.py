@@ -25,6 +25,7 @@ from callscope.services.context import Context
 from callscope.services.indexes import CALLED_NUMBER, OPERATOR_EXTERNAL_ID, PHONE, TAG_NAME, holder, seniority
 from callscope.services.keys import generate_key, key_status
 from callscope.services.scorecards import missing_in_projects
+from callscope.services.site_models import unknown_model
 from callscope.services.tags import next_color, project_tags
 from callscope.store.interface import ObjectNotFound
 
@@ -81,12 +82,15 @@ def conflicts(ctx: Context, obj: Resource) -> list[str]:
 
 async def unresolved(ctx: Context, obj: Resource, secrets: SecretStore | None) -> list[str]:
     """The objects the spec names that do not exist in the object's own account (a name never reaches another), what
-    a scorecard's questions name that its projects lack, and a project's webhook signing Secret (or its key) that
-    does not (read where `secrets` is given: Secrets are not watched, the periodic re-check sees one made later)."""
+    a scorecard's questions name that its projects lack, a project's transcription model the site lacks, and a
+    project's webhook signing Secret (or its key) that does not (read where `secrets` is given: Secrets are not
+    watched, the periodic re-check sees one made later)."""
     missing = [f"{kind} {name!r} does not exist in account {obj.namespace}" for kind, name in obj.references()
                if ctx.store.cached_get(KINDS[kind], obj.namespace, name) is None]
     if isinstance(obj, Scorecard):  # the goals, categories and fields its questions name, in the projects it names
         missing += missing_in_projects(ctx, obj.namespace, obj.spec)
+    if isinstance(obj, Project) and (model := unknown_model(obj.spec, ctx.settings)) is not None:
+        missing.append(model)  # the site's models are its settings: the same here as where the analysis runs
     ref = obj.spec.webhook.signing_secret_ref if isinstance(obj, Project) and obj.spec.webhook else None
     if ref is not None and secrets is not None:
         try:

@@ -6,7 +6,8 @@
   search's query that holds no word to search for (or only excluded ones, or too many), or goal_met without goal_id;
   a project's trackers whose query is such a query, or whose names repeat (JSON Schema's uniqueItems compares whole
   items, not one of their fields); a scorecard's form, whose rules only the resource model states, and a review's
-  answers, which its recording's form decides.
+  answers, which its recording's form decides; a project's transcription model, one of the site's
+  (CALLSCOPE_WHISPER_MODELS).
 - flatmap_case: valid requests to a recording's paths name the seeded recording half of the time
   (CALLSCOPE_FUZZ_RECORDINGS: its public_id and legacy id), so that they get past the 404.
 """
@@ -39,6 +40,7 @@ STATEFUL = re.compile("|".join([
     # weights add up to 100, a source fits its question's type...), and a review answers the form of the recording
     r"^sections", r"^scorecard_id names (no scorecard of this recording|a form that was deleted)",
     r"^answers\.\d+\.(question_id names no question of the form|question_id must not repeat|answer must be)",
+    r"^transcription\.model .* is not a transcription model of this site",  # the site's configuration
 ]))
 
 

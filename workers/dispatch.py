@@ -22,7 +22,7 @@ import structlog
 
 from callscope import tracing
 from callscope.analysis.result import AnalysisResult
-from callscope.analysis.runtime.pipeline import MODELS, AnalysisError, Pipeline, Progress, load_model
+from callscope.analysis.runtime.pipeline import MODELS, AnalysisError, Pipeline, Progress, Transcribed, load_model
 from callscope.analysis.runtime.work import NotPlaced, Work, WorkerLost, analyze
 from callscope.analysis.stages.speakers import KnownVoice
 from callscope.analysis.stored import completion
@@ -42,7 +42,7 @@ from callscope.metrics import (
     model_load,
 )
 from callscope.resources import Project, ProjectSpec
-from callscope.services import scope
+from callscope.services import draft_transcripts, scope
 from callscope.services.context import Context
 from callscope.workers import outcomes, scorecards
 from callscope.workers.periodic import every
@@ -61,7 +61,8 @@ class Executor(Protocol):
 
     async def start(self) -> None: ...
 
-    async def analyze(self, work: Work, progress: Progress) -> AnalysisResult: ...
+    async def analyze(self, work: Work, progress: Progress, transcribed: Transcribed | None = None
+                      ) -> AnalysisResult: ...
 
     async def stop(self) -> None: ...
 
@@ -84,9 +85,11 @@ class InlineExecutor:
                     load.timed = models[name] is not None
             self._pipeline = Pipeline(self.settings, **models)
 
-    async def analyze(self, work: Work, progress: Progress) -> AnalysisResult:
+    async def analyze(self, work: Work, progress: Progress, transcribed: Transcribed | None = None
+                      ) -> AnalysisResult:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._threads, analyze, self._pipeline, self.settings, work, progress)
+        return await loop.run_in_executor(self._threads, analyze, self._pipeline, self.settings, work, progress,
+                                          transcribed)
 
     async def stop(self) -> None:
         self._threads.shutdown(wait=False, cancel_futures=True)
@@ -213,7 +216,7 @@ class Dispatcher:
             voices = [KnownVoice(operator_id=v.operator_id, embedding=voiceprints.embedding(v), model=v.model)
                       for v in await self.ctx.catalog.read(voiceprints.of_account, recording.account)]
             work = await self._work(job, recording, tuple(voices))
-            result = await self._with_lease(job, work)
+            result = await self._with_lease(job, recording, work)
         except LeaseLost:
             LEASE_LOSSES.inc()
             log.warning("job_lease_lost", job_id=job.id, owner=self.owner)
@@ -264,10 +267,13 @@ class Dispatcher:
             return ProjectSpec(name="(no project)", language=recording.language) if recording.language else None
         return project.spec.model_copy(update={"language": recording.language})
 
-    async def _with_lease(self, job: Claimed, work: Work) -> AnalysisResult:
-        """Run the work while heartbeating the lease and writing progress; LeaseLost when it goes."""
+    async def _with_lease(self, job: Claimed, recording: Recording, work: Work) -> AnalysisResult:
+        """Run the work while heartbeating the lease and writing progress (and a first analysis's transcript, once
+        final, for the recording page: callscope/services/draft_transcripts.py); LeaseLost when it goes."""
         latest: dict[str, tuple[str, float]] = {}
-        work_task = asyncio.ensure_future(self.executor.analyze(work, lambda s, f: latest.__setitem__("p", (s, f))))
+        drafts: list[dict] = []  # a first analysis's transcript, shown while the later stages run
+        work_task = asyncio.ensure_future(self.executor.analyze(
+            work, lambda s, f: latest.__setitem__("p", (s, f)), drafts.append if job.kind == jobs.ANALYZE else None))
         catalog = self.ctx.catalog
         interval = self.settings.job_lease_seconds / 3
         loop = asyncio.get_running_loop()
@@ -289,6 +295,8 @@ class Dispatcher:
                                                  round(current[1] * 100), now):
                             raise LeaseLost()
                         written = current
+                    if drafts:
+                        await draft_transcripts.store(self.ctx, recording, drafts.pop())
                 except ServiceUnavailable:  # the catalog is away: work on; beat and report again next round
                     pass  # (an outage longer than the lease loses it, as the next beat finds)
         finally:

@@ -1,7 +1,8 @@
 """The background loops of both modes, started by one function: `start_loops(ctx)`, which Runtime.start
 (`callscope serve`) and the Kopf controller's startup (operator/main.py) call.
 
-Periodic jobs run in `every()` loops: the orphan-blob sweep, the tracker pass (callscope/services/trackers.py), and
+Periodic jobs run in `every()` loops: the orphan-blob sweep, the tracker pass (callscope/services/trackers.py), the
+scorecards' rescoring pass (workers/scorecards.py), and
 in `callscope serve` retention and the quality baseline over every project (the controller runs those two as timers
 on each Project, with its Events). The analysis dispatcher and the webhook outbox delivery run when their settings
 enable them.
@@ -22,6 +23,7 @@ from callscope.workers.baseline import update_baselines
 from callscope.workers.dispatch import run_dispatcher
 from callscope.workers.periodic import every
 from callscope.workers.retention import purge_expired
+from callscope.workers.scorecards import rescore_changed
 from callscope.workers.webhooks import run_webhook_delivery
 
 log = structlog.get_logger()
@@ -48,6 +50,7 @@ def start_loops(ctx: Context, *, project_jobs: bool = True) -> list[asyncio.Task
     periodic: dict[str, tuple[float, Callable[[], Awaitable[object]]]] = {
         "blob-sweep": (settings.blob_sweep_interval_seconds, lambda: sweep_orphan_blobs(ctx)),
         "trackers": (settings.tracker_interval_seconds, lambda: match_projects(ctx)),
+        "scorecards": (settings.scorecard_rescore_interval_seconds, lambda: rescore_changed(ctx)),
     }
     if project_jobs:
         periodic["retention"] = (settings.retention_interval_seconds, lambda: purge_expired(ctx))

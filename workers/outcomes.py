@@ -48,7 +48,7 @@ from callscope.metrics import (
     account_label,
 )
 from callscope.resources import Project
-from callscope.services import scope, search_index
+from callscope.services import draft_transcripts, scope, search_index
 from callscope.services.context import Context
 from callscope.services.recordings import blob_prefix
 from callscope.services.trackers import Prepared, of_project
@@ -176,6 +176,8 @@ async def complete(ctx: Context, claimed: Claimed, completion: Completion, redac
         return False
     if current.transcript_key and current.transcript_key != key:
         await ctx.blobs.delete(current.transcript_key)
+    if claimed.kind == jobs.ANALYZE:  # only a first analysis shows its transcript early
+        await draft_transcripts.drop(ctx, recording)
     if committed.replaced_audio is not None:
         await ctx.blobs.delete(committed.replaced_audio)
     for entity, spans in completion.redactions.items():
@@ -227,6 +229,8 @@ async def fail(ctx: Context, claimed: Claimed, reason: str, cause: str = "error"
     current = await ctx.catalog.read(analysis_rows.current, claimed.recording_id)
     project = _project_spec(ctx, current.recording) if current else None
     done = await ctx.catalog.write(_commit_failure, claimed, reason, project, ctx.clock())
+    if current is not None and claimed.kind == jobs.ANALYZE:
+        await draft_transcripts.drop(ctx, current.recording)
     if done:
         JOBS_FAILED.labels(claimed.kind, cause).inc()
         JOB_ATTEMPTS.observe(claimed.attempts)

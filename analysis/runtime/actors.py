@@ -4,7 +4,7 @@
 ``callscope`` namespace (dispatchers share it; Ray restarts it); ``ModelProxy`` makes its handle look like the model,
 so ``Pipeline`` runs the same code inline and on Ray; ``analyze_recording`` is the task for one recording (it fetches
 the audio itself; Ray never retries it: the job queue does); ``ProgressBoard`` collects the progress the tasks
-report. How they are placed and restarted: docs/operations.md.
+report, and each first analysis's transcript once it is final. How they are placed and restarted: docs/operations.md.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from pydantic import BaseModel
 from callscope import ray_cluster
 from callscope.analysis.result import AnalysisResult
 from callscope.analysis.runtime import ray_figures
-from callscope.analysis.runtime.pipeline import MODELS, AnalysisError, Pipeline, load_model
+from callscope.analysis.runtime.pipeline import MODELS, AnalysisError, Pipeline, Progress, Transcribed, load_model
 from callscope.analysis.runtime.work import NotPlaced, Work, WorkerLost, analyze
+from callscope.analysis.stages.asr import site_model_settings
 from callscope.metrics import model_load
 
 log = structlog.get_logger()
@@ -67,19 +68,38 @@ class ModelProxy:
 class ProgressBoard:
     def __init__(self) -> None:
         self._latest: dict[int, tuple[str, float]] = {}
+        self._drafts: dict[int, dict] = {}
 
     def report(self, job_id: int, stage: str, fraction: float) -> None:
         self._latest[job_id] = (stage, fraction)
 
-    def take(self) -> dict[int, tuple[str, float]]:
-        latest, self._latest = self._latest, {}
-        return latest
+    def transcribed(self, job_id: int, document: dict) -> None:
+        self._drafts[job_id] = document
+
+    def take(self) -> tuple[dict[int, tuple[str, float]], dict[int, dict]]:
+        latest, drafts, self._latest, self._drafts = self._latest, self._drafts, {}, {}
+        return latest, drafts
+
+
+def site_transcriber(settings, name: str) -> ModelProxy:
+    """The transcriber of the site's model `name` (a project's transcription.model): its own named actor, placed and
+    reserving what the default transcriber's do, created by the first analysis that needs it and shared by the later
+    ones. Where no node has room for it within CALLSCOPE_RAY_PLACEMENT_TIMEOUT_SECONDS the analysis fails and the
+    queue tries it again, rather than wait on it for ever."""
+    model_settings = site_model_settings(settings, name)  # an unknown name fails here, before an actor is made
+    _, cpus, gpus = model_resources(settings, "transcriber")
+    handle = ModelActor.options(  # type: ignore[attr-defined]  # ray.remote's class: mypy sees the plain one
+        name=f"transcriber-site-{name}", lifetime="detached", get_if_exists=True, num_cpus=cpus, num_gpus=gpus,
+        **ray_cluster.placement(settings)).remote("transcriber", model_settings)
+    return ModelProxy(handle, ray.get(handle.describe.remote(), timeout=settings.ray_placement_timeout_seconds))
 
 
 @ray.remote(max_retries=0)
 def analyze_recording(settings, work: Work, models: dict[str, tuple[Any, dict] | None], board: Any) -> AnalysisResult:
-    pipeline = Pipeline(settings, **{name: ModelProxy(*spec) if spec else None for name, spec in models.items()})
-    return analyze(pipeline, settings, work, lambda stage, fraction: board.report.remote(work.job_id, stage, fraction))
+    pipeline = Pipeline(settings, **{name: ModelProxy(*spec) if spec else None for name, spec in models.items()},
+                        site_transcriber=lambda name: site_transcriber(settings, name))
+    return analyze(pipeline, settings, work, lambda stage, fraction: board.report.remote(work.job_id, stage, fraction),
+                   lambda document: board.transcribed.remote(work.job_id, document))
 
 
 def _running(name: str) -> bool:
@@ -91,6 +111,19 @@ def _running(name: str) -> bool:
     return True
 
 
+def model_resources(s, name: str) -> tuple[int, float, float]:
+    """(actors, CPUs, GPUs) of the model ``name``: Whisper, the language model and the speakers actor (with the
+    pyannote.audio pipeline) may take GPUs; the small CPU models reserve CALLSCOPE_RAY_MODEL_NUM_CPUS each (0 by
+    default: they run inside the analysis task's turn, and a reservation would starve a small cluster)."""
+    if name == "transcriber":
+        return s.ray_asr_actors, s.ray_asr_num_cpus, s.ray_asr_num_gpus
+    if name == "llm":
+        return 1, s.ray_model_num_cpus, s.ray_llm_num_gpus
+    if name == "speakers":
+        return 1, s.ray_model_num_cpus, s.ray_speakers_num_gpus
+    return 1, s.ray_model_num_cpus, 0
+
+
 class RayExecutor:
     """Runs analyses on Ray for one dispatcher: ``await analyze(work, progress)``."""
 
@@ -100,7 +133,7 @@ class RayExecutor:
         self.settings = settings
         self._models: dict[str, list[tuple[Any, dict]]] = {}
         self._board: Any = None
-        self._listeners: dict[int, Callable[[str, float], None]] = {}
+        self._listeners: dict[int, tuple[Progress, Transcribed | None]] = {}
         self._poller: asyncio.Task | None = None
         self._turn = 0
         self.lost = asyncio.Event()
@@ -108,7 +141,7 @@ class RayExecutor:
     async def start(self) -> None:
         await asyncio.to_thread(ray_cluster.connect, self.settings)
         for name in MODELS:
-            count, cpus, gpus = self._resources(name)
+            count, cpus, gpus = model_resources(self.settings, name)
             pool = []
             for i in range(count):
                 loaded = await asyncio.to_thread(_running, f"{name}-{i}")
@@ -132,7 +165,7 @@ class RayExecutor:
         while True:
             await asyncio.sleep(self.POLL_SECONDS)
             try:
-                latest = await self._board.take.remote()
+                latest, drafts = await self._board.take.remote()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -143,7 +176,10 @@ class RayExecutor:
                 continue
             for job_id, (stage, fraction) in latest.items():
                 if (listener := self._listeners.get(job_id)) is not None:
-                    listener(stage, fraction)
+                    listener[0](stage, fraction)
+            for job_id, document in drafts.items():
+                if (listener := self._listeners.get(job_id)) is not None and listener[1] is not None:
+                    listener[1](document)
 
     def _connection_lost(self, exc: BaseException) -> bool:
         """Whether ``exc`` says this process lost its Ray cluster (the head, or its client server, went away);
@@ -155,31 +191,19 @@ class RayExecutor:
             self.lost.set()
         return True
 
-    def _resources(self, name: str) -> tuple[int, float, float]:
-        """(actors, CPUs, GPUs) of the model ``name``: Whisper, the language model and the speakers actor (with the
-        pyannote.audio pipeline) may take GPUs; the small CPU models reserve CALLSCOPE_RAY_MODEL_NUM_CPUS each (0 by
-        default: they run inside the analysis task's turn, and a reservation would starve a small cluster)."""
-        s = self.settings
-        if name == "transcriber":
-            return s.ray_asr_actors, s.ray_asr_num_cpus, s.ray_asr_num_gpus
-        if name == "llm":
-            return 1, s.ray_model_num_cpus, s.ray_llm_num_gpus
-        if name == "speakers":
-            return 1, s.ray_model_num_cpus, s.ray_speakers_num_gpus
-        return 1, s.ray_model_num_cpus, 0
-
     def _pick(self) -> dict[str, tuple[Any, dict] | None]:
         self._turn += 1
         return {name: pool[self._turn % len(pool)] if pool else None for name, pool in self._models.items()}
 
-    async def analyze(self, work: Work, progress: Callable[[str, float], None]) -> AnalysisResult:
+    async def analyze(self, work: Work, progress: Progress, transcribed: Transcribed | None = None
+                      ) -> AnalysisResult:
         started = asyncio.Event()
 
         def reported(stage: str, fraction: float) -> None:
             started.set()
             progress(stage, fraction)
 
-        self._listeners[work.job_id] = reported
+        self._listeners[work.job_id] = (reported, transcribed)
         ref = None
         try:
             options = {"num_cpus": self.settings.ray_task_num_cpus, **ray_cluster.placement(self.settings)}

@@ -34,7 +34,7 @@ import numpy as np
 import structlog
 from faster_whisper.vad import get_vad_model
 
-from callscope.analysis.models.files import whisper_model_dir
+from callscope.analysis.models.files import embedded_whisper_dir, whisper_model_dir
 from callscope.analysis.models.text_embedding import text_embedder_from_settings
 from callscope.analysis.result import EMOTIONS, TranscriptSegment, TranscriptWord
 from callscope.analysis.stages.asr import Transcriber, whisper_device
@@ -95,9 +95,14 @@ class Agreement:
         self.tentative: list[Heard] = []
 
     def _after_confirmed(self, words: Sequence[Heard]) -> list[Heard]:
-        """The words of a hypothesis that come after the confirmed ones: later in time, less a repeat of the
-        confirmed tail at their head."""
+        """The words of a hypothesis that come after the confirmed ones. Each hypothesis is of the utterance from
+        its start: where it begins with the confirmed words, what follows them (their times move from one decode to
+        the next: a word heard right after them may start before the end a shorter hypothesis gave them); else the
+        words later in time, less a repeat of the confirmed tail at their head."""
         new = list(words)
+        heard_again = [_norm(w.text) for w in new[:len(self.confirmed)]] == [_norm(w.text) for w in self.confirmed]
+        if self.confirmed and heard_again:
+            return new[len(self.confirmed):]
         if self.confirmed:
             last = self.confirmed[-1].end
             new = [w for w in new if w.start > last - _SLACK_S]
@@ -123,13 +128,21 @@ class Agreement:
         return self.confirmed
 
 
+# On a CPU, an English call is recognised live by the embedded English model: Whisper base keeps one call 1.3 s
+# behind on 2 cores (every decode encodes a 30 s window) and misses the first words' and finals' targets; tiny.en
+# keeps it 0.4 s behind with the same word error rate on recorded speech (benchmarks/RESULTS.md, "Live calls").
+# The batch analysis still transcribes the stored call with its own model.
+ENGLISH_ON_CPU = "tiny.en"
+
+
 class LiveModels:
-    """What live recognition runs on, loaded once per process: Whisper (CALLSCOPE_LIVE_WHISPER_MODEL, else the
-    batch analysis's model) and Silero VAD (faster-whisper's ONNX copy)."""
+    """What live recognition runs on, loaded once per process: Whisper (CALLSCOPE_LIVE_WHISPER_MODEL; unset, on a
+    CPU the embedded English model for English calls and the batch analysis's model for the others) and Silero VAD
+    (faster-whisper's ONNX copy)."""
 
     def __init__(self, settings: Settings):
         self.settings = settings
-        self._transcriber: Transcriber | None = None
+        self._transcribers: dict[str | None, Transcriber] = {}
         self._embedder: Any | None = None
         self._embedder_loaded = False
         self._lock = threading.Lock()
@@ -146,20 +159,34 @@ class LiveModels:
             return self._embedder
 
     def load(self) -> None:
-        """Load every model a call uses, now (a call's actor, or a spare one, is ready before the call's audio)."""
-        self.transcriber()
+        """Load every model a call may use, now (a call's actor, or a spare one, is ready before the call's audio,
+        whatever its language)."""
+        for language in {"en", None}:
+            self.transcriber(language)
         if self.settings.live_negative_utterances:
             self.embedder()
 
-    def transcriber(self) -> Transcriber:
+    def model_for(self, language: str | None) -> str | None:
+        """The Whisper model (a name or directory; None: the embedded default) a call in `language` is heard with."""
+        s = self.settings
+        if s.live_whisper_model:
+            return s.live_whisper_model
+        if (language_code(language) == "en" and whisper_device(s.whisper_device) == "cpu"
+                and embedded_whisper_dir(ENGLISH_ON_CPU) is not None):
+            return ENGLISH_ON_CPU
+        return s.whisper_model
+
+    def transcriber(self, language: str | None) -> Transcriber:
+        model = self.model_for(language)
         with self._lock:
-            if self._transcriber is None:
+            if model not in self._transcribers:
                 s = self.settings
-                chosen = s.model_copy(update={"whisper_model": s.live_whisper_model or s.whisper_model})
-                self._transcriber = Transcriber(whisper_model_dir(chosen), compute_type=s.whisper_compute_type,
-                                                threads=s.analysis_threads, device=whisper_device(s.whisper_device))
-                log.info("live_model_loaded", model=self._transcriber.name)
-            return self._transcriber
+                self._transcribers[model] = Transcriber(
+                    whisper_model_dir(s.model_copy(update={"whisper_model": model})),
+                    compute_type=s.whisper_compute_type, threads=s.analysis_threads,
+                    device=whisper_device(s.whisper_device))
+                log.info("live_model_loaded", model=self._transcribers[model].name)
+            return self._transcribers[model]
 
     @staticmethod
     def speech_probabilities(context: np.ndarray, windows: np.ndarray) -> np.ndarray:
@@ -260,7 +287,7 @@ class TrackRecogniser:
         return []
 
     def _decode(self, start: int, end: int, beam: int) -> list[Heard]:
-        transcriber = self.models.transcriber()
+        transcriber = self.models.transcriber(self.language)
         language = "en" if not transcriber.multilingual else language_code(self.language)
         samples = self.audio[start - self.offset:end - self.offset]
         segments, _ = transcriber.model.transcribe(

@@ -41,6 +41,7 @@ from callscope.analysis.result import (
     TranscriptSegment,
 )
 from callscope.analysis.stages import diarize_by_voice, emotions, vad
+from callscope.analysis.stages.asr import site_model_settings
 from callscope.analysis.stages.categories import classify
 from callscope.analysis.stages.characteristics import characteristics
 from callscope.analysis.stages.decode import decode
@@ -52,8 +53,9 @@ from callscope.analysis.stages.goals import evaluate_goals
 from callscope.analysis.stages.pauses import find_pauses, rules_for
 from callscope.analysis.stages.redaction import Redaction, redact, redact_fields
 from callscope.analysis.stages.speakers import identify_speakers
-from callscope.analysis.stages.summary import named_roles, summarize
+from callscope.analysis.stages.summary import summarize
 from callscope.analysis.stages.timing import to_speech
+from callscope.analysis.stored import draft_document
 from callscope.analysis.types import Audio, SpeechRegion, language_code
 from callscope.config import Settings
 from callscope.errors import one_line
@@ -65,6 +67,9 @@ if TYPE_CHECKING:
 log = structlog.get_logger()
 
 Progress = Callable[[str, float], None]
+# Told the transcript once it is final (speakers found, redacted), before the later stages: a reader sees it while
+# goals, fields and the summary are worked out (analysis/stored.py draft_document's shape).
+Transcribed = Callable[[dict[str, Any]], None]
 
 # Where each stage starts, as a fraction of the whole run (ASR dominates on a CPU); progress rises 0 -> 1.
 _STARTS = {"decode": 0.0, "vad": 0.03, "asr": 0.08, "diarization": 0.62, "speakers": 0.68, "redaction": 0.70,
@@ -136,9 +141,14 @@ class Pipeline:
     """The analysis stages with their models loaded once; ``run`` analyses one local file."""
 
     def __init__(self, settings: Settings, transcriber: Any = _UNSET, speakers: Any = _UNSET, embedder: Any = _UNSET,
-                 llm: Any = _UNSET) -> None:
+                 llm: Any = _UNSET, site_transcriber: Callable[[str], Any] | None = None) -> None:
+        """`site_transcriber(name)`: the transcriber of the site's model `name` that a project names (on Ray, its
+        own actor's proxy); None: loaded here, once per name."""
         self.settings = settings
         self._models = {"transcriber": transcriber, "speakers": speakers, "embedder": embedder, "llm": llm}
+        self._site_transcriber = site_transcriber or (
+            lambda name: load_model("transcriber", site_model_settings(settings, name)))
+        self._site_models: dict[str, Any] = {}
 
     def _model(self, name: str) -> Any:
         if self._models[name] is _UNSET:
@@ -149,6 +159,19 @@ class Pipeline:
     def transcriber(self):
         return self._model("transcriber")
 
+    def transcriber_for(self, project: ProjectSpec | None) -> Any:
+        """The transcriber of the project's calls: the site model it names (loaded on first use), else the default.
+        A name the site does not configure (any more) fails the recording with a message that says so."""
+        name = project.transcription_model if project else None
+        if name is None:
+            return self.transcriber
+        if name not in self._site_models:
+            try:
+                self._site_models[name] = self._site_transcriber(name)
+            except FileNotFoundError as exc:
+                raise AnalysisError(one_line(exc)) from None
+        return self._site_models[name]
+
     @property
     def llm(self):
         """The language model (None where none is configured): `callscope analyze` asks it its forms' questions."""
@@ -156,7 +179,8 @@ class Pipeline:
 
     def run(self, path: Path, project: ProjectSpec | None = None, progress: Progress | None = None,
             voices: list | None = None, called_on: date | None = None,
-            agent_channel: int | None = None, redacted_before: Mapping[str, int] | None = None) -> AnalysisResult:
+            agent_channel: int | None = None, redacted_before: Mapping[str, int] | None = None,
+            transcribed: Transcribed | None = None) -> AnalysisResult:
         """Analyse the recording at ``path`` with the rules of ``project`` (a ProjectSpec, or None: defaults).
 
         ``voices`` are the account's enrolled operator voiceprints (KnownVoice); ``called_on`` the call's date,
@@ -165,25 +189,28 @@ class Pipeline:
         None: the configured convention (CALLSCOPE_AGENT_CHANNEL).
         ``redacted_before``: where ``path`` is the redacted copy an earlier analysis made (its unredacted audio is
         gone), that analysis's redaction counts: what the copy no longer says is counted with what this run redacts.
-        ``progress(stage, fraction)`` is called as the run goes. Raises AnalysisError when the file is missing or
-        cannot be decoded.
+        ``progress(stage, fraction)`` is called as the run goes, ``transcribed(document)`` once the transcript is
+        final. Raises AnalysisError when the file is missing or cannot be decoded.
         """
         run = _Run(progress or (lambda stage, fraction: None))
         audio = self._decode(Path(path), run)
         speech = self._speech(audio, run)
         rules = rules_for(project)
-        language = self._language(audio, project, run)
-        turns = self._start_turns(audio, speech)
-        segments = self._transcribe(audio, speech, language, project, rules, run)
+        transcriber = self.transcriber_for(project)
+        language = self._language(transcriber, audio, project, run)
+        turns = self._start_turns(transcriber, audio, speech)
+        segments = self._transcribe(transcriber, audio, speech, language, project, rules, run)
         segments = self._diarize(audio, segments, turns, run)
         speakers = self._speakers(audio, segments, voices,
                                   self.settings.agent_channel if agent_channel is None else agent_channel, run)
         roles = {s.label: s.role for s in speakers}
         segments = [s.model_copy(update={"role": roles[s.speaker]}) for s in segments]
         # the transcript is final: from here on every stage (and the language model) reads it redacted
-        redaction = self._redact(project, segments, called_on, run, redacted_before)
+        redaction = self._redact(project, segments, called_on, run, redacted_before, language)
         if redaction is not None:
             segments = redaction.segments
+        if transcribed is not None:
+            transcribed(draft_document(segments, speakers))
         segments = self._emotions(audio, segments, run)
         run.at("pauses")
         pauses = find_pauses(segments, speech, audio.duration_ms, rules)
@@ -237,11 +264,11 @@ class Pipeline:
         run.models.append(vad.MODEL)
         return speech
 
-    def _transcribe(self, audio: Audio, speech: list[SpeechRegion], language: str | None, project: ProjectSpec | None,
-                    rules: PauseRules, run: _Run) -> list[TranscriptSegment]:
+    @staticmethod
+    def _transcribe(transcriber: Any, audio: Audio, speech: list[SpeechRegion], language: str | None,
+                    project: ProjectSpec | None, rules: PauseRules, run: _Run) -> list[TranscriptSegment]:
         """The dialogue in `language` (None: Whisper detects it per window), one speaker per channel; word and segment
         times follow each channel's speech (timing.to_speech)."""
-        transcriber = self.transcriber
         hints = (project.transcription_hints if project else None) or None
         channels = len(audio.channels)
         per_channel = []
@@ -257,13 +284,13 @@ class Pipeline:
         run.models.append(transcriber.info)
         return segments
 
-    def _language(self, audio: Audio, project: ProjectSpec | None, run: _Run) -> str | None:
+    @staticmethod
+    def _language(transcriber: Any, audio: Audio, project: ProjectSpec | None, run: _Run) -> str | None:
         """The language the recording is transcribed in: the recording's (the project's) language, else (none, or
         "auto") what a multilingual Whisper model detects, else (an English-only model, nothing given) English. A
         language the
         configured model cannot transcribe is an AnalysisError (the recording fails with that reason) rather than
         a transcript of English words."""
-        transcriber = self.transcriber
         multilingual = getattr(transcriber, "multilingual", True)
         language = language_code(project.language if project else None)
         if language is None:
@@ -274,12 +301,15 @@ class Pipeline:
                 language = "en"  # an English-only model given no language assumes English
         if language is not None and not multilingual and language != "en":
             name = getattr(transcriber, "name", None) or "whisper"
+            fix = ("name a multilingual one in the project's transcription.model"
+                   if project and project.transcription_model
+                   else "set CALLSCOPE_WHISPER_MODEL to a multilingual Whisper model")
             raise AnalysisError(f"the configured transcription model ({name}) transcribes English only; this "
-                                f"recording's language is {language} (set CALLSCOPE_WHISPER_MODEL to a multilingual "
-                                "Whisper model)")
+                                f"recording's language is {language} ({fix})")
         return language
 
-    def _start_turns(self, audio: Audio, speech: list[SpeechRegion]) -> Callable[[], SpeakerTurns] | None:
+    def _start_turns(self, transcriber: Any, audio: Audio,
+                     speech: list[SpeechRegion]) -> Callable[[], SpeakerTurns] | None:
         """What gives a mono call's speaker turns (SpeakerAnalyzer.turns); None when there are none to find (stereo:
         a speaker per channel; no speaker model). Where Whisper runs on a GPU they are found beside the
         transcription: they need the audio only, and the CPUs are free meanwhile. Where it runs on the CPUs they are
@@ -289,7 +319,7 @@ class Pipeline:
         if len(audio.channels) > 1 or analyzer is None:
             return None
         regions = [r for r in speech if r.channel == 0]
-        if getattr(self.transcriber, "device", "cpu") == "cpu":
+        if getattr(transcriber, "device", "cpu") == "cpu":
             return lambda: analyzer.turns(audio, regions)
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speaker-turns")
         future = pool.submit(analyzer.turns, audio, regions)
@@ -329,18 +359,22 @@ class Pipeline:
         return speakers
 
     def _redact(self, project: ProjectSpec | None, segments: list[TranscriptSegment], called_on: date | None,
-                run: _Run, redacted_before: Mapping[str, int] | None = None) -> Redaction | None:
+                run: _Run, redacted_before: Mapping[str, int] | None = None,
+                language: str | None = None) -> Redaction | None:
         """The transcript with the project's redaction entities taken out (redaction.redact), None when the
         project redacts nothing. `redacted_before`: the counts of the earlier analysis whose redacted copy of the
         audio this run read; its spans are silence or a tone there (nothing to find again), and are still redacted:
-        each requested type's count adds them to what this run found."""
+        each requested type's count adds them to what this run found. `language`: the call's (a project's "auto"
+        one as detected), whose request phrases and examples strict mode reads."""
         run.at("redaction")
         if not (project and project.redaction and project.redaction.entities):
             run.skipped("redaction", "the project redacts nothing")
             return None
+        # strict mode finds requests by their meaning too, with the text model where it is installed
+        embedder = self._model("embedder") if project.redaction.mode == "strict" else None
         redaction = redact(segments, project.redaction.entities, region=self.settings.default_phone_region,
-                           reference=called_on, mode=project.redaction.mode, language=project.language,
-                           max_answer_ms=project.redaction.max_answer_seconds * 1000)
+                           reference=called_on, mode=project.redaction.mode, language=language or project.language,
+                           max_answer_ms=project.redaction.max_answer_seconds * 1000, embedder=embedder)
         carried = {e: redacted_before.get(e, 0) for e in redaction.summary.counts} if redacted_before else {}
         if any(carried.values()):
             counts = {e: n + carried[e] for e, n in redaction.summary.counts.items()}
@@ -421,8 +455,8 @@ class Pipeline:
                                judge=judge)
         except LanguageModelError as exc:
             run.ran("summary", f"language model failed ({one_line(exc)}): the call's key sentences instead")
-            # quoted by the roles a summary may name: no "The agent said" in a chat between two friends
-            return extractive_summary(segments, embedder, named_roles(segments, roles))
+            # quoted by the roles the results carry, as the recording page names the speakers
+            return extractive_summary(segments, embedder, roles)
         checked = "" if embedder is not None else "; meaning not checked (English calls with the text model only)"
         run.ran("summary", f"in {language}" + (f"; {result.note}" if result.note else "") + checked)
         return result.text

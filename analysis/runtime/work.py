@@ -14,7 +14,7 @@ from typing import Any
 
 from callscope import tracing
 from callscope.analysis.result import AnalysisResult
-from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline, Progress
+from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline, Progress, Transcribed
 from callscope.analysis.scorecards import Form
 from callscope.analysis.stages import dtmf
 from callscope.analysis.stages.audio_redaction import merged, redact_audio_file, redacted_spans
@@ -80,17 +80,19 @@ def fetch_audio(settings, key: str | None, dest: Path) -> Path:
     return dest
 
 
-def analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None = None) -> AnalysisResult:
+def analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None = None,
+            transcribed: Transcribed | None = None) -> AnalysisResult:
     with tracing.resumed(work.trace, "analysis", {"callscope.job.id": work.job_id}):
-        return _analyze(pipeline, settings, work, progress)
+        return _analyze(pipeline, settings, work, progress, transcribed)
 
 
-def _analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None = None) -> AnalysisResult:
+def _analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None = None,
+             transcribed: Transcribed | None = None) -> AnalysisResult:
     with tempfile.TemporaryDirectory(prefix="callscope-analysis-") as tmp:
         with tracing.span("audio.fetch"):
             path = fetch_audio(settings, work.blob_key, Path(tmp) / "audio")
         result = pipeline.run(path, work.project, progress, list(work.voices), work.called_on, work.agent_channel,
-                              redacted_before=work.redacted_before)
+                              redacted_before=work.redacted_before, transcribed=transcribed)
         if work.scorecards:
             with tracing.span("scorecards"):
                 result = result.model_copy(update={"scorecards": [

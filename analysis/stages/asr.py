@@ -304,6 +304,16 @@ def whisper_device(setting: str) -> str:
     return "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
 
 
+def site_model_settings(settings: Settings, name: str) -> Settings:
+    """The settings whose Whisper model is the site's model `name` (CALLSCOPE_WHISPER_MODELS), for a project that
+    names it: its transcriber is built as the default one is. FileNotFoundError where the site has no such model."""
+    if name not in settings.whisper_models:
+        known = ", ".join(sorted(settings.whisper_models)) or "none"
+        raise FileNotFoundError(f"the project's transcription model {name!r} is not one of this site's "
+                                f"(CALLSCOPE_WHISPER_MODELS: {known})")
+    return settings.model_copy(update={"whisper_model": settings.whisper_models[name]})
+
+
 def transcriber_from_settings(settings: Settings) -> Transcriber:
     """The Transcriber the settings describe: model directory, compute type, threads, device, batch and beam size."""
     return Transcriber(

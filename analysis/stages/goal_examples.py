@@ -7,6 +7,10 @@ the text embedder puts the instruction far from the speech (0.29 for that pair) 
 act's examples, with its own threshold (goals.EXAMPLE_THRESHOLD): utterances resemble each other more than an
 utterance resembles an instruction.
 
+An act that says who the speaker is (an introduction) asks for a name: a goal that names it is met only by words that
+give one (goals.py, `needs_name`); `says_own_name` reads how a name is given in languages the redaction's name rules
+(English) do not.
+
 The examples are written here, not taken from any call the thresholds were fitted or checked on.
 """
 
@@ -24,6 +28,7 @@ class Act:
     # Words an utterance of the act must contain: the embedder misses the one word that makes it this act
     # ("How can I help you today?" is 0.77 to "Can I help you with anything else today?").
     requires: re.Pattern | None = None
+    gives_name: bool = False  # the act says who the speaker is: only words that give a name are this act
 
 
 ACTS = (
@@ -33,12 +38,13 @@ ACTS = (
         "Hello, thanks for calling, how can I help you?",
         "Good afternoon, you're through to customer support, how may I help?",
     )),
-    Act("an introduction", re.compile(r"\b(?:introduc\w*|(?:own|their|his|her) name|gives? (?:a )?name)\b", re.I), (
+    Act("an introduction", re.compile(r"\b(?:introduc\w*|(?:own|their|his|her|your) name|gives? (?:a )?name|"
+                                      r"names? (?:them|him|her|your)sel\w*)\b", re.I), (
         "My name is Laura.",
         "This is Peter speaking.",
         "Hi, it's Sam from the service desk.",
         "Thanks for calling, this is Kate, what can I do for you?",
-    )),
+    ), gives_name=True),
     Act("an offer of further help", re.compile(r"\b(?:anything else|something else|further help|other questions?)\b",
                                             re.I), (
         "Is there anything else I can do for you?",
@@ -62,10 +68,30 @@ ACTS = (
 )
 
 
+def acts_named(name: str, description: str) -> list[Act]:
+    """The acts a goal's name or description names, in the order of ACTS."""
+    text = f"{name.replace('_', ' ')} {description}"
+    return [act for act in ACTS if act.cue.search(text)]
+
+
 def examples(name: str, description: str) -> list[tuple[Act, str]]:
     """(act, example) for each act the goal's name or description names, in the order of ACTS."""
-    text = f"{name.replace('_', ' ')} {description}"
-    return [(act, example) for act in ACTS if act.cue.search(text) for example in act.examples]
+    return [(act, example) for act in acts_named(name, description) for example in act.examples]
 
 
-__all__ = ["ACTS", "Act", "examples"]
+# How a speaker gives their own name in German, French, Spanish, Italian, Portuguese and Dutch: the cue, then a
+# capitalised word (the name). Cues that also start a sentence about a thing ("ich bin Kunde": German capitalises
+# nouns) are left out.
+_OWN_NAME = re.compile(
+    r"\b(?:mein name ist|hier spricht|je m'appelle|mon nom est|c'est|me llamo|mi nombre es|le habla|le atiende|"
+    r"mi chiamo|il mio nome è|(?:o )?meu nome é|chamo-me|mijn naam is|u spreekt met)\s+([^\W\d_][\w'-]*)", re.I)
+_AT_THE_PHONE = re.compile(r"\b([^\W\d_][\w'-]*)\s+(?:am apparat|à l'appareil|al habla|al telefono)\b", re.I)
+
+
+def says_own_name(text: str) -> bool:
+    """Whether text gives a speaker's name by one of the cues of the languages above ("Mein Name ist Anna",
+    "Marie à l'appareil"); English is the redaction's name rules' (goals.named_segments)."""
+    return any(m.group(1)[0].isupper() for pattern in (_OWN_NAME, _AT_THE_PHONE) for m in pattern.finditer(text))
+
+
+__all__ = ["ACTS", "Act", "acts_named", "examples", "says_own_name"]

@@ -2,7 +2,8 @@
 
 `evaluate_goals` decides each goal of the project (callscope.resources.kinds.Goal) from the segments and the
 speakers' roles: met when a sentence says one of its phrases or is close enough in meaning to its description (or to
-example utterances of the act it names: goal_examples.py), said by the right speaker in its time window; a score
+example utterances of the act it names: goal_examples.py), said by the right speaker in its time window, and giving
+a name where the goal asks for one (`needs_name`: "greet the caller and give your name" is not met by "Hello."); a score
 in 0..1, at least 0.5 exactly when met; an explanation quoting the evidence with its time. The language model
 phrases explanations (`phrase_with_model`) or decides verdicts (`judge_with_model`) only where asked, and only
 what the transcript supports is kept. The rules: docs/analysis.md; the thresholds' figures: benchmarks/RESULTS.md.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -35,7 +36,8 @@ from callscope.analysis.stages.evidence import (
     word_time,
 )
 from callscope.analysis.stages.faithfulness import SupportChecker
-from callscope.analysis.stages.goal_examples import Act, examples
+from callscope.analysis.stages.goal_examples import Act, acts_named, examples, says_own_name
+from callscope.analysis.stages.redaction import EntityType, find_spans
 from callscope.analysis.stages.summary import transcript_budget, transcript_prompt
 
 if TYPE_CHECKING:
@@ -70,8 +72,9 @@ class Finding:
     similarity: float | None  # its similarity to the goal (or to `example`), for a match by meaning
     strength: float  # 1.0 for a phrase, the mapped similarity otherwise
     matches: bool  # a phrase match, or a similarity at or above the threshold
-    rejected: str | None  # why the speaker or time rule does not let it count; None when it counts
+    rejected: str | None  # why the speaker, time or name rule does not let it count; None when it counts
     example: tuple[Act, str] | None = None  # the example utterance of an act it is close to, when that decided
+    gives_name: bool = False  # the name a goal that asks for one was given in, shown beside what met it
 
 
 def role_of(speaker: str, roles: Mapping[str, str]) -> str:
@@ -91,6 +94,38 @@ def rule_problem(goal: Goal, segment: TranscriptSegment, start_ms: int, roles: M
         return f"after the first {goal.within_seconds} s"
     return None
 
+
+
+NO_NAME = "said without a name, which the goal asks for"
+
+
+def needs_name(goal: Goal) -> bool:
+    """Whether the goal asks the speaker to give a name (it names an introduction: "give your name", "introduces
+    themselves"), with phrases or without: its phrases say how it is said, not that a name may be left out."""
+    return any(act.gives_name for act in acts_named(goal.name, goal.description))
+
+
+def named_segments(segments: Sequence[TranscriptSegment]) -> frozenset[int]:
+    """The ids of the segments that give a person's name: as the redaction's name rules find one ("my name is Anna",
+    "this is Peter speaking", "it's Sam from the service desk"), a name redacted already, or another language's
+    cue (goal_examples.says_own_name: "Mein Name ist Anna")."""
+    found = {segments[span.segment].id for span in find_spans(segments, [EntityType.PERSON_NAME])
+             if span.entity == EntityType.PERSON_NAME}
+    found |= {s.id for s in segments if says_own_name(s.text)
+              or any(w.entity == EntityType.PERSON_NAME for w in s.words)}
+    return frozenset(found)
+
+
+def name_given(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapping[str, str],
+               named: frozenset[int]) -> Finding | None:
+    """The first segment in which the goal's speaker gives a name within its time window, as evidence; None: no name
+    was given as the goal asks (a greeting in one turn and the name in the next meet it together)."""
+    for s in segments:
+        if s.id in named and rule_problem(goal, s, s.start_ms, roles) is None:
+            quote, _ = excerpt(s, 0, len(tokens(s.text)))
+            return Finding(Evidence(dialogue_id=s.id, start_ms=s.start_ms, quote=quote), s, None, None, 1.0, False,
+                           None, gives_name=True)
+    return None
 
 
 def phrase_findings(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapping[str, str]) -> list[Finding]:
@@ -178,6 +213,8 @@ def _said(f: Finding, roles: Mapping[str, str]) -> str:
 
 
 def _how(f: Finding) -> str:
+    if f.gives_name:
+        return " (a name)"
     if f.phrase is not None:
         return f' (phrase "{f.phrase}")'
     if f.example is not None:
@@ -208,7 +245,7 @@ def not_met_explanation(goal: Goal, findings: Sequence[Finding], roles: Mapping[
     what += ["is close in meaning to the goal" + (f" or to an example of {acts}" if acts else "")] if meaning else []
     if not what:
         return "Not met: nothing can show it: the goal has no phrases and no text model matched it by meaning."
-    text = f"Not met: no sentence{scope} " + " or ".join(what)
+    text = f"Not met: no sentence{scope} " + " or ".join(what) + (" and gives a name" if needs_name(goal) else "")
     near = [f for f in findings if f.rejected is not None and f.matches]
     closest = max((f for f in findings if f.rejected is None and f.similarity is not None),
                   key=lambda f: f.strength, default=None)
@@ -300,9 +337,9 @@ def verified_explanation(answer: Mapping[str, Any], chosen: Sequence[Finding], s
 
 
 def _judge(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapping[str, str], llm: Any,
-           prefix: str) -> GoalResult | None:
+           prefix: str, nameless: bool = False) -> GoalResult | None:
     """The model's own verdict; None when unusable: "met" without a quote that is in the transcript and passes
-    the goal's speaker and time rules."""
+    the goal's speaker and time rules, or "met" where the goal asks for a name and none was given (`nameless`)."""
     prompt = prefix + _goal_line(goal) + (
         "Decide whether the call met the goal. score is your confidence that it was met, 0 to 1. "
         "In quotes, copy the transcript words that show it, word for word (at most 3). "
@@ -319,7 +356,7 @@ def _judge(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapping[str
             shown.append(Finding(Evidence(dialogue_id=segment.id, start_ms=word_time(segment, at), quote=verbatim),
                                  segment, None, None, 1.0, True, None))
     met = bool(answer.get("met"))
-    if met and not shown:
+    if met and (not shown or nameless):
         return None
     score = float(answer.get("score", 0.5))
     text = " ".join(str(answer.get("explanation", "")).split())
@@ -362,15 +399,26 @@ def absent_situation(goal: Goal, segments: Sequence[TranscriptSegment], pauses: 
 
 def evaluate_goal(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapping[str, str],
                   similarities: Similarities, llm: Any | None = None, *, judge_with_model: bool = False,
-                  prefix: Callable[[], str] | None = None, pauses: Sequence[Pause] = ()) -> _Decided:
+                  prefix: Callable[[], str] | None = None, pauses: Sequence[Pause] = (),
+                  named: frozenset[int] | None = None) -> _Decided:
     """One goal's verdict with its deterministic explanation (see the module docstring); with judge_with_model
-    the model's verdict when usable. A goal whose situation did not occur is not applicable, whatever was said."""
+    the model's verdict when usable. A goal whose situation did not occur is not applicable, whatever was said.
+    `named`: the segments that give a name (`named_segments`), where the caller found them already."""
     if (absent := absent_situation(goal, segments, pauses)) is not None:
         return _Decided(goal, GoalResult(goal_id=goal.id, goal_name=goal.name, met=False, score=0.0,
                                          explanation=absent, applicable=False), [], False)
     has_speech = any(tokens(s.text) for s in segments)
     findings = phrase_findings(goal, segments, roles) + meaning_findings(goal, roles, similarities)
+    name = None
+    nameless = False
+    if needs_name(goal):
+        name = name_given(goal, segments, roles, named_segments(segments) if named is None else named)
+        nameless = name is None
+        if nameless:
+            findings = [replace(f, rejected=NO_NAME) if f.rejected is None else f for f in findings]
     met, score, chosen = decide(findings)
+    if met and name is not None and all(f.segment.id != name.segment.id for f in chosen):
+        chosen = sorted([*chosen[:MAX_EVIDENCE - 1], name], key=lambda f: (f.evidence.start_ms, f.evidence.dialogue_id))
     explanation = deterministic_explanation(goal, met, chosen, findings, roles, has_speech,
                                             by_meaning=similarities.embedder is not None)
     result = GoalResult(goal_id=goal.id, goal_name=goal.name, met=met, score=score, explanation=explanation,
@@ -378,7 +426,7 @@ def evaluate_goal(goal: Goal, segments: Sequence[TranscriptSegment], roles: Mapp
     if llm is not None and has_speech and judge_with_model:
         try:
             judged = _judge(goal, segments, roles, llm,
-                            prefix() if prefix else _transcript_prefix(segments, llm, roles))
+                            prefix() if prefix else _transcript_prefix(segments, llm, roles), nameless)
         except LanguageModelError as exc:
             log.warning("goal_judge_failed", goal_id=goal.id, error=str(exc), decided_by="evidence")
             judged = None
@@ -440,6 +488,7 @@ def evaluate_goals(goals: Sequence[Goal], segments: Sequence[TranscriptSegment],
     similarities = Similarities(embedder, segments)
     similarities.prepare([text for g in goals for text in queries(g)])
     cached: list[str] = []
+    named = named_segments(segments) if any(needs_name(g) for g in goals) else None
 
     def prefix() -> str:
         if not cached:
@@ -447,7 +496,7 @@ def evaluate_goals(goals: Sequence[Goal], segments: Sequence[TranscriptSegment],
         return cached[0]
 
     decided = [evaluate_goal(goal, segments, roles, similarities, llm, judge_with_model=judge_with_model,
-                             prefix=prefix, pauses=pauses) for goal in goals]
+                             prefix=prefix, pauses=pauses, named=named) for goal in goals]
     if llm is None or not phrase_with_model:
         return [d.result for d in decided]
     return _phrase(decided, segments, roles, llm, prefix(), embedder)

@@ -12,17 +12,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from difflib import SequenceMatcher
 from enum import StrEnum
+from functools import lru_cache
+from typing import Any
 
+import numpy as np
 import phonenumbers
 from stdnum import iban, luhn
 from stdnum.us import rtn, ssn
 
 from callscope.analysis.result import ExtractedValue, RedactionSummary, TranscriptSegment
 from callscope.analysis.stages.evidence import tokens
+from callscope.analysis.stages.request_examples import OTHER_REQUESTS, REQUEST_EXAMPLES
 from callscope.analysis.stages.spoken import (
     MONTHS,
     ORDINALS,
@@ -37,6 +41,7 @@ from callscope.analysis.stages.spoken import (
     email_mentions,
     lex,
 )
+from callscope.analysis.types import language_code
 from callscope.resources.kinds import ANSWER_SECONDS_DEFAULT
 
 
@@ -52,6 +57,9 @@ class EntityType(StrEnum):
 
 
 ENTITY_TYPES: tuple[EntityType, ...] = tuple(EntityType)
+# What found a span's words (the result's redaction.found_by): the values the rules read in the words, and strict
+# mode's answers to a request (found by its words, or by its meaning), runs of digits, and low-confidence widening.
+FOUND_BY = ("words", "request", "request_meaning", "digit_run", "low_confidence")
 
 
 @dataclass(frozen=True, order=True)
@@ -64,6 +72,7 @@ class RedactedSpan:
     entity: EntityType
     start_ms: int
     end_ms: int
+    found_by: tuple[str, ...] = field(default=("words",), compare=False)  # of FOUND_BY, what found its words
 
 
 CUE_WINDOW = 20  # words before a value where its cue may be: an agent's question and the start of the answer
@@ -255,6 +264,7 @@ class _Found:
         self.words: dict[EntityType, set[int]] = {e: set() for e in EntityType}
         self.taken: dict[str, list[bool]] = {t.speaker: [False] * len(t.text) for t in call.threads}
         self.values: list[tuple[EntityType, str]] = []  # digits found, for their read-backs
+        self.found_by: dict[int, str] = {}  # word -> the first of FOUND_BY that found it
 
     def free(self, thread: _Thread, start: int, end: int) -> bool:
         return not any(self.taken[thread.speaker][start:end])
@@ -265,27 +275,35 @@ class _Found:
             taken[c] = True
             if thread.owner[c] >= 0:
                 self.words[entity].add(thread.owner[c])
+                self.found_by.setdefault(thread.owner[c], "words")
         if value:
             self.values.append((entity, value))
 
     def block(self, thread: _Thread, start: int, end: int) -> None:
         self.taken[thread.speaker][start:end] = [True] * (end - start)
 
-    def add_words(self, words: Iterable[int], entity: EntityType) -> None:
+    def add_words(self, words: Iterable[int], entity: EntityType, by: str = "words") -> None:
+        words = list(words)
         self.words[entity].update(words)
+        for w in words:
+            self.found_by.setdefault(w, by)
 
     def spans(self, entities: Iterable[EntityType]) -> list[RedactedSpan]:
         out = []
         for entity in entities:
             run: list[_Word] = []
+            ids: list[int] = []  # run's word numbers
             for w in [*sorted(self.words[entity]), -1]:
                 word = self.call.words[w] if w >= 0 else None
                 if run and (word is None or word.segment != run[-1].segment or word.index != run[-1].index + 1):
+                    found_by = {self.found_by.get(v, "words") for v in ids}
                     out.append(RedactedSpan(run[0].segment, run[0].index, run[-1].index, entity,
-                                            run[0].start_ms, run[-1].end_ms))
-                    run = []
+                                            run[0].start_ms, run[-1].end_ms,
+                                            tuple(b for b in FOUND_BY if b in found_by)))
+                    run, ids = [], []
                 if word is not None:
                     run.append(word)
+                    ids.append(w)
         return sorted(out)
 
 
@@ -1109,10 +1127,14 @@ REQUESTS: dict[str, dict[EntityType, str]] = {"en": {
     EntityType.PHONE_NUMBER: """phone number | best number | number to call | contact number | mobile number |
         call you back""",
 }}
+# The least cosine similarity (the text embedding model) of a turn's last sentence to its nearest example request
+# that makes it a request: fitted on the benchmark's fit part (benchmarks/redaction.py --requests).
+REQUEST_SIMILARITY = 0.68
 REQUEST_TAIL = 8  # tokens: "what's the card number please, when you're ready?" still ends with its request
 # Words a recogniser writes for a digit said on a phone line ("four" as "for"); they count only inside a run that
 # has two real digits, so "to" and "for" in sentences never make one.
 MISHEARD_DIGITS = {"for": 1, "to": 1, "too": 1, "ate": 1, "oh": 1, "o": 1, "won": 1, "tree": 1, "free": 1}
+_DIGITS_WITH_A_LETTER = re.compile(r"[a-z]\d+|\d+[a-z]|\d+[a-z]\d+")  # a letter heard in or beside digits
 DIGIT_RUN = 4  # digits: the fewest that identify a part of a card (PCI's leak test: 4 consecutive digits)
 LOW_PROBABILITY = 0.5  # a word heard with less is one the recogniser may have misplaced or misheard
 LOW_PROBABILITY_MARGIN_MS = 2_000  # a span with such a word around it takes this much more of its turn each side
@@ -1127,7 +1149,8 @@ _REQUEST_PHRASES = {lang: {phrase: entity for entity, spec in table.items() for 
 
 
 def _digits_said(token: str, before: str | None) -> int:
-    """How many digits token says ("4242": 4, "forty": 2, "two" after "forty": 0), -1 when it is no number word."""
+    """How many digits token says ("4242": 4, "forty": 2, "two" after "forty": 0, "m3308": 4), -1 when it is no
+    number word."""
     if token.isdigit():
         return len(token)
     if token in UNITS:
@@ -1136,13 +1159,15 @@ def _digits_said(token: str, before: str | None) -> int:
         return 2
     if token in ("double", "triple"):
         return 0
+    if _DIGITS_WITH_A_LETTER.fullmatch(token):  # Whisper on a phone line: "m3308", "4x", "4d12"
+        return sum(ch.isdigit() for ch in token)
     return MISHEARD_DIGITS.get(token, -1)
 
 
 def _digit_runs(call: _Call) -> list[list[int]]:
     """The words of each run of spoken digits, number words or digit-like mishearings in a segment saying DIGIT_RUN
-    digits or more, at least two of them real; not an amount, a time or a year said alone ("$1,250", "13:30",
-    "2024")."""
+    digits or more, at least two of them real (or one, the whole segment); not an amount, a time or a year said
+    alone ("$1,250", "13:30", "2024")."""
     out = []
     for words in call.by_segment:
         run: list[int] = []
@@ -1158,24 +1183,84 @@ def _digit_runs(call: _Call) -> list[list[int]]:
             real = sum(1 for t in said if t.isdigit() or t in UNITS or t in TEENS or t in TENS)
             text = " ".join(call.words[r].text for r in run)
             year = len(said) == 1 and re.fullmatch(r"(19|20)\d\d", said[0]) is not None
-            if sum(counts) >= DIGIT_RUN and real >= 2 and not year and not re.search(rf"[{_CURRENCY}:%]", text):
+            # one written number is a run where it is the whole turn: an answer ("1228." for "twelve twenty eight")
+            alone = real >= 2 or len(run) == len(words)
+            if sum(counts) >= DIGIT_RUN and alone and not year and not re.search(rf"[{_CURRENCY}:%]", text):
                 out.append(run)
             run = []
     return out
 
 
-def _requested_answers(call: _Call, wanted: list[EntityType], language: str | None, max_answer_ms: int
-                       ) -> list[tuple[EntityType, list[int]]]:
-    """Each request for a wanted entity's value (REQUESTS) and the words of its answer: the other speakers' turns
-    from the end of the request until the asker speaks again with something other than a read-back (a turn of
-    digits), at most max_answer_ms after the request; the asker's read-backs are part of it."""
-    phrases = _REQUEST_PHRASES["en"] | _REQUEST_PHRASES.get(language or "en", {})
+def requests_by_words(segments: Sequence[TranscriptSegment], language: str | None) -> dict[int, EntityType]:
+    """The segments that end with a request for a sensitive value in its words (REQUESTS, in English and the
+    language): segment index -> the entity asked for."""
+    phrases = _REQUEST_PHRASES["en"] | _REQUEST_PHRASES.get(language_code(language) or "en", {})
     longest = max(len(p) for p in phrases)
-    out = []
-    for si, words in enumerate(call.by_segment):
-        toks = [t for w in words for t in tokens(call.words[w].text)]
+    out = {}
+    for si, segment in enumerate(segments):
+        toks = tokens(segment.text)
         entity = next((phrases[tuple(toks[e - n:e])] for e in range(len(toks), max(0, len(toks) - REQUEST_TAIL), -1)
                        for n in range(min(longest, e), 0, -1) if tuple(toks[e - n:e]) in phrases), None)
+        if entity is not None:
+            out[si] = entity
+    return out
+
+
+def _last_sentence(text: str) -> str:
+    return re.split(r"(?<=[.?!])\s+", text.strip())[-1]
+
+
+@lru_cache(maxsize=8)
+def _example_vectors(embedder: Any, language: str) -> tuple[np.ndarray, list[EntityType | None]]:
+    """The embedded REQUEST_EXAMPLES (English's, and the language's) and OTHER_REQUESTS, and each one's entity
+    (None: a request for something else)."""
+    texts: list[str] = []
+    kinds: list[EntityType | None] = []
+    for lang in dict.fromkeys(("en", language)):
+        for entity, examples in REQUEST_EXAMPLES[lang].items():
+            texts += examples
+            kinds += [EntityType(entity)] * len(examples)
+        texts += OTHER_REQUESTS[lang]
+        kinds += [None] * len(OTHER_REQUESTS[lang])
+    return np.asarray(embedder.embed(texts)), kinds
+
+
+def requests_by_meaning(segments: Sequence[TranscriptSegment], embedder: Any, language: str | None,
+                        threshold: float = REQUEST_SIMILARITY) -> dict[int, tuple[EntityType, float]]:
+    """The segments whose last sentence means a request for a sensitive value: segment index -> (entity, cosine
+    similarity) where its nearest example (request_examples, in English and the call's language where it has
+    some) asks for that entity, at threshold or above. None where the language has no examples: the text model
+    would compare words it does not read."""
+    language = language_code(language) or "en"
+    if language not in REQUEST_EXAMPLES:
+        return {}
+    vectors, kinds = _example_vectors(embedder, language)
+    asked = [i for i, s in enumerate(segments) if any(ch.isalpha() for ch in s.text)]
+    if not asked:
+        return {}
+    similarity = np.asarray(embedder.embed([_last_sentence(segments[i].text) for i in asked])) @ vectors.T
+    out = {}
+    for i, row in zip(asked, similarity, strict=True):
+        best = int(np.argmax(row))
+        entity = kinds[best]
+        if entity is not None and row[best] >= threshold:
+            out[i] = (entity, float(row[best]))
+    return out
+
+
+def _requested_answers(call: _Call, wanted: list[EntityType], language: str | None, max_answer_ms: int,
+                       meant: dict[int, tuple[EntityType, float]] | None = None
+                       ) -> list[tuple[EntityType, list[int], str]]:
+    """Each request for a wanted entity's value and the words of its answer: the other speakers' turns from the end
+    of the request until the asker speaks again with something other than a read-back (a turn of digits), at most
+    max_answer_ms after the request; the asker's read-backs are part of it. A request is found by its words
+    (REQUESTS: "request") or else by its meaning (`meant`, requests_by_meaning: "request_meaning")."""
+    worded = requests_by_words(call.segments, language)
+    out = []
+    for si in range(len(call.segments)):
+        entity, by = worded.get(si), "request"
+        if entity is None and meant and si in meant and not _reads_back(call, si):
+            entity, by = meant[si][0], "request_meaning"
         if entity is None or entity not in wanted:
             continue
         asker, asked_ms = call.segments[si].speaker, call.segments[si].end_ms
@@ -1188,7 +1273,7 @@ def _requested_answers(call: _Call, wanted: list[EntityType], language: str | No
                 break
             answer += [w for w in call.by_segment[k] if call.words[w].start_ms < asked_ms + max_answer_ms]
         if answer:
-            out.append((entity, answer))
+            out.append((entity, answer, by))
     return out
 
 
@@ -1198,19 +1283,21 @@ def _reads_back(call: _Call, si: int) -> bool:
     return sum(1 for t in toks if _digits_said(t, None) >= 0) * 2 >= len(toks) > 0
 
 
-def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str | None, max_answer_ms: int
-            ) -> None:
-    """Strict mode's spans, beside the rules': answers to requests, runs of digits, and the words around a span
-    heard with a low probability. A word already found keeps its entity."""
+def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str | None, max_answer_ms: int,
+            embedder: Any = None) -> None:
+    """Strict mode's spans, beside the rules': answers to requests (found by their words, and by their meaning
+    where a text embedder is given), runs of digits, and the words around a span heard with a low probability. A
+    word already found keeps its entity."""
     taken = set().union(*found.words.values())
     numeric = [e for e in _NUMERIC if e in wanted]
-    adds: list[tuple[EntityType, list[int]]] = _requested_answers(call, wanted, language, max_answer_ms)
+    meant = requests_by_meaning(call.segments, embedder, language) if embedder is not None else None
+    adds = _requested_answers(call, wanted, language, max_answer_ms, meant)
     for run in _digit_runs(call) if numeric else []:
         cue = _CUE_ENTITY.get(call.nearest_cue(call.words[run[0]].token) or "")
-        adds.append((cue if cue in numeric else numeric[0], run))
-    for entity, words in adds:
+        adds.append((cue if cue in numeric else numeric[0], run, "digit_run"))
+    for entity, words, by in adds:
         words = [w for w in words if w not in taken]
-        found.add_words(words, entity)
+        found.add_words(words, entity, by)
         taken.update(words)
     # widen around low-probability words: where the recogniser was unsure, the value may reach further than heard
     # (not names and addresses: a name is often heard unsure, and neither is read as digits)
@@ -1221,7 +1308,7 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
                     and call.words[v].end_ms > word.start_ms - LOW_PROBABILITY_MARGIN_MS
                     and call.words[v].start_ms < word.end_ms + LOW_PROBABILITY_MARGIN_MS]
             if near and min(_probability(call, v) for v in [w, *near]) < LOW_PROBABILITY:
-                found.add_words(near, entity)
+                found.add_words(near, entity, "low_confidence")
                 taken.update(near)
 
 
@@ -1233,10 +1320,11 @@ def _probability(call: _Call, w: int) -> float:
 
 def find_spans(segments: Sequence[TranscriptSegment], entities: Iterable[EntityType | str] = ENTITY_TYPES,
                region: str = "US", reference: date | None = None, mode: Mode | str = Mode.PRECISE,
-               language: str | None = None, max_answer_ms: int = ANSWER_SECONDS_DEFAULT * 1000) -> list[RedactedSpan]:
+               language: str | None = None, max_answer_ms: int = ANSWER_SECONDS_DEFAULT * 1000,
+               embedder: Any = None) -> list[RedactedSpan]:
     """The spans of segments that say each of entities (see the module docstring), in transcript order.
     reference: the call's date, when known (a date after it is no birth date). mode strict adds _strict's spans
-    (requests in language, English always)."""
+    (requests in language, English always; by meaning too where `embedder`, a text embedder, is given)."""
     wanted = [EntityType(e) for e in entities]
     call = _Call(segments)
     found = _Found(call)
@@ -1256,7 +1344,7 @@ def find_spans(segments: Sequence[TranscriptSegment], entities: Iterable[EntityT
     if EntityType.ADDRESS in wanted:
         _addresses(call, found)
     if Mode(mode) == Mode.STRICT:
-        _strict(call, found, wanted, language, max_answer_ms)
+        _strict(call, found, wanted, language, max_answer_ms, embedder)
     return found.spans(wanted)
 
 
@@ -1354,20 +1442,22 @@ def _card_last_four(segments: Sequence[TranscriptSegment], spans: list[RedactedS
 
 def redact(segments: Sequence[TranscriptSegment], entities: Iterable[EntityType | str], region: str = "US",
            reference: date | None = None, mode: Mode | str = Mode.PRECISE, language: str | None = None,
-           max_answer_ms: int = ANSWER_SECONDS_DEFAULT * 1000) -> Redaction:
+           max_answer_ms: int = ANSWER_SECONDS_DEFAULT * 1000, embedder: Any = None) -> Redaction:
     """The transcript with the spans of entities (find_spans) taken out: see _redacted_segment; the summary counts
     the spans of each requested type (no values) and says the mode."""
     wanted = list(dict.fromkeys(EntityType(e) for e in entities))
     spans = find_spans(segments, wanted, region=region, reference=reference, mode=mode, language=language,
-                       max_answer_ms=max_answer_ms)
+                       max_answer_ms=max_answer_ms, embedder=embedder)
     per_segment: dict[int, list[RedactedSpan]] = {}
     for span in spans:
         per_segment.setdefault(span.segment, []).append(span)
     out = [_redacted_segment(s, per_segment[i]) if i in per_segment else s for i, s in enumerate(segments)]
     counts = {e.value: sum(1 for s in spans if s.entity == e) for e in wanted}
+    found_by = {e.value: {by: sum(1 for s in spans if s.entity == e and by in s.found_by) for by in FOUND_BY}
+                for e in wanted}
     said = tuple((s.entity, _compact(_span_text(segments[s.segment], s))) for s in spans)
     return Redaction(segments=out, summary=RedactionSummary(entities=[e.value for e in wanted], counts=counts,
-                                                            mode=Mode(mode).value),
+                                                            mode=Mode(mode).value, found_by=found_by),
                      spans=spans, card_last_four=_card_last_four(segments, spans),
                      said=tuple((e, v) for e, v in said if v))
 

@@ -75,10 +75,11 @@ def has_agent(roles: Mapping[str, str] | None) -> bool:
 
 
 def named_roles(segments: Sequence[TranscriptSegment], roles: Mapping[str, str] | None) -> dict[str, str]:
-    """The roles a summary may name: the roles stage's where an agent's own words sound like one (an agent phrase,
-    speakers.phrase_score: "how can I help", "thank you for calling"), else none ("unknown"). Without such words
-    the roles stage still makes the first voice the agent, which made an agent and a caller of two women chatting
-    about where they live (pyannote's sample call: "The agent, Diane, informed the caller ...")."""
+    """The roles the model's own sentences may name: the roles stage's where an agent's own words sound like one (an
+    agent phrase, speakers.phrase_score: "how can I help", "thank you for calling"), else none ("unknown"). Without
+    such words the roles stage still makes the first voice the agent, which made an agent and a caller of two women
+    chatting about where they live (pyannote's sample call: "The agent, Diane, informed the caller ..."). Who said
+    what is still named by the roles stage's roles (`speaker_names`, quotes), as the recording page names them."""
     roles = dict(roles or {})
     agents = {label for label, role in roles.items() if role == "agent"}
     said = " ".join(s.text for s in segments if s.speaker in agents)
@@ -195,13 +196,16 @@ def summary_prompt(segments: Sequence[TranscriptSegment], llm: LanguageModel, ro
     return text, [t for t in read if t is not None], True
 
 
-def _instruction(language: str | None, agent: bool, excerpt: bool) -> str:
+def _instruction(language: str | None, agent: bool, excerpt: bool, labelled: bool) -> str:
+    """`labelled`: the transcript names speakers Agent or Customer (their roles, as the page shows them)."""
     name = language_name(language) or "the language of the transcript"
     parts = [f"Write a brief of the call above in {name}, one short sentence for each part of the answer.",
              "State only facts from the transcript; add no names, numbers, dates or details it does not contain. "
              "Leave out greetings and goodbyes."]
     if not agent:
-        parts.append("Nobody in it is an agent or a customer: name the speakers as they name themselves.")
+        parts.append("Agent and Customer only tell the voices apart: nothing said shows a service call. Name the "
+                     "speakers as they name themselves." if labelled else
+                     "Nobody in it is an agent or a customer: name the speakers as they name themselves.")
     if excerpt:
         parts.append("Only parts of a long call are shown; write about what is there.")
     return "\n".join(parts)
@@ -388,10 +392,12 @@ def summarize(
 ) -> SummaryResult:
     """A summary of the call's brief in `language` (ISO 639-1, a regional tag is cut; None: the transcript's).
 
-    `roles`: speaker label -> agent/customer/unknown where the roles stage knows them (see transcript_prompt; no
-    agent among them: no sentence may name one). `embedder`: the text embedder that checks each sentence's meaning
-    against the transcript and finds what was said in place of an unsupported one (English only: give it when the
-    summary and the transcript are both English); None: names and numbers only, unsupported sentences removed.
+    `roles`: speaker label -> agent/customer/unknown, the results' (the roles stage's): the transcript it reads and
+    the quotes it adds name the speakers by them, as the recording page does ("Agent", never "speaker-1" for the
+    agent). The model's own sentences may name a role only where the agent sounds like one (`named_roles`).
+    `embedder`: the text embedder that checks each sentence's meaning against the transcript and finds what was said
+    in place of an unsupported one (English only: give it when the summary and the transcript are both English);
+    None: names and numbers only, unsupported sentences removed.
     `judge`: the language model also reads each sentence those checks pass, claim by claim (`judged`).
 
     A call without words has nothing to summarise: the text is empty and the model is not asked.
@@ -400,12 +406,14 @@ def summarize(
     code = language.split("-")[0].lower() if language else None
     if not any(s.text.strip() for s in segments):
         return SummaryResult(text="", language=code, model=llm.info)
-    roles = named_roles(segments, roles)
-    agent = has_agent(roles)
+    roles = dict(roles or {})
+    named = named_roles(segments, roles)
+    agent = has_agent(named)
     embedder = _Remembered(embedder) if embedder is not None else None
     prompt, read, excerpt = summary_prompt(segments, llm, roles, embedder)
-    checker = SupportChecker(segments, embedder, names=code not in _NOUNS_CAPITALISED, roles=roles)
-    answer = llm.generate_json(prompt + "\n" + _instruction(code, agent, excerpt),
+    checker = SupportChecker(segments, embedder, names=code not in _NOUNS_CAPITALISED, roles=named)
+    labelled = any(role in ("agent", "customer") for role in roles.values())
+    answer = llm.generate_json(prompt + "\n" + _instruction(code, agent, excerpt, labelled),
                                brief_schema(code, agent), max_tokens=BRIEF_MAX_TOKENS)
     sentences = distinct(filter(None, (_whole_sentence(str(v)) for v in answer.values())))
     quotes = _Quotes(read, embedder, roles, segments) if embedder is not None else None

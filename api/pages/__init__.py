@@ -17,9 +17,12 @@ from callscope.api.pages.listing import RecordingList
 from callscope.api.pages.recording import LiveEvents, RecordingPage, RecordingState
 from callscope.api.pages.recording_actions import ACTIONS
 from callscope.api.pages.recording_files import RecordingFile
+from callscope.api.pages.recording_notes import NOTE_ACTIONS
 from callscope.api.pages.search import PATH as SEARCH_PATH
 from callscope.api.pages.search import SearchPage
 from callscope.api.pages.settings_keys import KeyAction, KeyDetail, KeyList
+from callscope.api.pages.settings_lists import PATH as LISTS_PATH
+from callscope.api.pages.settings_lists import ProjectList
 from callscope.api.pages.settings_members import MemberAction, MemberList
 from callscope.api.pages.settings_processing import ProcessingHome, ProcessingProject
 from callscope.api.pages.sign_in import Accounts, SignIn, SignInLink, SignOut
@@ -63,7 +66,7 @@ def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter, calls: Liv
     app.add_route(HOME_PATH, RecordingList(ctx, calls))
     recording_page = RecordingPage(ctx, calls)
     app.add_route(HOME_PATH + "/{id}", recording_page)
-    for recording_action in ACTIONS:
+    for recording_action in (*ACTIONS, *NOTE_ACTIONS):
         app.add_route(f"{HOME_PATH}/{{id}}/{recording_action.name}", recording_action(ctx, recording_page.show))
     app.add_route(HOME_PATH + "/{id}/state", RecordingState(ctx))
     app.add_route(HOME_PATH + "/{id}/live", LiveEvents(ctx, calls))
@@ -82,6 +85,7 @@ def install(app: falcon.asgi.App, ctx: Context, limiter: RateLimiter, calls: Liv
     settings_webhooks.install(app, ctx)
     app.add_route(settings_processing.PATH, ProcessingHome(ctx))
     app.add_route(settings_processing.PROJECT, ProcessingProject(ctx))
+    app.add_route(LISTS_PATH, ProjectList(ctx))
     app.add_route("/static/{name}", Static())
     app.add_route(reference.PATH, reference.ApiReference())
     app.add_route(reference.PATH + "/swagger-ui/{name}", reference.SwaggerUiFile())

@@ -6,16 +6,18 @@ from __future__ import annotations
 from callscope.api.pages import web
 from callscope.api.pages.listing import back_to_list
 from callscope.api.pages.recording_actions import actions_view, analysing_again, stage_of
+from callscope.api.pages.recording_notes import notes_view
+from callscope.api.pages.recording_scorecard import scorecard_panel
 from callscope.api.pages.views import EMOTION_COLOURS, live_view, recording_view
 from callscope.api.resources.live import stream_events
 from callscope.catalog.recordings import Found
 from callscope.errors import NotFound, Unauthorized
 from callscope.live.calls import LiveCalls
-from callscope.services import member_auth
+from callscope.services import draft_transcripts, member_auth
 from callscope.services.audio_urls import audio_url
 from callscope.services.context import Context, Principal
 from callscope.services.member_auth import SignedIn
-from callscope.statuses import stage_name
+from callscope.statuses import RecordingStatus, stage_name
 
 
 class RecordingPage:
@@ -43,7 +45,8 @@ class RecordingPage:
                                      problem_form=problem_form, back=back)
         web.render(req, resp, "recording.html", status=status, person=person, account=principal.account, v=view,
                    emotions=EMOTION_COLOURS, media_origin=web.origin_of(view.audio_url or ""), actions=actions,
-                   back=back_to_list(actions.back))
+                   back=back_to_list(actions.back), notes=await notes_view(self.ctx, person, principal, found, req),
+                   scorecards=await scorecard_panel(self.ctx, person, principal.account, found.recording))
 
 
 class LiveEvents:
@@ -85,6 +88,8 @@ class RecordingState:
         url = (await audio_url(self.ctx, r))[0] if r.blob_key is not None else None
         again = await analysing_again(self.ctx, r)
         stage, progress = stage_of(r, again)
+        draft = r.status == RecordingStatus.PROCESSING and await draft_transcripts.ready(self.ctx, r)
         resp.media = {"status": r.status, "stage": stage, "stage_name": stage_name(stage), "progress": progress,
-                      "status_reason": r.status_reason, "audio_url": url, "reanalysing": again}
+                      "status_reason": r.status_reason, "audio_url": url, "reanalysing": again,
+                      "transcript_ready": draft}
         resp.set_header("Cache-Control", "no-store")

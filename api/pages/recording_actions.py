@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select
 
 from callscope import validation as v
+from callscope.analysis.stages.scorecard import AnswerOverride
+from callscope.api import scorecard_reviews
 from callscope.api.body import parse_fields
 from callscope.api.pages import web
 from callscope.api.pages.listing import back_to_list
@@ -105,6 +107,7 @@ def _share_notice(view: shares.ShareView, created: bool) -> str:
 
 
 NOTICES = {"unshared": "The share was removed.",
+           "scorecard": "Scorecard saved.",
            "tags": "Tags saved.",
            "reanalysis": "Queued to be analysed again with the project's current settings. This page follows it."}
 
@@ -150,30 +153,40 @@ def page_after(public_id: str, back: str, **done: str | int) -> str:
 
 # ----- the forms --------------------------------------------------------------------------------------------------
 
-class _Form(BaseModel):
+class ActionForm(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     csrf: str
     back: str = ""  # the list's filters (`from`), checked where used (listing.back_to_list)
 
 
-class ShareForm(_Form):
+class ShareForm(ActionForm):
     to: v.Line  # a member's address, or EVERYONE
     message: v.Text = ""
     notify: Literal["on"] | None = None  # a ticked checkbox sends `on`
 
 
-class UnshareForm(_Form):
+class UnshareForm(ActionForm):
     share_id: TextInt
 
 
-class TagsForm(_Form):
+class TagsForm(ActionForm):
     tag_id: list[TextInt] = []
     new_tag: v.DisplayLine = ""
 
 
-class DeleteForm(_Form):
+class DeleteForm(ActionForm):
     confirmed: Literal["yes"] | None = None
+
+
+class ReviewForm(ActionForm):
+    """A review of one of the call's scorecards: an answer overridden (with why), and/or the call marked reviewed."""
+
+    scorecard_id: TextInt
+    question_id: v.Line = ""
+    answer: v.Line = ""
+    comment: v.Text = ""
+    reviewed: Literal["yes"] | None = None
 
 
 class RecordingAction(abc.ABC):
@@ -254,7 +267,7 @@ class ReanalyseAction(RecordingAction):
 
     async def act(self, req, resp, person, principal, found, form) -> None:
         self.manager(person, principal)
-        back = parse_fields(_Form, form).back
+        back = parse_fields(ActionForm, form).back
         r = found.recording
         if r.processing_restricted:
             raise Conflict(RESTRICTED)
@@ -281,4 +294,23 @@ class DeleteAction(RecordingAction):
         raise falcon.HTTPSeeOther(f"{listed}{'&' if '?' in listed else '?'}deleted=1")
 
 
-ACTIONS = (ShareAction, UnshareAction, TagsAction, ReanalyseAction, DeleteAction)
+class ScorecardAction(RecordingAction):
+    """A reviewer's override or review mark, through the service of PATCH /recordings/{id}/scorecard (403 to a member
+    who is neither reviewer nor admin of the account)."""
+
+    name = "scorecard"
+
+    async def act(self, req, resp, person, principal, found, form) -> None:
+        review = parse_fields(ReviewForm, form)
+        if not review.question_id and review.reviewed is None:
+            raise ValidationFailed("Choose an answer to change, or mark the call reviewed")
+        answers = [parse_fields(AnswerOverride, {"question_id": review.question_id, "answer": review.answer,
+                                                 "comment": review.comment})] if review.question_id else []
+        await scorecard_reviews.review_as_member(
+            self.ctx, person, found.recording.public_id,
+            scorecard_reviews.Review(review.scorecard_id, answers, review.reviewed == "yes"))
+        raise falcon.HTTPSeeOther(page_after(found.recording.public_id, review.back, done="scorecard")
+                                  + f"#scorecard-{review.scorecard_id}")
+
+
+ACTIONS = (ShareAction, UnshareAction, TagsAction, ReanalyseAction, DeleteAction, ScorecardAction)

@@ -5,7 +5,8 @@ edited with each error shown beside its field (admins only; callscope/services/p
 The scalar fields and the live checkbox are checked by the API's own request model of `PATCH /projects/{id}`
 (api/schemas.py ProjectUpdate); goals, categories, fields and live alerts, which the API sets only through the Project
 resource, are JSON lists in a textarea each (the YAML's shape, camelCase), every item checked by the resource's own
-model and its errors numbered."""
+model and its errors numbered (settings_lists.py edits the first three as rows). A new project is made here with its
+name and language, through the service and the request model of `POST /projects`."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from callscope.api.pagination import DEFAULT_PER_PAGE, MAX_PER_PAGE
 from callscope.errors import ValidationFailed
 from callscope.resources import Project
 from callscope.resources.kinds import Category, ExtractedField, Goal, LiveAlert
-from callscope.services import processing_settings
+from callscope.services import processing_settings, projects
 from callscope.services.app_settings import processing_settings as account_settings
 from callscope.services.context import Context
 from callscope.services.member_auth import SignedIn
@@ -90,9 +91,8 @@ def _changes(form: dict[str, str]) -> dict[str, Any]:
     return changes
 
 
-def _by_field(errors: list[str]) -> dict[str, list[str]]:
+def _by_field(errors: list[str], fields: tuple[str, ...] = (*SCALARS, LIVE, *LISTS)) -> dict[str, list[str]]:
     """Each message beside the field it begins with (`retention_days must be…`, `goals: item 2: …`)."""
-    fields = (*SCALARS, LIVE, *LISTS)
     out: dict[str, list[str]] = {}
     for error in errors:
         first = error.split(":", 1)[0].split(" ", 1)[0].split(".", 1)[0].lower()
@@ -111,17 +111,52 @@ def _values(project: Project) -> dict[str, str]:
     return values
 
 
+NEW_PROJECT = ("name", "language")  # what the form of a new project asks; the rest is set on its own page
+_NEW_PROJECT_FIELDS: dict[str, Any] = {"csrf": (str, ...), **{k: (str, "") for k in NEW_PROJECT}}
+NEW_PROJECT_FORM: type[BaseModel] = create_model("NewProjectForm", __config__=ConfigDict(extra="forbid"),
+                                                 **_NEW_PROJECT_FIELDS)
+
+
+def _new_project(form: dict[str, str]) -> dict[str, Any]:
+    """The form as POST /projects's body, checked by its request model (a field beside name and language refused)."""
+    try:
+        NEW_PROJECT_FORM.model_validate(form)
+        body = s.ProjectCreate.model_validate({k: form.get(k, "") for k in NEW_PROJECT})
+    except ValidationError as exc:
+        raise ValidationFailed(messages(exc)) from None
+    return body.model_dump(exclude_unset=True)
+
+
 class ProcessingHome:
     def __init__(self, ctx: Context):
         self.ctx = ctx
 
+    def _show(self, req, resp, person: SignedIn, account: str, *, status: int = 200,
+              new: dict[str, str] | None = None, errors: list[str] | None = None) -> None:
+        web.render(req, resp, "settings_processing.html", status=status, person=person, account=account,
+                   shown=account_settings(self.ctx, account),
+                   pagination={"default_per_page": DEFAULT_PER_PAGE, "max_per_page": MAX_PER_PAGE},
+                   rows=processing_settings.rows(self.ctx, person.admin_principal(account)), new=new or {},
+                   new_errors=_by_field(errors or [], NEW_PROJECT), general=GENERAL)
+
     @web.page
     async def on_get(self, req, resp):
         person, account = await web.require_admin(self.ctx, req)
-        web.render(req, resp, "settings_processing.html", person=person, account=account,
-                   shown=account_settings(self.ctx, account),
-                   pagination={"default_per_page": DEFAULT_PER_PAGE, "max_per_page": MAX_PER_PAGE},
-                   rows=processing_settings.rows(self.ctx, person.admin_principal(account)))
+        self._show(req, resp, person, account)
+
+    @web.page
+    async def on_post(self, req, resp):
+        """A new project: its name and language (each error beside its field); then its own page, to set the rest."""
+        person, account = await web.require_admin(self.ctx, req)
+        form = await web.read_form(req)
+        web.check_session_csrf(person, form)
+        try:
+            project = await projects.create_project(self.ctx, person.admin_principal(account), _new_project(form))
+        except ValidationFailed as exc:
+            self._show(req, resp, person, account, status=422, new={k: form.get(k, "") for k in NEW_PROJECT},
+                       errors=exc.errors)
+            return
+        raise falcon.HTTPSeeOther(f"{PATH}/{project.status.id}?created=1")
 
 
 class ProcessingProject:
@@ -129,16 +164,18 @@ class ProcessingProject:
         self.ctx = ctx
 
     def _show(self, req, resp, person: SignedIn, account: str, row: processing_settings.ProjectRow, *,
-              values: dict[str, str], status: int = 200, errors: list[str] | None = None, saved: bool = False) -> None:
+              values: dict[str, str], status: int = 200, errors: list[str] | None = None, saved: bool = False,
+              created: bool = False) -> None:
         web.render(req, resp, "settings_processing_project.html", status=status, person=person, account=account,
                    row=row, values=values, errors=_by_field(errors or []), saved=saved, lists=LISTS,
-                   general=GENERAL)
+                   general=GENERAL, created=created)
 
     @web.page
     async def on_get(self, req, resp, project_id: int):
         person, account = await web.require_admin(self.ctx, req)
         row = processing_settings.row(self.ctx, person.admin_principal(account), project_id)
-        self._show(req, resp, person, account, row, values=_values(row.project), saved=req.get_param("saved") == "1")
+        self._show(req, resp, person, account, row, values=_values(row.project), saved=req.get_param("saved") == "1",
+                   created=req.get_param("created") == "1")
 
     @web.page
     async def on_post(self, req, resp, project_id: int):

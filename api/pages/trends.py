@@ -2,7 +2,9 @@
 week or month, their goals met, the share that matched each tracker, pause compliance, talk-time share and
 prevailing emotions, a chart each; every bar links to the list of the recordings it counts (the list's own filters,
 so the list shows exactly those), a tracker's bar to the search page of its query over the bar's calls, which opens
-the moments they matched."""
+the moments they matched. Below, the team's scorecard figures over the period: per QA form the average score per
+agent, section and question (each linked to its calls), and per question how often reviewers agreed with the
+automatic answer."""
 
 from __future__ import annotations
 
@@ -90,6 +92,19 @@ def _tracker_charts(t: Trends, query: TrendsQuery) -> list[Chart]:
         lambda v: f"{v:.0%}", partial(_tracked, series.points)) for n, series in enumerate(t.trackers)]
 
 
+def _scored(points: list[trends.ScorePoint], i: int) -> str:
+    average = points[i].average
+    return _percent(None if average is None else average / 100, f"on average, over {_calls(points[i].calls)} scored")
+
+
+def score_chart(form: trends.FormFigures, unit: Unit, query: TrendsQuery) -> Chart:
+    """A form's average score per bucket, each bar linked to the calls it counts (the form's project)."""
+    slots = [_slot(p.bucket, unit, _calls_url(query, p.bucket, form)) for p in form.points]
+    return trend_charts.bars(f"score-{form.scorecard_id}", f"Average score: {form.name}", slots,
+                             [None if p.average is None else p.average / 100 for p in form.points], 1,
+                             lambda v: f"{v:.0%}", partial(_scored, form.points))
+
+
 def charts(t: Trends, query: TrendsQuery) -> list[Chart]:
     slots = [_list_slot(p.bucket, t.unit, query) for p in t.points]
     points = t.points
@@ -130,9 +145,20 @@ class TrendsPage:
         principal = person.principal(account)
         period = trends.period(query.start, query.end, self.ctx.clock().date())
         found = await trends.trends(self.ctx, principal, query.project_id, query.operator_id, period)
+        figures = await trends.scorecard_figures(self.ctx, principal, query.project_id, query.operator_id, period)
         web.render(req, resp, "trends.html", person=person, account=principal.account, query=query, t=found,
                    charts=charts(found, query), total=sum(p.calls for p in found.points),
                    projects=recordings.visible_projects(self.ctx, principal),
                    operators=recordings.visible_operators(self.ctx, principal),
                    period_url=list_url(project_id=query.project_id, operator_id=query.operator_id,
-                                       analysed=True, added_from=period.first, added_to=period.last))
+                                       analysed=True, added_from=period.first, added_to=period.last),
+                   scorecards=[(form, score_chart(form, found.unit, query)) for form in figures],
+                   calls_url=partial(_calls_url, query, period))
+
+
+def _calls_url(query: TrendsQuery, days: Bucket | trends.Period, form: trends.FormFigures,
+               operator_id: int | None = None) -> str:
+    """The list of the calls a form's figure counts over `days`: the form's project (where it has one), the operator
+    filtered on or the agent's row."""
+    return list_url(project_id=query.project_id or form.project_id, operator_id=operator_id or query.operator_id,
+                    analysed=True, added_from=days.first, added_to=days.last)

@@ -7,15 +7,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from callscope.analysis.result import CategoryResult, ExtractedValue, GoalResult, Pause, RedactionSummary
+from callscope.analysis.result import (
+    CategoryResult,
+    ExtractedValue,
+    GoalResult,
+    IdentifiedSpeaker,
+    Pause,
+    RedactionSummary,
+    TranscriptSegment,
+)
 from callscope.analysis.stages.evidence import DOUBTFUL_WORD_PROBABILITY, doubtful
 from callscope.api import presenters
 from callscope.catalog.recordings import Found
+from callscope.catalog.tables import Recording
 from callscope.errors import NotFound
 from callscope.live.calls import LiveCall
 from callscope.resources import Operator, Project, Tag
 from callscope.resources.kinds import Goal
-from callscope.services import scope
+from callscope.services import draft_transcripts, scope
 from callscope.services.audio_urls import audio_url
 from callscope.services.context import Context, Principal
 from callscope.statuses import FINISHED, AudioRedaction, RecordingStatus
@@ -90,6 +99,7 @@ class RecordingView:
     non_talk_time_ms: int = 0
     redaction: RedactionSummary | None = None
     audio_unredacted: bool = False  # the audio waits for its redacted copy: not served yet
+    draft: bool = False  # the segments are the transcript of a first analysis still running (the rest to come)
 
     @property
     def finished(self) -> bool:
@@ -152,7 +162,7 @@ async def recording_view(ctx: Context, principal: Principal, found: Found) -> Re
         operator=_name(scope.by_id(ctx, Operator, account, r.operator_id)) if r.operator_id else None,
         tags=tags, audio_url=url, audio_unredacted=r.audio_redaction == AudioRedaction.PENDING)
     if r.status != RecordingStatus.COMPLETED:
-        return view
+        return await _with_draft(ctx, view, r) if r.status == RecordingStatus.PROCESSING else view
     analysed = await presenters.current_analysis(ctx, r)
     if analysed.result is None:
         return view
@@ -182,6 +192,24 @@ async def recording_view(ctx: Context, principal: Principal, found: Found) -> Re
     if results.characteristics:
         view.talk_time_ms = results.characteristics.talk_time_ms
         view.non_talk_time_ms = results.characteristics.non_talk_time_ms
+    return view
+
+
+async def _with_draft(ctx: Context, view: RecordingView, recording: Recording) -> RecordingView:
+    """A first analysis's transcript, once final, while its later stages run
+    (callscope/services/draft_transcripts.py)."""
+    document = await draft_transcripts.read(ctx, recording)
+    if document is None:
+        return view
+    segments = [TranscriptSegment.model_validate(s) for s in document["segments"]]
+    speakers = speaker_views([IdentifiedSpeaker.model_validate(s) for s in document["speakers"]], [])
+    for segment in segments:
+        speakers.setdefault(segment.speaker, SpeakerView(segment.speaker, segment.speaker, segment.role,
+                                                         len(speakers)))
+    view.segments = [_segment(s, speakers[s.speaker], view.duration_ms) for s in segments]
+    view.speakers = list(speakers.values())
+    view.stereo = len({s.channel for s in segments}) > 1
+    view.draft = True
     return view
 
 

@@ -1,18 +1,45 @@
 """Recordings' scorecards in the catalog: each recording's score on each form (``recording_scorecards``, with who
-reviewed it) and reviewers' changes to its answers (``scorecard_answer_changes``). Called only with a recording
-already found in the caller's scope (or being stored by its analysis). The automatic answers are in the analysis
-document; callscope/services/scorecards.py puts the two together."""
+reviewed it and the form's version), its score on each of their sections and questions
+(``recording_scorecard_parts``, for Trends), and reviewers' changes to its answers (``scorecard_answer_changes``).
+Called only with a recording already found in the caller's scope (or being stored by its analysis). The automatic
+answers are in the analysis document; api/scorecard_reviews.py puts the two together."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, Protocol
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from callscope.catalog.tables import Recording, RecordingScorecard, ScorecardAnswerChange
+from callscope.catalog.tables import (
+    Analysis,
+    Recording,
+    RecordingScorecard,
+    RecordingScorecardPart,
+    ScorecardAnswerChange,
+)
+
+SECTION, QUESTION = "section", "question"
+
+
+def section_name(section: str, subsection: str | None = None) -> str:
+    """The name a section's (or a subsection's) scores are kept under: a subsection's "section › subsection"."""
+    return section if subsection is None else f"{section} › {subsection}"
+
+
+@dataclass(frozen=True)
+class PartScore:
+    """A recording's score on one section or question of a form (percent; None: n/a or unanswered), and whether a
+    reviewer changed the automatic answer (a question's)."""
+
+    kind: str  # SECTION or QUESTION
+    name: str  # the section's name, the question's id
+    score: float | None
+    changed: bool = False
 
 
 @dataclass(frozen=True)
@@ -22,6 +49,71 @@ class Score:
     scorecard_id: int
     score: float | None
     auto_failed: bool
+    version: int | None = None  # the form's the call was scored with
+    parts: tuple[PartScore, ...] = ()
+
+
+# What score_of reads of a card (analysis/result.py ScorecardResult), read-only: the catalog imports no analysis.
+class _Answer(Protocol):
+    @property
+    def question_id(self) -> str: ...
+    @property
+    def answer(self) -> object: ...
+    @property
+    def automatic(self) -> object: ...
+    @property
+    def points(self) -> float | None: ...
+    @property
+    def max_points(self) -> float: ...
+    @property
+    def overridden(self) -> bool: ...
+
+
+class _Section(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def score(self) -> float | None: ...
+
+
+class _TopSection(_Section, Protocol):
+    @property
+    def sections(self) -> Sequence[_Section]: ...
+
+
+class Card(Protocol):
+    @property
+    def scorecard_id(self) -> int: ...
+    @property
+    def score(self) -> float | None: ...
+    @property
+    def auto_failed(self) -> bool: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def sections(self) -> Sequence[_TopSection]: ...
+    @property
+    def answers(self) -> Sequence[_Answer]: ...
+
+
+def score_of(card: Card) -> Score:
+    """A card's scores as the catalog keeps them: the form's, each section's and subsection's, and each question's
+    (its points over its full points), and which answers a reviewer changed."""
+    sections = [PartScore(SECTION, name, score) for s in card.sections
+                for name, score in ((s.name, s.score), *((section_name(s.name, u.name), u.score) for u in s.sections))]
+    questions = [PartScore(QUESTION, a.question_id,
+                           None if a.points is None or not a.max_points else 100 * a.points / a.max_points,
+                           a.overridden and a.answer != a.automatic) for a in card.answers]
+    return Score(card.scorecard_id, card.score, card.auto_failed, card.version, tuple(sections + questions))
+
+
+def _store_parts(session: Session, recording_id: int, forms: list[int], scores: Iterable[Score]) -> None:
+    """The recording's parts' scores on `forms` replaced by those of `scores`."""
+    session.execute(delete(RecordingScorecardPart).where(RecordingScorecardPart.recording_id == recording_id,
+                                                         RecordingScorecardPart.scorecard_id.in_(forms)))
+    session.add_all(RecordingScorecardPart(recording_id=recording_id, scorecard_id=s.scorecard_id, kind=p.kind,
+                                           name=p.name, score=p.score, changed=p.changed)
+                    for s in scores for p in s.parts)
 
 
 def of_recording(session: Session, recording_id: int) -> dict[int, RecordingScorecard]:
@@ -45,13 +137,14 @@ def record_scores(session: Session, recording_id: int, scores: Iterable[Score]) 
     if gone:
         session.execute(delete(RecordingScorecard).where(RecordingScorecard.recording_id == recording_id,
                                                          RecordingScorecard.scorecard_id.in_(gone)))
+    _store_parts(session, recording_id, [*current, *wanted], wanted.values())
     for form, score in wanted.items():
         row = current.get(form)
         if row is None:
             session.add(RecordingScorecard(recording_id=recording_id, scorecard_id=form, score=score.score,
-                                           auto_failed=score.auto_failed))
+                                           auto_failed=score.auto_failed, version=score.version))
         else:
-            row.score, row.auto_failed = score.score, score.auto_failed
+            row.score, row.auto_failed, row.version = score.score, score.auto_failed, score.version
     session.flush()
 
 
@@ -64,10 +157,33 @@ def review(session: Session, recording_id: int, score: Score, added: list[Scorec
     if row is None:
         row = RecordingScorecard(recording_id=recording_id, scorecard_id=score.scorecard_id)
         session.add(row)
-    row.score, row.auto_failed = score.score, score.auto_failed
+    row.score, row.auto_failed, row.version = score.score, score.auto_failed, score.version
+    _store_parts(session, recording_id, [score.scorecard_id], [score])
     if reviewed_by is not None:
         row.reviewed_by, row.reviewed_at = reviewed_by, now
     session.flush()
+
+
+def stale(session: Session, account: str, project_ids: list[int], scorecard_id: int, version: int,
+          limit: int) -> list[int]:
+    """Up to `limit` of the account's recordings of those projects, by id, scored on the form with a version older
+    than `version` (or before versions were kept): those a rescoring pass scores again."""
+    rs = RecordingScorecard
+    return list(session.scalars(
+        select(rs.recording_id).join(Recording, Recording.id == rs.recording_id)
+        .where(rs.scorecard_id == scorecard_id, or_(rs.version.is_(None), rs.version < version),
+               Recording.account == account, Recording.project_id.in_(project_ids))
+        .order_by(rs.recording_id).limit(limit)))
+
+
+def replace_cards(session: Session, recording_id: int, analysis_version: int, results: dict[str, Any]) -> bool:
+    """The analysis's results document rescored (its ``scorecards`` replaced) in the caller's transaction, where
+    the analysis is still the version that was rescored; False where a re-analysis replaced it meanwhile (its own
+    scoring stands)."""
+    return session.scalar(update(Analysis).where(Analysis.recording_id == recording_id,
+                                                 Analysis.version == analysis_version)
+                          .values(results=json.dumps(results, separators=(",", ":")))
+                          .returning(Analysis.recording_id)) is not None
 
 
 @dataclass(frozen=True)

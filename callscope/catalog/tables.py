@@ -608,6 +608,8 @@ class RecordingScorecard(Base):
     scorecard_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     score: Mapped[float | None] = mapped_column(Float, nullable=True)  # percent; None: no question applied
     auto_failed: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    # the form's version the call was scored with (None: scored before 0018): an older one is rescored
+    version: Mapped[int | None] = mapped_column(Integer, nullable=True)
     reviewed_by: Mapped[str | None] = mapped_column(String(400), nullable=True)
     reviewed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
@@ -630,3 +632,38 @@ class ScorecardAnswerChange(Base):
     comment: Mapped[str | None] = mapped_column(Text, nullable=True)
     changed_by: Mapped[str] = mapped_column(String(400), nullable=False)
     changed_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+class RecordingScorecardPart(Base):
+    """A recording's score on one section or question of a QA form as its answers stand (with RecordingScorecard, whose
+    rows it follows: written with each analysis and each review), for the team's figures on Trends: a question's
+    score is its points over its full points (null: n/a or unanswered); `changed`: a reviewer's answer differs from
+    the automatic one. Deleted with the recording (the foreign key cascades)."""
+
+    __tablename__ = "recording_scorecard_parts"
+
+    recording_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), primary_key=True)
+    scorecard_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16), primary_key=True)  # "section" or "question"
+    name: Mapped[str] = mapped_column(String(400), primary_key=True)  # a section's name, a question's id
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)  # percent
+    changed: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+
+
+class RecordingNote(Base):
+    """A note a member (or an API key) wrote on a recording: several per call, each with its author and time; deleted
+    with the recording (the foreign key cascades)."""
+
+    __tablename__ = "recording_notes"
+    __table_args__ = (Index("ix_recording_notes_recording", "recording_id", "id"),)
+
+    id: Mapped[int] = mapped_column(_serial(), primary_key=True, autoincrement=True)
+    recording_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("recordings.id", ondelete="CASCADE"), nullable=False)
+    author_type: Mapped[str] = mapped_column(String(16), nullable=False)  # "member" or "api_key", as shares say
+    # who may delete it as its author: a member's email, or an API key's uid
+    author_ref: Mapped[str] = mapped_column(String(320), nullable=False)
+    author_name: Mapped[str] = mapped_column(String(255), nullable=False)  # as written, kept if the author goes
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)

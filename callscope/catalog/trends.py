@@ -5,13 +5,20 @@ a few rows per day however many calls there were, and exactly the calls the list
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.orm import Session
 
-from callscope.catalog.recordings import Filters, Scope, in_scope
-from callscope.catalog.tables import TrendDay, TrendGoalDay, TrendTrackerDay
+from callscope.catalog.recordings import Filters, Scope, filtered, in_scope
+from callscope.catalog.tables import (
+    Recording,
+    RecordingScorecard,
+    RecordingScorecardPart,
+    TrendDay,
+    TrendGoalDay,
+    TrendTrackerDay,
+)
 from callscope.catalog.trend_sums import EVERY
 
 
@@ -106,3 +113,76 @@ def project_days(session: Session, scope: Scope, f: Filters, project_ids: list[i
         t.project_id.in_(project_ids), t.operator_id == operator, t.day.between(first, last), t.calls > 0
     ).group_by(t.day, t.project_id)
     return [ProjectDay(day, project_id, int(calls)) for day, project_id, calls in session.execute(query)]
+
+
+# ----- scorecards: read from the calls' stored scores (recording_scorecards, recording_scorecard_parts), joined by
+# their primary keys to exactly the calls the list shows for the same filters
+
+@dataclass(frozen=True)
+class AgentScore:
+    """Of one form, the calls of one operator (None: no agent identified) scored on it, and their average score."""
+
+    scorecard_id: int
+    operator_id: int | None
+    calls: int  # with a score (a call where no question applied has none)
+    average: float | None
+
+
+@dataclass(frozen=True)
+class PartScores:
+    """Of one section or question of a form: the calls that scored it and their average, and of its answers those a
+    reviewer saw (the call marked reviewed, or the answer changed) and those a reviewer changed."""
+
+    scorecard_id: int
+    kind: str  # "section" or "question" (callscope/catalog/scorecards.py)
+    name: str
+    calls: int
+    average: float | None
+    reviewed: int
+    changed: int
+
+
+@dataclass(frozen=True)
+class CallScore:
+    """One call's score on a form, and when it was added (what a bucket of the form's chart adds up)."""
+
+    scorecard_id: int
+    created_at: datetime
+    score: float
+
+
+def call_scores(session: Session, scope: Scope, f: Filters) -> list[CallScore]:
+    """The scores of the calls the filters find in the scope, on each form (a call where no question applied has
+    none and is left out); rows, not objects: one per call and form."""
+    rs = RecordingScorecard
+    query = (filtered(scope, f)
+             .with_only_columns(rs.scorecard_id, Recording.created_at, rs.score, maintain_column_froms=True)
+             .join(rs, rs.recording_id == Recording.id).where(rs.score.is_not(None)))
+    return [CallScore(*row) for row in session.execute(query)]
+
+
+def agent_scores(session: Session, scope: Scope, f: Filters) -> list[AgentScore]:
+    """Per form and operator, the average score of the calls the filters find in the scope."""
+    rs = RecordingScorecard
+    query = (filtered(scope, f)
+             .with_only_columns(rs.scorecard_id, Recording.operator_id, func.count(rs.score), func.avg(rs.score),
+                                maintain_column_froms=True)
+             .join(rs, rs.recording_id == Recording.id).group_by(rs.scorecard_id, Recording.operator_id))
+    return [AgentScore(form, operator, int(calls), average)
+            for form, operator, calls, average in session.execute(query)]
+
+
+def part_scores(session: Session, scope: Scope, f: Filters) -> list[PartScores]:
+    """Per form, section and question, the average score of the calls the filters find in the scope, and how many of
+    its answers reviewers saw and changed."""
+    rs, part = RecordingScorecard, RecordingScorecardPart
+    reviewed = case((or_(rs.reviewed_at.is_not(None), part.changed), 1), else_=0)
+    query = (filtered(scope, f)
+             .with_only_columns(part.scorecard_id, part.kind, part.name, func.count(part.score), func.avg(part.score),
+                                func.sum(reviewed), func.sum(case((part.changed, 1), else_=0)),
+                                maintain_column_froms=True)
+             .join(rs, rs.recording_id == Recording.id)
+             .join(part, and_(part.recording_id == rs.recording_id, part.scorecard_id == rs.scorecard_id))
+             .group_by(part.scorecard_id, part.kind, part.name))
+    return [PartScores(form, kind, name, int(calls), average, int(seen or 0), int(changed or 0))
+            for form, kind, name, calls, average, seen, changed in session.execute(query)]

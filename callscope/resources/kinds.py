@@ -14,6 +14,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from callscope.catalog.tables import RecordingTracker
+from callscope.config import MODEL_NAME
 from callscope.errors import ValidationFailed
 from callscope.resources.meta import BaseStatus, CamelModel, Resource
 from callscope.search.syntax import MAX_CHARS as QUERY_MAX_CHARS
@@ -221,6 +222,12 @@ class Redaction(CamelModel):
         return unique_entities(entities)
 
 
+class TranscriptionSpec(CamelModel):
+    model: str | None = Field(
+        None, pattern=f"^{MODEL_NAME.pattern}$", description="One of the Whisper models the site configures "
+        "(CALLSCOPE_WHISPER_MODELS) by its name, used for this project's calls only; null: the default model.")
+
+
 TRACKER_NAME_MAX = RecordingTracker.tracker.type.length
 TRACKERS_MAX = 50  # each is a query per analysed call, and a chart on the Trends page
 TrackerMode = Literal["keyword", "meaning"]
@@ -279,6 +286,8 @@ class ProjectSpec(CamelModel):
         None, description="Minimum silence in seconds that is flagged as a long pause."
     )
     transcription_hints: Text | None = Field(None, description="Domain vocabulary that biases transcription.")
+    transcription: TranscriptionSpec | None = Field(
+        None, description="How this project's calls are transcribed; null: with the site's default model.")
     retention_days: RetentionDays | None = Field(None, description="Days recordings are kept; null disables retention.")
     quality_baseline_enabled: bool = Field(False, description="Compute a quality baseline across recordings.")
     quality_baseline_pct: Percent | None = Field(None, description="Target percentile, 0 to 100.")
@@ -301,6 +310,11 @@ class ProjectSpec(CamelModel):
     def live_allowed(self) -> bool:
         """Whether its calls may be transcribed live: not where redaction is asked (live events are not redacted)."""
         return not (self.redaction and self.redaction.entities)
+
+    @property
+    def transcription_model(self) -> str | None:
+        """The site model (CALLSCOPE_WHISPER_MODELS) that transcribes its calls; None: the default model."""
+        return self.transcription.model if self.transcription else None
 
     @property
     def redacts_audio(self) -> bool:

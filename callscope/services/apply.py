@@ -9,9 +9,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from callscope.errors import ValidationFailed
-from callscope.resources import API_VERSION, KINDS, Account, ApiKey, Resource
+from callscope.resources import API_VERSION, KINDS, Account, ApiKey, Project, Resource
 from callscope.services.accounts import ACCOUNT_NAME, check_account_name, ensure_account
 from callscope.services.context import Context
+from callscope.services.site_models import unknown_model
 from callscope.store.interface import ObjectNotFound
 from callscope.validation import PATTERN_PROBLEMS
 
@@ -78,6 +79,10 @@ async def apply_object(ctx: Context, obj: Resource) -> tuple[Resource, str]:
 async def apply_documents(ctx: Context, documents: list[Any], default_namespace: str) -> list[tuple[Resource, str]]:
     """Validate every document first, so a bad file changes nothing, then apply them in order."""
     objects = [_parse(d, default_namespace) for d in documents]
+    unusable = [f"{obj.KIND} {obj.name}: {problem}" for obj in objects
+                if isinstance(obj, Project) and (problem := unknown_model(obj.spec, ctx.settings))]
+    if unusable:
+        raise ValidationFailed(unusable)
     return [await apply_object(ctx, obj) for obj in objects]
 
 

@@ -9,13 +9,14 @@ import structlog
 from callscope.catalog import calls, usage
 from callscope.errors import Forbidden, NotFound, ValidationFailed
 from callscope.resources import ApiKey, Operator, Project, ProjectSpec, Scorecard, Tag, VirtualNumber
-from callscope.resources.kinds import Redaction, Tracker
+from callscope.resources.kinds import Redaction, Tracker, TranscriptionSpec
 from callscope.services import scope
 from callscope.services.context import Context, Principal
 from callscope.services.objects import change_spec, create_with_id
 from callscope.services.operators import unlink
 from callscope.services.recordings import delete_project_recordings, remove_tag_everywhere
 from callscope.services.scorecards import detach
+from callscope.services.site_models import check_model
 
 log = structlog.get_logger()
 
@@ -48,6 +49,8 @@ def _normalised(fields: dict[str, Any]) -> dict[str, Any]:
             out[flag] = False
     if out.get("redaction") is not None:  # replaced whole: what is left out takes its default
         out["redaction"] = Redaction.model_validate(out["redaction"])
+    if out.get("transcription") is not None:  # replaced whole
+        out["transcription"] = TranscriptionSpec.model_validate(out["transcription"])
     if "trackers" in out:  # replaced whole; null: none
         out["trackers"] = [Tracker.model_validate(t) for t in out["trackers"] or []]
     return out
@@ -58,6 +61,7 @@ async def create_project(ctx: Context, principal: Principal, fields: dict[str, A
         raise Forbidden(SCOPED_CANNOT)
     _validate(fields, creating=True)
     spec = ProjectSpec(**_normalised(fields))
+    check_model(spec, ctx.settings)
     return await create_with_id(ctx, Project, principal.account, spec.name, spec)
 
 
@@ -65,6 +69,8 @@ async def update_project(ctx: Context, principal: Principal, project_id: int, fi
     project = scope.visible_project(ctx, principal, project_id)
     _validate(fields, creating=False)
     changes = _normalised(fields)
+    if "transcription" in changes:  # a model the site dropped since stays until the project names another
+        check_model(project.spec.model_copy(update=changes), ctx.settings)
 
     def apply(draft: Project) -> None:
         draft.spec = draft.spec.model_copy(update=changes)

@@ -1,6 +1,8 @@
 """The account's trends: over a period, per bucket of days, the analysed calls of the account, a project or an
 operator, their goals met, the share that matched each tracker of their project, pause compliance, talk-time share
-and prevailing emotions (the Trends page).
+and prevailing emotions (the Trends page); and the team's scorecard figures over the period (`scorecard_figures`): the
+average score per agent, per section and per question of each QA form, and per question how often reviewers agreed
+with its automatic answer.
 
 The rules live here: the period (its default and its longest), the bucket its length calls for, and what the caller
 may see, which is the recording list's rule (callscope.services.recordings.filters_visible and the catalog's scope):
@@ -18,9 +20,10 @@ from enum import StrEnum
 
 from callscope.catalog import trends as trend_rows
 from callscope.catalog.recordings import Filters
+from callscope.catalog.scorecards import QUESTION, SECTION, section_name
 from callscope.errors import ValidationFailed
 from callscope.resources.kinds import Tracker
-from callscope.services import recordings
+from callscope.services import recordings, scorecards
 from callscope.services.context import Context, Principal
 
 DEFAULT_DAYS = 30
@@ -81,6 +84,12 @@ def _next_start(start: date, unit: Unit) -> date:
 class Bucket:
     first: date  # the period's first day for the first bucket, which may start inside a week or a month
     last: date  # included; the period's last day for the last bucket
+
+
+def _placer(p: Period, unit: Unit) -> Callable[[date], int]:
+    """Which of the period's buckets (by index) a day falls in."""
+    index = {b.first: i for i, b in enumerate(buckets(p, unit))}
+    return lambda day: index[max(_bucket_start(day, unit), p.first)]
 
 
 def buckets(p: Period, unit: Unit) -> list[Bucket]:
@@ -177,11 +186,7 @@ async def trends(ctx: Context, principal: Principal, project_id: int | None, ope
         return Trends(p, unit, points, [], [])
     days = await ctx.catalog.read(trend_rows.days, principal.scope, f)
     goal_days = await ctx.catalog.read(trend_rows.goal_days, principal.scope, f)
-    index = {b.bucket.first: i for i, b in enumerate(points)}
-
-    def point_of(day: date) -> int:
-        return index[max(_bucket_start(day, unit), p.first)]
-
+    point_of = _placer(p, unit)
     for d in days:
         point = points[point_of(d.day)]
         point.calls += d.calls
@@ -227,3 +232,110 @@ def _goal_series(ctx: Context, principal: Principal,
             if (found := per_goal.get((project.status.id, goal.id))) is not None:
                 series.append(GoalSeries(project.spec.name, goal.name, found))
     return series
+
+
+# ----- scorecards ---------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Figure:
+    """The calls scored on an agent, a section or a question over the period, and their average score (0 to 100)."""
+
+    calls: int
+    average: float | None
+
+
+@dataclass(frozen=True)
+class AgentFigure(Figure):
+    operator_id: int | None  # None: the calls where no agent was identified
+    name: str
+
+
+@dataclass(frozen=True)
+class SectionFigure(Figure):
+    name: str
+
+
+@dataclass(frozen=True)
+class QuestionFigure(Figure):
+    question_id: str
+    text: str
+    section: str
+    reviewed: int  # answers a reviewer saw: the call marked reviewed, or the answer changed
+    changed: int  # of them, those a reviewer changed
+
+    @property
+    def agreement(self) -> float | None:
+        """The share of the reviewed answers no reviewer changed (0 to 1): how far the automatic answer is trusted."""
+        return (self.reviewed - self.changed) / self.reviewed if self.reviewed else None
+
+
+@dataclass
+class ScorePoint:
+    """A form's scored calls of one bucket."""
+
+    bucket: Bucket
+    calls: int = 0
+    score_sum: float = 0.0
+
+    @property
+    def average(self) -> float | None:
+        return self.score_sum / self.calls if self.calls else None
+
+
+@dataclass(frozen=True)
+class FormFigures:
+    scorecard_id: int
+    name: str
+    project_id: int | None  # the form's project where it has one (the calls' links filter on it)
+    points: list[ScorePoint]  # the average score per bucket of the period (the unit of the other charts)
+    agents: list[AgentFigure]
+    sections: list[SectionFigure]
+    questions: list[QuestionFigure]
+
+
+NO_AGENT = "No agent identified"
+
+
+async def scorecard_figures(ctx: Context, principal: Principal, project_id: int | None, operator_id: int | None,
+                            p: Period) -> list[FormFigures]:
+    """Per QA form the caller sees, over the calls the list shows for the same filters: the average score per agent,
+    per section and per question (in the form's order; those it no longer has left out), and per question the
+    reviewers' agreement. A form no call of the period was scored on is left out."""
+    f = trend_filters(project_id or principal.project_id, operator_id, p)
+    forms = scorecards.list_scorecards(ctx, principal)
+    if not forms or not recordings.filters_visible(ctx, principal, f):
+        return []
+    agents = await ctx.catalog.read(trend_rows.agent_scores, principal.scope, f)
+    unit = unit_for(p)
+    points: dict[int, list[ScorePoint]] = defaultdict(lambda: [ScorePoint(b) for b in buckets(p, unit)])
+    point_of = _placer(p, unit)
+    for call in await ctx.catalog.read(trend_rows.call_scores, principal.scope, f):
+        point = points[call.scorecard_id][point_of(call.created_at.date())]
+        point.calls += 1
+        point.score_sum += call.score
+    parts = {(r.scorecard_id, r.kind, r.name): r for r in await ctx.catalog.read(trend_rows.part_scores,
+                                                                                principal.scope, f)}
+    names = {o.status.id: o.spec.name for o in recordings.visible_operators(ctx, principal)}
+    projects = {o.name: o.status.id for o in recordings.visible_projects(ctx, principal)}  # as forms name them
+    out = []
+    for form in forms:
+        form_id = form.status.id
+        if form_id is None:  # not numbered yet: no call was scored on it
+            continue
+        scored = sorted((a for a in agents if a.scorecard_id == form_id),
+                        key=lambda a: (a.operator_id is None, names.get(a.operator_id, "").casefold()))
+        if not scored:
+            continue
+        spec = form.spec
+        section_names = [name for s in spec.sections
+                         for name in (s.name, *(section_name(s.name, u.name) for u in s.sections))]
+        sections = [SectionFigure(r.calls, r.average, name) for name in section_names
+                    if (r := parts.get((form_id, SECTION, name))) is not None]
+        questions = [QuestionFigure(r.calls, r.average, q.question.id, q.question.text, spec.sections[q.section].name,
+                                    r.reviewed, r.changed) for q in spec.placed()
+                     if (r := parts.get((form_id, QUESTION, q.question.id))) is not None]
+        own = [projects[name] for name in spec.projects if name in projects]
+        out.append(FormFigures(form_id, spec.name, own[0] if len(own) == 1 else None, points[form_id], [
+            AgentFigure(a.calls, a.average, a.operator_id, names.get(a.operator_id, NO_AGENT)) for a in scored],
+            sections, questions))
+    return out

@@ -314,8 +314,9 @@ def test_the_default_model_detects_and_transcribes_another_language(pipeline, sp
     assert "built for English" in details["speakers"] and "built for English" not in details["pauses"]
 
 
-def test_a_failed_language_model_leaves_quotes_that_name_no_role_the_call_does_not_support():
-    # two friends saying where they live: the roles stage makes the first voice "agent" by speaking order alone
+def test_a_failed_language_model_leaves_quotes_that_name_the_speakers_as_the_page_does():
+    # two friends saying where they live: the roles stage makes the first voice "agent" by speaking order alone, and
+    # the recording page says Agent: the quotes say the same (never "Speaker 1" for the page's Agent)
     from callscope.analysis.models.language_model import LanguageModelError
     from callscope.analysis.runtime.pipeline import _Run
     from tests.analysis.transcripts import segments
@@ -329,5 +330,5 @@ def test_a_failed_language_model_leaves_quotes_that_name_no_role_the_call_does_n
                      ("speaker-1", "Oh, I'm originally from Chicago also, what a small world.")])
     run = _Run(lambda stage, fraction: None)
     text = Pipeline._summary(chat, "en", {"speaker-1": "agent", "speaker-2": "customer"}, Unreachable(), None, run)
-    assert "Diane" in text and "agent" not in text.lower() and "customer" not in text.lower()
+    assert "Diane" in text and text.startswith(("The agent said", "The customer said")) and "Speaker" not in text
     assert "language model failed" in run.stages[-1].detail

@@ -132,3 +132,20 @@ def test_the_spec_takes_the_mode_and_refuses_others_with_their_path():
         with pytest.raises(ValidationError) as err:
             ProjectSpec.model_validate({"name": "P", "language": "en", "redaction": {"entities": ["email"], **bad}})
         assert [e["loc"] for e in err.value.errors()] == [loc]
+
+
+def test_a_turn_that_is_one_written_number_is_a_run_but_not_inside_a_sentence_or_as_a_year():
+    said = call((AGENT, "And next diary."), (CUSTOMER, "1228."),  # "And the expiry?" garbled; "twelve twenty eight"
+                (CUSTOMER, "2024."), (AGENT, "Your confirmation number is 22918 then."))
+    redaction = redact(said, ["payment_card"], mode="strict")
+    assert texts(redaction.segments)[1:] == ["[PAYMENT_CARD].", "2024.", "Your confirmation number is 22918 then."]
+    assert redaction.summary.found_by["payment_card"]["digit_run"] == 1
+
+
+def test_digits_heard_with_a_letter_stuck_to_them_are_digits_in_a_run():
+    # Whisper on an 8 kHz line: "four nine one seven, three three oh eight, two two five six, four one oh five" read
+    # back as "So, X4 -I -1 -M3308 -225 -6 -410 -I -M."
+    said = call((AGENT, "So, X4 -I -1 -M3308 -225 -6 -410 -I -M."), (CUSTOMER, "Yes! Room 4B is upstairs."))
+    redaction = redact(said, ["payment_card"], mode="strict")
+    assert "3308" not in redaction.segments[0].text and "[PAYMENT_CARD]" in redaction.segments[0].text
+    assert redaction.segments[1].text == "Yes! Room 4B is upstairs."  # no run: one digit

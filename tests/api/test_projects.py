@@ -11,7 +11,7 @@ SHORT_FIELDS = {"id", "name", "language", "industry", "created_at", "updated_at"
 DETAIL_FIELDS = SHORT_FIELDS | {
     "description", "goal_language", "summary_language", "long_pause_threshold_seconds", "transcription_hints",
     "retention_days", "quality_baseline_enabled", "quality_baseline_pct", "recordings_count", "virtual_numbers_count",
-    "redaction", "trackers", "live",
+    "redaction", "trackers", "live", "transcription",
 }
 
 

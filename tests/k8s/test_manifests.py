@@ -216,7 +216,8 @@ def test_the_traces_component_names_the_collector_for_every_pod(tmp_path):
     objects = [doc for doc in yaml.safe_load_all(done.stdout) if doc]
     config = named(objects, "ConfigMap", "callscope-config")["data"]
     assert config["CALLSCOPE_TRACES_ENDPOINT"].endswith(":4318")
-    assert config["OTEL_TRACES_SAMPLER"] == "parentbased_traceidratio" and 0 < float(config["OTEL_TRACES_SAMPLER_ARG"]) <= 1
+    assert config["OTEL_TRACES_SAMPLER"] == "parentbased_traceidratio"
+    assert 0 < float(config["OTEL_TRACES_SAMPLER_ARG"]) <= 1
     assert config["CALLSCOPE_STORE"] == "kubernetes"  # the overlay's own settings kept
     with_config = [c for _o, pod in pod_specs(objects) for c in pod["containers"]
                    if any(s.get("configMapRef", {}).get("name") == "callscope-config" for s in c.get("envFrom", []))]

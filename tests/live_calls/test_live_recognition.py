@@ -41,6 +41,19 @@ def test_a_repeat_of_the_confirmed_tail_is_not_confirmed_twice() -> None:
     assert [w.text for w in a.close(shifted)] == ["my", "name", "is", "Anna"]
 
 
+def test_a_word_heard_right_after_the_confirmed_ones_is_kept_whatever_their_times() -> None:
+    """A short hypothesis stretches its last word ("You are in.": "are" to 13.69 s); the longer one that follows
+    starts the next word before that ("entering" at 13.3 s). Heard after the confirmed words, it is kept (the
+    phrase goal "are entering conference" of tiny.en on a phone call was missed when the times decided)."""
+    a = Agreement()
+    a.hypothesis([Heard("You", 12.6, 13.0, 0.9), Heard("are", 13.0, 13.69, 0.9), Heard("in.", 13.69, 13.9, 0.5)])
+    a.hypothesis([Heard("You", 12.6, 13.0, 0.9), Heard("are", 13.0, 13.69, 0.9), Heard("entering", 13.7, 14.1, 0.8)])
+    assert [w.text for w in a.confirmed] == ["You", "are"]
+    final = a.close([Heard("You", 12.6, 13.0, 0.9), Heard("are", 13.0, 13.3, 0.9), Heard("entering", 13.3, 13.8, 0.9),
+                     Heard("conference", 13.8, 14.4, 0.9), Heard("number.", 14.4, 14.8, 0.9)])
+    assert [w.text for w in final] == ["You", "are", "entering", "conference", "number."]
+
+
 def final(text: str, speaker: str, start: float) -> tuple[Final, TranscriptSegment]:
     words = text.split()
     timed = [Word(text=w, start=start + i * 0.3, end=start + i * 0.3 + 0.25, probability=0.9)
@@ -109,3 +122,15 @@ def test_a_customer_negative_in_two_utterances_in_a_row_is_one_alert_until_calme
     assert [a.kind for a in m.heard(*final(UPSET, "channel-1", 17.0))] == ["emotion"]  # a new run after a calm one
     m.negative_utterances = 0  # CALLSCOPE_LIVE_NEGATIVE_UTTERANCES=0: none
     assert m.heard(*final(ANGRY, "channel-1", 20.0)) == [] and m.heard(*final(UPSET, "channel-1", 23.0)) == []
+
+
+def test_on_a_cpu_an_english_call_is_heard_live_by_the_english_model_unless_the_site_says_otherwise() -> None:
+    from callscope.analysis.runtime.live import ENGLISH_ON_CPU, LiveModels
+    from callscope.config import Settings
+
+    cpu = LiveModels(Settings(whisper_device="cpu", whisper_model="base"))
+    assert cpu.model_for("en") == cpu.model_for("en-GB") == ENGLISH_ON_CPU
+    assert cpu.model_for("es") == cpu.model_for("auto") == cpu.model_for(None) == "base"  # tiny.en is English only
+    assert LiveModels(Settings(whisper_device="cuda", whisper_model="base")).model_for("en") == "base"
+    chosen = LiveModels(Settings(whisper_device="cpu", live_whisper_model="base"))
+    assert chosen.model_for("en") == chosen.model_for("es") == "base"

@@ -20,7 +20,7 @@ from callscope.catalog import jobs
 from callscope.config import Settings
 from callscope.figures import figures
 from callscope.runtime import Runtime
-from callscope.services import analyses
+from callscope.services import analyses, draft_transcripts
 from callscope.workers import outcomes
 from callscope.workers.dispatch import Dispatcher, InlineExecutor
 from tests.analysis import speech
@@ -65,11 +65,11 @@ class FlakyExecutor(InlineExecutor):
 
     calls = 0
 
-    async def analyze(self, work, progress):
+    async def analyze(self, work, progress, transcribed=None):
         self.calls += 1
         if self.calls == 1:
             raise ConnectionError("worker died")
-        return await super().analyze(work, progress)
+        return await super().analyze(work, progress, transcribed)
 
 
 async def drain(dispatcher: Dispatcher, rid: int, statuses=("completed", "failed"), timeout: float = 60) -> None:
@@ -171,11 +171,11 @@ class RestartingModelExecutor(InlineExecutor):
 
     calls = 0
 
-    async def analyze(self, work, progress):
+    async def analyze(self, work, progress, transcribed=None):
         self.calls += 1
         if self.calls <= 2:
             raise WorkerLost("The actor is temporarily unavailable")
-        return await super().analyze(work, progress)
+        return await super().analyze(work, progress, transcribed)
 
 
 async def test_a_model_restarting_after_a_lost_node_uses_up_no_attempt(ctx, wav_bytes, embedded_models) -> None:
@@ -244,6 +244,40 @@ async def test_a_dispatcher_stopped_mid_commit_never_deletes_a_transcript_the_ca
         await asyncio.sleep(0.05)
     stored = await analyses.load_analysis(ctx, recording(ctx.catalog, rid))
     assert stored.transcript and stored.transcript["segments"]  # named by the catalog and still in the store
+
+
+async def test_a_first_analysis_shows_its_transcript_while_the_later_stages_run(
+        ctx, wav_bytes, embedded_models, monkeypatch) -> None:
+    """The transcript, once final, is kept for the recording page while emotions, goals and the summary run; the
+    stored analysis replaces it."""
+    rid = await put_recording(ctx, wav_bytes)
+    row = recording(ctx.catalog, rid)
+    reached, release = threading.Event(), threading.Event()
+    emotions = Pipeline._emotions
+
+    def held(self, *args, **kwargs):  # the stage after the transcript waits until the draft was seen
+        reached.set()
+        release.wait(60)
+        return emotions(self, *args, **kwargs)
+
+    monkeypatch.setattr(Pipeline, "_emotions", held)
+    dispatcher = Dispatcher(ctx, InlineExecutor(ctx.settings, Pipeline(ctx.settings, **embedded_models)))
+    try:
+        await dispatcher.tick()
+        assert await asyncio.to_thread(reached.wait, 120)
+        draft = None
+        for _ in range(100):  # the lease loop writes it within a progress interval
+            if (draft := await draft_transcripts.read(ctx, row)) is not None:
+                break
+            await asyncio.sleep(0.1)
+        assert draft is not None and recording(ctx.catalog, rid).status == "processing"
+        heard = " ".join(s["text"] for s in draft["segments"]).lower()
+        assert "look" in heard and draft["speakers"] and all(s["role"] for s in draft["segments"])
+    finally:
+        release.set()
+    await drain(dispatcher, rid)
+    assert recording(ctx.catalog, rid).status == "completed"
+    assert await draft_transcripts.read(ctx, row) is None  # the stored transcript took its place
 
 
 async def test_reanalysis_replaces_the_results_atomically(ctx, wav_bytes, embedded_models) -> None:

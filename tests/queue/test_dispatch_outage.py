@@ -24,7 +24,7 @@ class SteadyExecutor:
         self.seconds = seconds
         self.lost = asyncio.Event()
 
-    async def analyze(self, work, progress):
+    async def analyze(self, work, progress, transcribed=None):
         steps = int(self.seconds / 0.2)
         for step in range(steps):
             progress("transcribing", step / steps)
@@ -62,7 +62,7 @@ async def test_heartbeats_and_progress_wait_out_a_catalog_outage(ctx, monkeypatc
         await asyncio.sleep(2)
         away.clear()
 
-    result, _ = await asyncio.gather(dispatcher._with_lease(job, None), outage())
+    result, _ = await asyncio.gather(dispatcher._with_lease(job, recording(ctx.catalog, rid), None), outage())
 
     assert result is DONE
     assert refused == ["report_progress", "heartbeat"]

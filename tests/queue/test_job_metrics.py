@@ -44,7 +44,7 @@ class ScriptedTranscriber:
 
 
 class BrokenExecutor(InlineExecutor):
-    async def analyze(self, work, progress):
+    async def analyze(self, work, progress, transcribed=None):
         raise RuntimeError("the analysis broke")
 
 

@@ -533,7 +533,8 @@ def test_the_forms_emotions_are_the_analysis_emotions():
 
 def test_the_analysis_answers_the_llm_questions_and_storing_keeps_them_a_changed_form_is_scored_again():
     """The analysis scores the call where the language model is (analysis/runtime/work.py); the dispatcher stores
-    that card, and scores there only a form made or changed since (without the model: its llm questions n/a)."""
+    that card, and scores there only a form made or changed since (without the model: its llm questions keep the
+    model's answers of the analysis's card of that form, and are n/a on a form new to the call)."""
     f = form(*LLM_FORM)
     model = ScriptedModel({"q1": {"answer": "yes", "quote": "I refunded the second charge"},
                            "q2": {"answer": "no", "quote": ""}, "q3": {"answer": "no", "quote": ""}})
@@ -543,4 +544,6 @@ def test_the_analysis_answers_the_llm_questions_and_storing_keeps_them_a_changed
     [card] = scorecards.score([scorecards.Form(7, "Support QA", 3, f)], kept)[1]
     assert answer_of(card, "refund").answer == "yes" and len(model.prompts) == 1
     [changed] = scorecards.score([scorecards.Form(7, "Support QA", 4, f)], kept)[1]
-    assert changed.version == 4 and answer_of(changed, "refund").answer == "n/a"
+    assert changed.version == 4 and answer_of(changed, "refund").answer == "yes" and len(model.prompts) == 1
+    [new] = scorecards.score([scorecards.Form(8, "Other QA", 1, f)], kept)[1]
+    assert {a.answer for a in new.answers} == {"n/a"}

@@ -1,6 +1,7 @@
 // The recording page: seek by segment, word, quote, timeline or a link's #t=SECONDS (which also marks the segment
 // said then); follow and highlight the segment being played; search the transcript; while the analysis (or a
-// re-analysis) runs, poll its state and swap in the finished page (no reload). While the call is live, follow its
+// re-analysis) runs, poll its state and swap in the page with the transcript once it is final, then the finished
+// page (no reload). While the call is live, follow its
 // events instead (the transcript growing, goals ticked, alerts, who is speaking); once it ends, poll the analysis as
 // for a pending call.
 "use strict";
@@ -129,8 +130,9 @@
       if (stage) stage.textContent = state.stage_name;
       if (progress) { progress.value = state.progress || 0; progress.textContent = (state.progress || 0) + "%"; }
       document.getElementById("status-badge").textContent = state.status;
-      var again = document.getElementById("main").dataset.reanalysing === "true";
+      var main = document.getElementById("main"), again = main.dataset.reanalysing === "true";
       if (again ? !state.reanalysing : state.status === "completed" || state.status === "failed") swapIn();
+      else if (state.transcript_ready && main.dataset.draft !== "true") swapIn();  // the transcript before the rest
     }).catch(function () {});
   }
 
