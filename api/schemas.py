@@ -207,8 +207,8 @@ class ProjectRedaction(Shape):
     mode: RedactionMode = Field(
         "precise", description="precise: the values the rules read in the words. strict: as well, every answer to "
         "a request for a sensitive value, whole, and every run of spoken digits, whatever the recogniser heard.")
-    max_answer_seconds: int = Field(ANSWER_SECONDS_DEFAULT, ge=5, le=120,
-                                    description="strict: the longest answer redacted whole, in seconds.")
+    max_answer_seconds: Annotated[int, Field(ge=5, le=120), BeforeValidator(_integral)] = Field(
+        ANSWER_SECONDS_DEFAULT, description="strict: the longest answer redacted whole, in seconds.")
 
 
 class ProjectTranscription(Shape):
@@ -1019,7 +1019,8 @@ class ShareList(Data[list[ShareDetail]]):
 class ScorecardReview(Shape):
     """Which calls of each attached project wait for a reviewer (the review queue)."""
 
-    calls_per_agent: int = Field(5, ge=0, le=1000, description="Calls of each agent sampled per period (0: none).")
+    calls_per_agent: Annotated[int, Field(ge=0, le=1000), BeforeValidator(_integral)] = Field(
+        5, description="Calls of each agent sampled per period (0: none).")
     period: ReviewPeriod = Field("month", description="week (from Monday, UTC) or month.")
     below_score: v.Percent | None = Field(60, description="Calls scoring below this (0 to 100) wait as well; null: "
                                           "none for their score.")

@@ -37,12 +37,13 @@ class RecordingPage:
         await self.show(req, resp, person, principal, found)
 
     async def show(self, req, resp, person: SignedIn, principal: Principal, found: Found, *, status: int = 200,
-                   problem: str | None = None, problem_form: str | None = None, back: str | None = None) -> None:
-        """The page; `problem`: why the action of the form `problem_form` was not done (shown beside it); `back`:
-        the list's filters that form passed on."""
+                   problem: str | None = None, problem_form: str | None = None, back: str | None = None,
+                   sent: dict[str, object] | None = None) -> None:
+        """The page; `problem`: why the action of the form `problem_form` was not done (shown beside it, with the
+        values `sent` in it again); `back`: the list's filters that form passed on."""
         view = await recording_view(self.ctx, principal, found)
         actions = await actions_view(self.ctx, person, principal, found, req, problem=problem,
-                                     problem_form=problem_form, back=back)
+                                     problem_form=problem_form, back=back, sent=sent)
         web.render(req, resp, "recording.html", status=status, person=person, account=principal.account, v=view,
                    emotions=EMOTION_COLOURS, media_origin=web.origin_of(view.audio_url or ""), actions=actions,
                    back=back_to_list(actions.back), notes=await notes_view(self.ctx, person, principal, found, req),

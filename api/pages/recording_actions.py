@@ -71,6 +71,7 @@ class ActionsView:
     notice: str | None = None
     problem: str | None = None
     problem_form: str | None = None  # the form `problem` is about: shown open, the message beside it
+    sent: dict[str, object] = field(default_factory=dict)  # that form's values, shown again (nothing typed is lost)
 
 
 def _analysing_again(session, recording_id: int) -> bool:
@@ -114,13 +115,14 @@ NOTICES = {"unshared": "The share was removed.",
 
 async def actions_view(ctx: Context, person: SignedIn, principal: Principal, found: Found, req, *,
                        problem: str | None = None, problem_form: str | None = None,
-                       back: str | None = None) -> ActionsView:
-    """`back`: the list's filters a form passed on (else the page's own `from`)."""
+                       back: str | None = None, sent: dict[str, object] | None = None) -> ActionsView:
+    """`back`: the list's filters a form passed on (else the page's own `from`); `sent`: the refused form's values."""
     r = found.recording
     account = principal.account
     rights = rights_of(person, account)
     view = ActionsView(rights, shares.recording_page_url(ctx, r.public_id), back or req.get_param("from") or "",
-                       restricted=r.processing_restricted, problem=problem, problem_form=problem_form)
+                       restricted=r.processing_restricted, problem=problem, problem_form=problem_form,
+                       sent=sent or {})
     view.members = [m for m in accounts.list_members(ctx, account)
                     if not m.spec.locked and m.spec.email.lower() != person.email.lower()]
     view.shares = await shares.list_shares(ctx, principal, r.public_id)
@@ -211,7 +213,7 @@ class RecordingAction(abc.ABC):
             await self.act(req, resp, person, principal, found, form)
         except (ValidationFailed, Conflict) as exc:  # the page again, with why beside the form
             await self.show(req, resp, person, principal, found, status=exc.status, problem=exc.message,
-                            problem_form=self.name, back=str(form.get("back", "")))
+                            problem_form=self.name, back=str(form.get("back", "")), sent=form)
 
     @abc.abstractmethod
     async def act(self, req, resp, person: SignedIn, principal: Principal, found: Found, form) -> None:

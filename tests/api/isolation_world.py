@@ -6,7 +6,7 @@ for the YAML objects), in each of the accounts `default` and `other`:
 * the Account (a distinctive display name: it is the `shared_by.name` of API shares) and one member;
 * projects p1 and p2, each with an operator, a virtual number (bought through the sandbox provider while
   purchasing is briefly unpaused) with the operator attached, two tags, two recordings (real audio; tagged,
-  one with the operator) and two shares (one with the member, one with everyone);
+  one with the operator), two shares (one with the member, one with everyone) and a note on each recording;
 * an operator linked to both projects and attached to both numbers, an unlinked operator and a number
   attached to no project (account-wide keys only see those two); each number also has the unlinked operator
   and the other project's operator attached, which its project's key must not see inside it;
@@ -58,7 +58,7 @@ class Obj:
     """One object of a tenant. `scope`: the projects whose scoped keys see it (every account-wide key of
     the account sees it too); an empty set: account-wide keys only; None: every key of the account."""
 
-    kind: str  # account, member, project, operator, number, tag, scorecard, recording, share
+    kind: str  # account, member, project, operator, number, tag, scorecard, recording, share, note
     account: str
     scope: frozenset[str] | None
     label: str
@@ -263,6 +263,10 @@ class Builder:
             share = await self.call("POST", f"/recordings/{rec.public_id}/shares", admin, json=body)
             w.register(Obj("share", account, scope, f"{account}/{label}/recording{i}/share", id=share["id"],
                            extra={"recording": rec}))
+            text = f"note-{account}-{label}-{i}-{token()}"
+            note = await self.call("POST", f"/recordings/{rec.public_id}/notes", admin, json={"text": text})
+            w.register(Obj("note", account, scope, f"{account}/{label}/recording{i}/note", id=note["id"],
+                           tokens=(text,), extra={"recording": rec}))
         return project
 
     # -- hostile YAML ----------------------------------------------------------------------------------

@@ -160,7 +160,8 @@ def ids_of(w: World, key: Key, kind: str, attr: str = "id") -> set:
 # -- recordings --
 
 @probes("GET /recordings/{id}", "GET /recordings/{id}/audio_url", "GET /recordings/{id}/transcription",
-        "GET /recordings/{id}/results", "GET /recordings/{id}/summary", "GET /recordings/{id}/shares")
+        "GET /recordings/{id}/results", "GET /recordings/{id}/summary", "GET /recordings/{id}/shares",
+        "GET /recordings/{id}/notes")
 def recording_reads(key: Key, w: World) -> Iterator[Probe]:
     yield from foreign_in_path(key, w, "recording")
     yield from own_in_path(key, w, "recording")
@@ -309,6 +310,28 @@ def share_delete(key: Key, w: World) -> Iterator[Probe]:
         yield pair(lambda v: Probe("refuse", f"own share through {r.label}",
                                    values={"id": v, "share_id": own_share.id}),
                    r.public_id, w.unknown_uuid)
+
+
+# -- notes --
+
+@probes("POST /recordings/{id}/notes")
+def note_create(key: Key, w: World) -> Iterator[Probe]:
+    yield from foreign_in_path(key, w, "recording", json={"text": f"pwned-{w.tok}"})
+
+
+@probes("DELETE /recordings/{id}/notes/{note_id}")
+def note_delete(key: Key, w: World) -> Iterator[Probe]:
+    own_rec = w.own(key, "recording")
+    own_note = next(n for n in w.visible(key, "note") if n.extra["recording"] is own_rec)
+    for n in w.foreign(key, "note"):
+        for how, ref, unknown in refs(n.extra["recording"], w):
+            yield pair(lambda v: Probe("refuse", f"{n.label} through its recording by {how}",
+                                       values={"id": v, "note_id": n.id}), ref, unknown)
+        yield pair(lambda v: Probe("refuse", f"{n.label} through the own recording",
+                                   values={"id": own_rec.public_id, "note_id": v}), n.id, UNKNOWN_ID)
+    for r in w.foreign(key, "recording"):
+        yield pair(lambda v: Probe("refuse", f"own note through {r.label}",
+                                   values={"id": v, "note_id": own_note.id}), r.public_id, w.unknown_uuid)
 
 
 # -- projects --

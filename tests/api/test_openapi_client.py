@@ -11,13 +11,15 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 OPERATION_IDS = [
-    "addOperatorToNumber", "addOperatorToProject", "createOperator", "createProject", "createRecordingShare",
-    "createScorecard", "createTag", "deleteProject", "deleteRecording", "deleteRecordingShare", "deleteScorecard",
+    "addOperatorToNumber", "addOperatorToProject", "createOperator", "createProject", "createRecordingNote",
+    "createRecordingShare", "createScorecard", "createTag", "deleteProject", "deleteRecording", "deleteRecordingNote",
+    "deleteRecordingShare", "deleteScorecard",
     "deleteTag", "followLiveCall", "getAppSettings",
     "getOperator", "getProject", "getRecording", "getRecordingAudioUrl", "getRecordingFilters", "getRecordingResults",
     "getRecordingScorecards", "getRecordingSummary", "getRecordingTranscription", "getScorecard", "getScorecardQueue",
     "getVirtualNumber",
-    "listAvailableVirtualNumbers", "listOperators", "listProjects", "listRecordingShares", "listRecordings",
+    "listAvailableVirtualNumbers", "listOperators", "listProjects", "listRecordingNotes", "listRecordingShares",
+    "listRecordings",
     "listScorecards", "listTags", "listVirtualNumbers", "purchaseVirtualNumber", "removeOperatorFromNumber",
     "removeOperatorFromProject", "reviewRecordingScorecard", "searchRecordings", "updateOperator", "updateProject",
     "updateRecording", "updateScorecard", "updateVirtualNumber", "uploadRecording",

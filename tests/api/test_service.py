@@ -133,7 +133,8 @@ async def test_openapi_document_lists_every_public_operation(client):
         ("DELETE", "/recordings/{id}/shares/{share_id}"), ("GET", "/search"), ("GET", "/recordings/{id}/live"),
         ("POST", "/scorecards"), ("GET", "/scorecards"), ("GET", "/scorecards/{id}"), ("PATCH", "/scorecards/{id}"),
         ("DELETE", "/scorecards/{id}"), ("GET", "/scorecards/{id}/queue"), ("GET", "/recordings/{id}/scorecard"),
-        ("PATCH", "/recordings/{id}/scorecard"),
+        ("PATCH", "/recordings/{id}/scorecard"), ("GET", "/recordings/{id}/notes"), ("POST", "/recordings/{id}/notes"),
+        ("DELETE", "/recordings/{id}/notes/{note_id}"),
     }
     assert ops == {(m, prefix + p) for m, p in expected}
 

@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from callscope.analysis.result import Evidence, ExtractedValue, TranscriptSegment, TranscriptWord
 from callscope.api.pages import views, web
 from callscope.api.pages.recording_actions import ActionsView, Rights
+from callscope.api.pages.recording_notes import NotesView
+from callscope.api.pages.recording_scorecard import ScorecardPanel
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 
@@ -33,8 +35,9 @@ def test_doubted_words_and_values_are_marked_and_sure_ones_are_not() -> None:
                                project="Support", operator=None, tags=[], audio_url=None, segments=[segment],
                                speakers=[speaker], fields=[amount, plan], uncertain_fields={"refund_amount"})
     nothing_to_do = ActionsView(Rights(share=False, manage=False), page_url="", back="")
-    html = web.TEMPLATES.get_template("recording.html").render(v=view, person=None, account="acme", emotions={},
-                                                               actions=nothing_to_do)
+    html = web.TEMPLATES.get_template("recording.html").render(
+        v=view, person=None, account="acme", emotions={}, actions=nothing_to_do, notes=NotesView([], None),
+        scorecards=ScorecardPanel([], False))
     assert '<span class="doubtful" title="The recogniser was unsure of this word (41%)">maybe</span>' in html
     assert '<span class="doubtful" title="The recogniser was unsure of this word (22%)">$1.</span>' in html
     assert "<span>It</span>" in html

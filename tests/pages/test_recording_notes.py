@@ -1,7 +1,7 @@
 """The recording page's notes, in process on SQLite and PostgreSQL: a member writes several (each shown with its
 author and time, and through REST too), deletes their own; an admin deletes anyone's; someone else's note forged
 anyway is refused (403); without the form's token nothing is done (400); another account's recording is 404 to both
-actions; a blank or too long note is refused beside the form (422)."""
+actions; a blank or too long note is refused beside the form (422), its text kept in it."""
 
 from __future__ import annotations
 
@@ -88,6 +88,7 @@ async def test_a_blank_or_too_long_note_is_refused_beside_the_form(member, call,
     assert resp.status_code == 422 and problem(resp) == why
     assert 'aria-describedby="action-problem"' in resp.text
     assert '<p class="back"><a href="/recordings?status=completed">' in resp.text  # the list's filters kept
+    assert f'aria-describedby="action-problem">{text}</textarea>' in resp.text  # what was typed is not lost
     assert (await rest(api, call, public_id, "/notes")).json()["data"] == []
 
 
