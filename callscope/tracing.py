@@ -57,6 +57,7 @@ _lock = threading.Lock()
 _provider: TracerProvider | None = None
 _tracer: Tracer | None = None
 _setup: dict[str, Any] | None = None  # how this process set up tracing, for the processes its work goes to
+_set_up_by_work = False  # this process set up tracing from the work it was given (a Ray worker): flush after each
 
 
 # ----- set-up -------------------------------------------------------------------------------------------------------
@@ -222,12 +223,12 @@ def resumed(carried: Mapping[str, Any] | None, name: str,
             attributes: Mapping[str, Any] | None = None) -> Iterator[Span | None]:
     """A span ``name`` continuing the trace ``carried`` (``carrier()``) wherever the work runs: a thread of this
     process, or a Ray worker, which sets up tracing from it the first time and flushes after each span."""
+    global _set_up_by_work
     if not carried:
         yield None
         return
-    here = _tracer is not None
-    if not here and not _disabled_by_env():
-        _install(carried["setup"])
+    if _tracer is None and not _disabled_by_env():
+        _set_up_by_work = _install(carried["setup"])
     if _tracer is None:
         yield None
         return
@@ -235,7 +236,7 @@ def resumed(carried: Mapping[str, Any] | None, name: str,
         with span(name, "internal", {**_where(), **(attributes or {})}, carried.get("traceparent")) as current:
             yield current
     finally:
-        if not here:
+        if _set_up_by_work:  # a Ray worker: its process may be reaped while idle, its batch unsent
             flush()
 
 
