@@ -44,6 +44,7 @@ async def test_the_transcript_shows_before_the_rest_and_goes_when_the_analysis_i
     assert "Analysing this call" in page.text and "The transcript below is final" in page.text
     assert "I want a refund for the second charge." in page.text and ">Customer<" in page.text
     assert "transcript.srt" not in page.text  # the downloads come with the stored analysis
+    assert "No summary for this call." not in page.text and 'aria-label="Analysis"' not in page.text  # still to come
 
     await accounts.add_member(ctx, "other", "olga@example.com", "Olga", "admin")
     stranger = await browser_of(runtime, "olga@example.com")
@@ -57,4 +58,5 @@ async def test_the_transcript_shows_before_the_rest_and_goes_when_the_analysis_i
     assert await draft_transcripts.read(ctx, row) is None
     page = await member.get(f"/recordings/{public_id}")
     assert 'data-draft="true"' not in page.text and "transcript.srt" in page.text
+    assert 'aria-label="Analysis"' in page.text
     assert (await member.get(f"/recordings/{public_id}/state")).json()["transcript_ready"] is False
