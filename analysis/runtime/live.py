@@ -324,8 +324,10 @@ class TrackRecogniser:
 
     def _final(self, end: int) -> list[Event]:
         assert self.start is not None
-        early = self.early is not None and self.early[0] + PAD_AFTER_MS * RATE // 1000 == end
-        heard = self.early[1] if self.early is not None and early else self._decode(self.start, end, self.final_beam)
+        if self.early is not None and self.early[0] + PAD_AFTER_MS * RATE // 1000 == end:  # the pause ended it
+            heard = self.early[1]
+        else:
+            heard = self._decode(self.start, end, self.final_beam)
         words = self.agreement.close(heard)
         self._reset()
         return [self._final_event(words, end)] if words else []

@@ -4,8 +4,10 @@ operator and tags. Positions on the timeline are percentages of the call's durat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from callscope.analysis.result import (
     CategoryResult,
@@ -170,20 +172,13 @@ async def recording_view(ctx: Context, principal: Principal, found: Found) -> Re
     results = presenters.results_out(r, analysed)
     duration = (results.characteristics.duration_ms if results.characteristics else 0) or view.duration_ms
     traits = results.characteristics.speakers if results.characteristics else []
-    speakers = speaker_views(transcription.speakers, traits)
-    for segment in transcription.segments:  # a label the speaker list lacks still gets a lane
-        speakers.setdefault(segment.speaker, SpeakerView(segment.speaker, segment.speaker, segment.role,
-                                                         len(speakers)))
-    segments = [_segment(s, speakers[s.speaker], duration) for s in transcription.segments]
-    by_id = {s.id: s for s in segments}
+    view.duration_ms = duration
+    _with_transcript(view, transcription.segments, transcription.speakers, traits)
+    by_id = {s.id: s for s in view.segments}
     for pause in results.pauses:
         if pause.after_dialogue_id in by_id:
             by_id[pause.after_dialogue_id].pause = pause
-    view.duration_ms = duration
-    view.stereo = len({s.channel for s in transcription.segments}) > 1
     view.summary = presenters.summary_out(r, analysed).summary
-    view.speakers = list(speakers.values())
-    view.segments = segments
     view.pauses = [(p, _pct(p.start_ms, duration), max(_pct(p.duration_ms, duration), 0.2)) for p in results.pauses]
     view.goals, view.categories, view.fields = results.goals, results.categories, results.extracted_data
     view.uncertain_fields = {f.name for f in results.extracted_data
@@ -201,16 +196,21 @@ async def _with_draft(ctx: Context, view: RecordingView, recording: Recording) -
     document = await draft_transcripts.read(ctx, recording)
     if document is None:
         return view
-    segments = [TranscriptSegment.model_validate(s) for s in document["segments"]]
-    speakers = speaker_views([IdentifiedSpeaker.model_validate(s) for s in document["speakers"]], [])
-    for segment in segments:
-        speakers.setdefault(segment.speaker, SpeakerView(segment.speaker, segment.speaker, segment.role,
-                                                         len(speakers)))
-    view.segments = [_segment(s, speakers[s.speaker], view.duration_ms) for s in segments]
-    view.speakers = list(speakers.values())
-    view.stereo = len({s.channel for s in segments}) > 1
+    _with_transcript(view, [TranscriptSegment.model_validate(s) for s in document["segments"]],
+                     [IdentifiedSpeaker.model_validate(s) for s in document["speakers"]], [])
     view.draft = True
     return view
+
+
+def _with_transcript(view: RecordingView, segments: Sequence[Any], speakers: Sequence[Any], traits: Sequence[Any]
+                     ) -> None:
+    """The transcript's segments and a lane per speaker (`view.duration_ms` places them on the timeline)."""
+    lanes = speaker_views(speakers, traits)
+    for segment in segments:  # a label the speaker list lacks still gets a lane
+        lanes.setdefault(segment.speaker, SpeakerView(segment.speaker, segment.speaker, segment.role, len(lanes)))
+    view.segments = [_segment(s, lanes[s.speaker], view.duration_ms) for s in segments]
+    view.speakers = list(lanes.values())
+    view.stereo = len({s.channel for s in segments}) > 1
 
 
 @dataclass

@@ -36,13 +36,14 @@ async def load_analysis(ctx: Context, recording: Recording, transcript: bool = T
         if analysis is None:
             return None
         reads_left -= 1
-        document = await _transcript(ctx, analysis.transcript_key) if transcript else None
+        document = await read_document(ctx, analysis.transcript_key) if transcript else None
         if document is not None or not transcript or not reads_left:
             return StoredAnalysis(analysis, json.loads(analysis.results), document)
 
 
-async def _transcript(ctx: Context, key: str) -> dict[str, Any] | None:
-    """The transcript document under ``key``; None when a re-analysis deleted it meanwhile."""
+async def read_document(ctx: Context, key: str) -> dict[str, Any] | None:
+    """The JSON document under ``key`` (a transcript); None when it is not there (a re-analysis deleted it
+    meanwhile)."""
     try:
         stream = await ctx.blobs.open(key)
     except NotFound:

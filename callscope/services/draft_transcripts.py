@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 
 from callscope.catalog.tables import Recording
-from callscope.errors import NotFound
+from callscope.services.analyses import read_document
 from callscope.services.context import Context
 from callscope.services.recordings import blob_prefix
 
@@ -35,14 +35,10 @@ async def store(ctx: Context, recording: Recording, document: dict[str, Any]) ->
 async def read(ctx: Context, recording: Recording) -> dict[str, Any] | None:
     """The draft of a recording still being analysed for the first time; None when there is none (yet)."""
     try:
-        stream = await ctx.blobs.open(draft_key(recording))
-    except NotFound:
-        return None
+        return await read_document(ctx, draft_key(recording))
     except Exception as exc:  # noqa: BLE001 - the page shows the progress alone
         log.warning("draft_transcript_unreadable", public_id=recording.public_id, error=str(exc)[:300])
         return None
-    async with stream:
-        return json.loads(b"".join([chunk async for chunk in stream]))
 
 
 async def ready(ctx: Context, recording: Recording) -> bool:
