@@ -114,3 +114,20 @@ async def test_a_recordings_notes_are_deleted_with_it(client, admin, recording, 
     assert (await client.delete(f"/recordings/{recording['public_id']}", headers=admin)).status_code == 204
     assert count_rows(runtime, RecordingNote) == 0
     assert (await client.get(url(recording), headers=admin)).status_code == 404
+
+
+@pytest.mark.parametrize(("body", "status"), [
+    ('{"text": "a\\u0000b"}', 422), ('{"text": "\\ud800"}', 400), (b'{"text": "\xff\xfe"}', 400),
+    ('{"text": 99999999999999999999999}', 422), ("\t", 400)])
+async def test_nul_non_utf8_and_huge_values_are_4xx_and_write_nothing(client, admin, recording, runtime, body,
+                                                                      status):
+    resp = await client.post(url(recording), content=body, headers={**admin, "Content-Type": "application/json"})
+    assert resp.status_code == status, resp.text
+    assert set(resp.json()) <= {"error", "errors"}
+    assert count_rows(runtime, RecordingNote) == 0
+
+
+@pytest.mark.parametrize("note_id", ["99999999999999999999999", "-1", "0", "1e3", "%00"])
+async def test_a_note_id_that_is_no_note_is_404_or_422(client, admin, recording, note_id):
+    resp = await client.delete(url(recording) + f"/{note_id}", headers=admin)
+    assert resp.status_code in (404, 422), (note_id, resp.status_code, resp.text)
