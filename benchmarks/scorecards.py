@@ -184,7 +184,7 @@ def main() -> None:
     misses: list[str] = []
     timings: list[tuple[str, float, float, float, bool, bool]] = []  # id, analysis, rules, scoring, cached, asked
     pipeline: Pipeline | None = None
-    llm = None
+    llm = embedder = None
     print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     with tempfile.TemporaryDirectory(prefix="callscope-scorecards-") as tmp:
         for n, call in enumerate(calls):
@@ -193,11 +193,13 @@ def main() -> None:
             if asking and llm is None:
                 llm = (pipeline._model("llm") if pipeline is not None and settings.llm_enabled
                        else load_model("llm", Settings()))
+                embedder = pipeline.embedder if pipeline is not None else load_model("embedder", settings)
             start = time.perf_counter()
             score_call(form, result, scorecard_id=1, name="Calibration", version=1, llm=None)
             rules = time.perf_counter() - start
             start = time.perf_counter()
-            card = score_call(form, result, scorecard_id=1, name="Calibration", version=1, llm=llm if asking else None)
+            card = score_call(form, result, scorecard_id=1, name="Calibration", version=1, llm=llm if asking else None,
+                              embedder=embedder)
             scoring = time.perf_counter() - start
             timings.append((call["id"], seconds, rules, scoring, cached, asking))
             for answer in card.answers:

@@ -193,6 +193,10 @@ class Settings(BaseSettings):
         "only for the projects that name it: name=CTranslate2 model directory, comma-separated (e.g. "
         "`large=/models/whisper-large-v3,small=/models/small`) or a JSON object; empty: none.",
     )
+    site_model_idle_seconds: float = Field(
+        600, gt=0, description="A site model (whisper_models) unused for this long is unloaded, its memory freed (on "
+        "Ray its actor stopped), never while a call is transcribed on it; the next call that needs it loads it again.",
+    )
     whisper_compute_type: str = Field(
         "int8", description="CTranslate2 compute type of the Whisper model (int8 on CPU, float16 on a GPU)."
     )
@@ -250,6 +254,11 @@ class Settings(BaseSettings):
         None, description="Whisper model of live calls (a name or directory, as whisper_model); unset: on a CPU, "
         "the embedded `tiny.en` for English calls (base falls behind a call on 2 cores) and whisper_model for the "
         "others; on a GPU, whisper_model. The stored call is analysed with whisper_model either way.",
+    )
+    live_site_model_on_cpu: bool = Field(
+        False, description="Unless live_whisper_model is set, a project's live calls are heard by its "
+        "transcription.model (one of whisper_models) on a GPU; true: on a CPU too, where a larger model may fall "
+        "behind the call.",
     )
     live_partial_interval_seconds: float = Field(
         1.0, ge=0.2, le=10, description="Seconds of a live utterance's audio between two decodes of it (partials)."

@@ -257,7 +257,8 @@ class Dispatcher:
             before = await self.ctx.catalog.read(analysis_rows.redacted_audio_counts, recording.id)
         return Work(job.id, recording.original_blob_key or recording.blob_key, project, voices,
                     (recording.called_at or recording.created_at).date(), recording.agent_channel, redacted_key,
-                    before, trace=tracing.carrier(), scorecards=tuple(scorecards.forms_for(self.ctx, recording)))
+                    before.counts if before else None, before.tones if before else 0, trace=tracing.carrier(),
+                    scorecards=tuple(scorecards.forms_for(self.ctx, recording)))
 
     def _project(self, recording: Recording) -> Any:
         """The project's rules with the recording's language; with the project gone, its language alone (the

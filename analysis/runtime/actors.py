@@ -1,16 +1,22 @@
 """The analysis on Ray: actors that keep the models loaded, and the task that analyses one recording.
 
 ``ModelActor`` owns one model of ``pipeline.MODELS``, built once and kept loaded, named and detached in the
-``callscope`` namespace (dispatchers share it; Ray restarts it); ``ModelProxy`` makes its handle look like the model,
-so ``Pipeline`` runs the same code inline and on Ray; ``analyze_recording`` is the task for one recording (it fetches
-the audio itself; Ray never retries it: the job queue does); ``ProgressBoard`` collects the progress the tasks
-report, and each first analysis's transcript once it is final. How they are placed and restarted: docs/operations.md.
+``callscope`` namespace (dispatchers share it; Ray restarts it); a site model's (a project's transcription.model)
+stops itself once unused for CALLSCOPE_SITE_MODEL_IDLE_SECONDS and is made again by the next analysis that needs it.
+``ModelProxy`` makes its handle look like the model, so ``Pipeline`` runs the same code inline and on Ray;
+``analyze_recording`` is the task for one recording (it fetches the audio itself; Ray never retries it: the job queue
+does); ``ProgressBoard`` collects the progress the tasks report, and each first analysis's transcript once it is
+final. How they are placed and restarted: docs/operations.md.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+import threading
+import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +28,7 @@ from pydantic import BaseModel
 from callscope import ray_cluster
 from callscope.analysis.result import AnalysisResult
 from callscope.analysis.runtime import ray_figures
+from callscope.analysis.runtime.idle import Idle
 from callscope.analysis.runtime.pipeline import MODELS, AnalysisError, Pipeline, Progress, Transcribed, load_model
 from callscope.analysis.runtime.work import NotPlaced, Work, WorkerLost, analyze
 from callscope.analysis.stages.asr import site_model_settings
@@ -34,8 +41,12 @@ _PLAIN = (bool, int, float, str, Path, type(None), BaseModel)  # BaseModel: a mo
 
 @ray.remote(max_restarts=-1, max_task_retries=0)
 class ModelActor:
-    def __init__(self, name: str, settings) -> None:
+    def __init__(self, name: str, settings, idle_seconds: float | None = None) -> None:
+        """`idle_seconds`: unused that long, the actor exits (a site model's); None: it stays up."""
         self.model = load_model(name, settings)
+        self._idle = Idle(idle_seconds or math.inf)
+        if idle_seconds:
+            threading.Thread(target=self._watch, name="idle", daemon=True).start()
 
     def describe(self) -> dict[str, Any] | None:
         """The model's plain public attributes (``info``, ``multilingual``...) for the proxy; None: not available."""
@@ -45,7 +56,29 @@ class ModelActor:
         return {k: v for k, v in attributes.items() if isinstance(v, _PLAIN)}
 
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        return getattr(self.model, method)(*args, **kwargs)
+        self._idle.hold()
+        try:
+            return getattr(self.model, method)(*args, **kwargs)
+        finally:
+            self._idle.release()
+
+    def retire(self) -> None:
+        """Exit where the model has gone unused for its idle seconds. The actor runs one method at a time, so none
+        is transcribing meanwhile; Ray does not restart an actor that exits itself, and the calls queued behind
+        this one fail: their SiteModelProxy makes the actor again."""
+        if self._idle.left() == 0:
+            log.info("site_model_actor_retired", idle_seconds=self._idle.seconds)
+            ray.actor.exit_actor()
+
+    def _watch(self) -> None:
+        """Asks the actor to retire, in its turn after the calls queued before, once the model seems unused long
+        enough; `retire` decides."""
+        me = ray.get_runtime_context().current_actor
+        while True:
+            left = self._idle.left()
+            if left == 0:
+                me.retire.remote()
+            time.sleep(left or self._idle.seconds)
 
 
 class ModelProxy:
@@ -58,10 +91,26 @@ class ModelProxy:
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
             raise AttributeError(name)
+        return partial(self._call, name)
 
-        def forward(*args: Any, **kwargs: Any) -> Any:
-            return ray.get(self._handle.call.remote(name, *args, **kwargs))
-        return forward
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return ray.get(self._handle.call.remote(method, *args, **kwargs))
+
+
+class SiteModelProxy(ModelProxy):
+    """A site model's proxy: its actor exits once idle (ModelActor.retire), so a call that finds it gone makes it
+    again and is made once more (a transcription of the same audio: nothing was done twice)."""
+
+    def __init__(self, make: Callable[[], tuple[Any, dict[str, Any]]]) -> None:
+        self._make = make
+        super().__init__(*make())
+
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super()._call(method, *args, **kwargs)
+        except ray.exceptions.ActorDiedError:
+            self._handle, _ = self._make()
+            return super()._call(method, *args, **kwargs)
 
 
 @ray.remote(num_cpus=0)
@@ -81,17 +130,21 @@ class ProgressBoard:
         return latest, drafts
 
 
-def site_transcriber(settings, name: str) -> ModelProxy:
+def site_transcriber(settings, name: str) -> SiteModelProxy:
     """The transcriber of the site's model `name` (a project's transcription.model): its own named actor, placed and
     reserving what the default transcriber's do, created by the first analysis that needs it and shared by the later
-    ones. Where no node has room for it within CALLSCOPE_RAY_PLACEMENT_TIMEOUT_SECONDS the analysis fails and the
+    ones until it goes unused for CALLSCOPE_SITE_MODEL_IDLE_SECONDS (then it exits, and the next analysis makes it
+    again). Where no node has room for it within CALLSCOPE_RAY_PLACEMENT_TIMEOUT_SECONDS the analysis fails and the
     queue tries it again, rather than wait on it for ever."""
     model_settings = site_model_settings(settings, name)  # an unknown name fails here, before an actor is made
     _, cpus, gpus = model_resources(settings, "transcriber")
-    handle = ModelActor.options(  # type: ignore[attr-defined]  # ray.remote's class: mypy sees the plain one
-        name=f"transcriber-site-{name}", lifetime="detached", get_if_exists=True, num_cpus=cpus, num_gpus=gpus,
-        **ray_cluster.placement(settings)).remote("transcriber", model_settings)
-    return ModelProxy(handle, ray.get(handle.describe.remote(), timeout=settings.ray_placement_timeout_seconds))
+
+    def make() -> tuple[Any, dict[str, Any]]:
+        handle = ModelActor.options(  # type: ignore[attr-defined]  # ray.remote's class: mypy sees the plain one
+            name=f"transcriber-site-{name}", lifetime="detached", get_if_exists=True, num_cpus=cpus, num_gpus=gpus,
+            **ray_cluster.placement(settings)).remote("transcriber", model_settings, settings.site_model_idle_seconds)
+        return handle, ray.get(handle.describe.remote(), timeout=settings.ray_placement_timeout_seconds)
+    return SiteModelProxy(make)
 
 
 @ray.remote(max_retries=0)

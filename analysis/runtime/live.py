@@ -136,9 +136,9 @@ ENGLISH_ON_CPU = "tiny.en"
 
 
 class LiveModels:
-    """What live recognition runs on, loaded once per process: Whisper (CALLSCOPE_LIVE_WHISPER_MODEL; unset, on a
-    CPU the embedded English model for English calls and the batch analysis's model for the others) and Silero VAD
-    (faster-whisper's ONNX copy)."""
+    """What live recognition runs on, loaded once per process: Whisper (CALLSCOPE_LIVE_WHISPER_MODEL; unset, the
+    project's site model on a GPU, else on a CPU the embedded English model for English calls and the batch
+    analysis's model for the others) and Silero VAD (faster-whisper's ONNX copy)."""
 
     def __init__(self, settings: Settings):
         self.settings = settings
@@ -166,18 +166,23 @@ class LiveModels:
         if self.settings.live_negative_utterances:
             self.embedder()
 
-    def model_for(self, language: str | None) -> str | None:
-        """The Whisper model (a name or directory; None: the embedded default) a call in `language` is heard with."""
+    def model_for(self, language: str | None, site_model: str | None = None) -> str | None:
+        """The Whisper model (a name or directory; None: the embedded default) a call in `language` is heard with;
+        `site_model`: the project's transcription.model. The operator's live model wins; else the project's site
+        model, on a GPU (on a CPU, a larger model falls behind the call: only with CALLSCOPE_LIVE_SITE_MODEL_ON_CPU);
+        a name the site no longer has is passed over (the stored call's analysis says so)."""
         s = self.settings
+        cpu = whisper_device(s.whisper_device) == "cpu"
         if s.live_whisper_model:
             return s.live_whisper_model
-        if (language_code(language) == "en" and whisper_device(s.whisper_device) == "cpu"
-                and embedded_whisper_dir(ENGLISH_ON_CPU) is not None):
+        if site_model in s.whisper_models and (not cpu or s.live_site_model_on_cpu):
+            return s.whisper_models[site_model]
+        if language_code(language) == "en" and cpu and embedded_whisper_dir(ENGLISH_ON_CPU) is not None:
             return ENGLISH_ON_CPU
         return s.whisper_model
 
-    def transcriber(self, language: str | None) -> Transcriber:
-        model = self.model_for(language)
+    def transcriber(self, language: str | None, site_model: str | None = None) -> Transcriber:
+        model = self.model_for(language, site_model)
         with self._lock:
             if model not in self._transcribers:
                 s = self.settings
@@ -206,9 +211,9 @@ class TrackRecogniser:
     """One track: voice activity, partial hypotheses with local agreement, finals."""
 
     def __init__(self, models: LiveModels, speaker: str, role: Role, language: str | None, hints: str | None,
-                 partial_step_s: float, final_beam: int):
+                 partial_step_s: float, final_beam: int, site_model: str | None = None):
         self.models, self.speaker, self.role = models, speaker, role
-        self.language, self.hints = language, hints
+        self.language, self.hints, self.site_model = language, hints, site_model
         self.partial_step = int(partial_step_s * RATE)
         self.final_beam = final_beam
         self.audio = np.zeros(0, dtype=np.float32)
@@ -287,7 +292,7 @@ class TrackRecogniser:
         return []
 
     def _decode(self, start: int, end: int, beam: int) -> list[Heard]:
-        transcriber = self.models.transcriber(self.language)
+        transcriber = self.models.transcriber(self.language, self.site_model)
         language = "en" if not transcriber.multilingual else language_code(self.language)
         samples = self.audio[start - self.offset:end - self.offset]
         segments, _ = transcriber.model.transcribe(
@@ -443,14 +448,17 @@ class LiveRecognition:
 
     def __init__(self, models: LiveModels, spec: ProjectSpec, tracks: Sequence[tuple[str, Role]],
                  partial_step_s: float, final_beam: int, embedder: Any | None = None, negative_utterances: int = 0):
-        self.tracks = [TrackRecogniser(models, speaker, role, spec.language, spec.transcription_hints,
-                                       partial_step_s, final_beam) for speaker, role in tracks]
+        self.tracks = [TrackRecogniser(models, speaker, role, spec.language, spec.transcription_hints, partial_step_s,
+                                       final_beam, spec.transcription_model) for speaker, role in tracks]
         self.monitor = CallMonitor(spec, {speaker: role for speaker, role in tracks}, embedder, negative_utterances)
         self.segments = 0
 
     def warm_up(self) -> None:
-        """Load the models now (the first call of the process waits for them before its audio is heard)."""
-        self.tracks[0].models.load()
+        """Load the models now (the first call of the process waits for them before its audio is heard), the
+        project's site model included where the call is heard with it."""
+        track = self.tracks[0]
+        track.models.load()
+        track.models.transcriber(track.language, track.site_model)
 
     def feed(self, chunks: Sequence[np.ndarray]) -> list[Event]:
         """New 16 kHz samples of each track (empty arrays for a track without any); the events they decide. However

@@ -54,6 +54,7 @@ class LiveActor:
 
     def begin(self, spec: ProjectSpec, tracks: list[tuple[str, Role]]) -> None:
         self.recognition = self.models.recognition(spec, tracks)
+        self.recognition.warm_up()  # the project's site model, where it is heard with one: not loaded ahead
 
     def feed(self, chunks: list[np.ndarray]) -> list[Event]:
         assert self.recognition is not None

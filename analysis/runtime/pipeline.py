@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -40,6 +41,7 @@ from callscope.analysis.result import (
     StageRun,
     TranscriptSegment,
 )
+from callscope.analysis.runtime.idle import IdleModels
 from callscope.analysis.stages import diarize_by_voice, emotions, vad
 from callscope.analysis.stages.asr import site_model_settings
 from callscope.analysis.stages.categories import classify
@@ -143,12 +145,13 @@ class Pipeline:
     def __init__(self, settings: Settings, transcriber: Any = _UNSET, speakers: Any = _UNSET, embedder: Any = _UNSET,
                  llm: Any = _UNSET, site_transcriber: Callable[[str], Any] | None = None) -> None:
         """`site_transcriber(name)`: the transcriber of the site's model `name` that a project names (on Ray, its
-        own actor's proxy); None: loaded here, once per name."""
+        own actor's proxy; the actor stops itself when idle); None: loaded here on first use, and unloaded once
+        unused for CALLSCOPE_SITE_MODEL_IDLE_SECONDS."""
         self.settings = settings
         self._models = {"transcriber": transcriber, "speakers": speakers, "embedder": embedder, "llm": llm}
-        self._site_transcriber = site_transcriber or (
-            lambda name: load_model("transcriber", site_model_settings(settings, name)))
-        self._site_models: dict[str, Any] = {}
+        self._site_transcriber = site_transcriber
+        self.site_models = IdleModels(lambda name: load_model("transcriber", site_model_settings(settings, name)),
+                                      settings.site_model_idle_seconds)
 
     def _model(self, name: str) -> Any:
         if self._models[name] is _UNSET:
@@ -159,23 +162,32 @@ class Pipeline:
     def transcriber(self):
         return self._model("transcriber")
 
-    def transcriber_for(self, project: ProjectSpec | None) -> Any:
-        """The transcriber of the project's calls: the site model it names (loaded on first use), else the default.
-        A name the site does not configure (any more) fails the recording with a message that says so."""
+    @contextmanager
+    def transcriber_for(self, project: ProjectSpec | None) -> Iterator[Any]:
+        """The transcriber of the project's calls, held while the block runs (a site model is not unloaded while a
+        call is transcribed on it): the site model it names, else the default. A name the site does not configure
+        (any more) fails the recording with a message that says so."""
         name = project.transcription_model if project else None
         if name is None:
-            return self.transcriber
-        if name not in self._site_models:
+            yield self.transcriber
+            return
+        with ExitStack() as held:
             try:
-                self._site_models[name] = self._site_transcriber(name)
+                transcriber = (held.enter_context(self.site_models.use(name)) if self._site_transcriber is None
+                               else self._site_transcriber(name))
             except FileNotFoundError as exc:
                 raise AnalysisError(one_line(exc)) from None
-        return self._site_models[name]
+            yield transcriber
 
     @property
     def llm(self):
         """The language model (None where none is configured): `callscope analyze` asks it its forms' questions."""
         return self._model("llm")
+
+    @property
+    def embedder(self):
+        """The text model (None where none is installed): it finds the evidence of a form's llm answers."""
+        return self._model("embedder")
 
     def run(self, path: Path, project: ProjectSpec | None = None, progress: Progress | None = None,
             voices: list | None = None, called_on: date | None = None,
@@ -196,10 +208,10 @@ class Pipeline:
         audio = self._decode(Path(path), run)
         speech = self._speech(audio, run)
         rules = rules_for(project)
-        transcriber = self.transcriber_for(project)
-        language = self._language(transcriber, audio, project, run)
-        turns = self._start_turns(transcriber, audio, speech)
-        segments = self._transcribe(transcriber, audio, speech, language, project, rules, run)
+        with self.transcriber_for(project) as transcriber:
+            language = self._language(transcriber, audio, project, run)
+            turns = self._start_turns(transcriber, audio, speech)
+            segments = self._transcribe(transcriber, audio, speech, language, project, rules, run)
         segments = self._diarize(audio, segments, turns, run)
         speakers = self._speakers(audio, segments, voices,
                                   self.settings.agent_channel if agent_channel is None else agent_channel, run)

@@ -46,6 +46,7 @@ class Work:
     # where the audio read is an earlier analysis's redacted copy (the unredacted audio was deleted): that analysis's
     # spans redacted per entity type, which the copy no longer says and this analysis cannot find again
     redacted_before: dict[str, int] | None = None
+    tones_before: int = 0  # and the keypad tones it took out
     trace: dict[str, Any] | None = None  # tracing.carrier() of the job's span: the analysis continues its trace
     # the QA forms of the call's project: scored where the language model is, which answers their llm questions
     scorecards: tuple[Form, ...] = ()
@@ -97,7 +98,7 @@ def _analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None
             with tracing.span("scorecards"):
                 result = result.model_copy(update={"scorecards": [
                     score_call(f.form, result, scorecard_id=f.scorecard_id, name=f.name, version=f.version,
-                               llm=pipeline.llm) for f in work.scorecards]})
+                               llm=pipeline.llm, embedder=pipeline.embedder) for f in work.scorecards]})
         if work.redacted_audio_key is not None:
             if progress is not None:
                 progress("audio_redaction", 0.99)
@@ -108,7 +109,7 @@ def _analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None
                             *((t.start_ms, t.end_ms) for t in tones)])
             if result.redaction is not None:
                 result = result.model_copy(update={"redaction": result.redaction.model_copy(
-                    update={"tones": len(tones)})})
+                    update={"tones": len(tones) + work.tones_before})})
             redact_audio_file(path, redacted, spans, settings.redaction_audio_fill)
             with tracing.span("audio.store_redacted"):
                 asyncio.run(_upload(settings, redacted, work.redacted_audio_key))

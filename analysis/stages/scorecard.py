@@ -11,18 +11,21 @@ Reviewers' overrides (`apply_overrides`) replace an answer and keep the automati
 decides again whether questions whose condition names another question apply, and the scores. `carry_overrides`
 keeps a reviewer's answers over a new automatic scoring (a reanalysed call).
 
-The ``llm`` questions go to the language model in one request (the shared transcript prefix, answers by key):
-yes, no or n/a, with a quote; a yes whose quote is not in the transcript is n/a. Without a model they are n/a.
+The ``llm`` questions go to the language model after the shared transcript prefix, each read as the probability of
+"yes" from one answer token (no text written: the claim judge's way, entailment.py); a yes quotes the sentence closest
+to the question in meaning. Without a model they are n/a.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import structlog
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,7 +42,16 @@ from callscope.analysis.result import (
     SubsectionScore,
     TranscriptSegment,
 )
-from callscope.analysis.stages.evidence import QUOTE_MAX_CHARS, excerpt, quote_in_transcript, says, tokens, word_time
+from callscope.analysis.stages.evidence import (
+    QUOTE_MAX_CHARS,
+    SIMILARITY_FLOOR,
+    Similarities,
+    excerpt,
+    says,
+    tokens,
+    without_role_words,
+    word_time,
+)
 from callscope.analysis.stages.pauses import announces_hold
 from callscope.analysis.stages.summary import transcript_budget, transcript_prompt
 from callscope.errors import ValidationFailed, one_line
@@ -66,10 +78,15 @@ log = structlog.get_logger()
 NA = "n/a"
 END_TURNS = 3  # an emotion question about the end of the call reads the role's last turns
 PAUSES_SHOWN = 3  # pauses quoted as evidence of a pause answer
-# The model quotes a sentence's first words, and the evidence is that whole sentence (evidence.excerpt): every token
-# it writes costs a step of the model, the analysis's largest cost after the recognition.
-QUOTE_WORDS = 8
-LLM_ANSWER_TOKENS = 40  # per question: its key, the verdict and a quote's first words
+# The language model's answer is its probability of "yes" read from one answer token (as the claim judge reads it,
+# entailment.py): every token it writes costs a step of the model, the analysis's largest cost after the recognition.
+LLM_INSTRUCTION = ("Below is a question a supervisor asks about the call above. Answer \"yes\" only if the "
+                   "transcript shows it; answer \"no\" if it does not.\n\nQuestion: ")
+LLM_ASK = "\nAnswer yes or no."
+# The P(yes) at and above which the answer is yes: the middle of the gap between the "no" (at most 0.61) and "yes"
+# (at least 0.92) answers of the fit calls of benchmarks/scorecards.py (its first ten; the figures: RESULTS.md).
+LLM_YES_PROBABILITY = 0.75
+_ROLE_NAMES = re.compile(r"\b(?:(agent|operator|representative|rep)|(customer|caller|client))s?\b", re.IGNORECASE)
 LLM_NOTE_NO_MODEL = "no language model is configured"
 
 
@@ -314,61 +331,59 @@ def answer_question(question: Question, result: AnalysisResult) -> Automatic:
 
 # ----- the language model -----------------------------------------------------------------------------------------
 
-def llm_schema(questions: Sequence[Question]) -> dict:
-    item = {"type": "object", "properties": {
-        "answer": {"enum": ["yes", "no", "n/a"]},
-        "quote": {"type": "string", "description": "the first words of the transcript sentence that shows it"}},
-        "required": ["answer", "quote"], "additionalProperties": False}
-    keys = [f"q{i}" for i in range(1, len(questions) + 1)]
-    return {"type": "object", "properties": dict.fromkeys(keys, item), "required": keys,
-            "additionalProperties": False}
+def llm_head(segments: Sequence[TranscriptSegment], roles: dict[str, str], llm: Any) -> str:
+    """The shared transcript prefix (the summary's, the goals' and the claim judge's: a local model finds it in its
+    KV cache), then the instruction every question shares."""
+    return transcript_prompt(segments, transcript_budget(llm), roles) + "\n" + LLM_INSTRUCTION
 
 
-def llm_prompt(questions: Sequence[Question], segments: Sequence[TranscriptSegment], roles: dict[str, str],
-               llm: Any) -> str:
-    """The shared transcript prefix (the summary's and the goals', so a local model reuses its evaluated tokens),
-    then the questions, one per key."""
-    asked = "\n".join(f"q{i}: {q.answer.prompt}" for i, q in enumerate(questions, 1) if isinstance(q.answer, LlmAnswer))
-    return (transcript_prompt(segments, transcript_budget(llm), roles)
-            + "Answer each question about the call above with yes, no, or n/a when the call gives no occasion for "
-              f"it. For each, copy the first words (at most {QUOTE_WORDS}) of the transcript sentence that shows the "
-              "answer, word for word (empty when none does).\n" + asked)
-
-
-def ask_model(questions: Sequence[Question], result: AnalysisResult, llm: Any | None) -> dict[str, Automatic]:
-    """The llm questions' answers by question id: one request; n/a with the reason without a model or when it
-    fails. A yes must quote the transcript word for word; a quote that is not in it is dropped, and the yes with it
-    becomes n/a."""
+def ask_model(questions: Sequence[Question], result: AnalysisResult, llm: Any | None,
+              embedder: Any | None = None) -> dict[str, Automatic]:
+    """The llm questions' answers by question id, each read from the model's probability of "yes" after the shared
+    head (one answer token, not sampled); n/a with the reason without a model or when it fails. A yes quotes the
+    sentence closest in meaning to the question (`embedder`, the text model; none without it)."""
     if not questions:
         return {}
     if llm is None:
         return {q.id: Automatic(NA, note=LLM_NOTE_NO_MODEL) for q in questions}
     if not result.segments:
         return {q.id: Automatic(NA, note="no speech to ask about") for q in questions}
+    prompts = [q.answer.prompt for q in questions if isinstance(q.answer, LlmAnswer)]
     try:
-        answers = llm.generate_json(llm_prompt(questions, result.segments, _roles(result), llm), llm_schema(questions),
-                                    max_tokens=LLM_ANSWER_TOKENS * len(questions))
+        shares = llm.yes_probabilities(llm_head(result.segments, _roles(result), llm),
+                                       [f"{prompt}{LLM_ASK}" for prompt in prompts])
     except LanguageModelError as exc:
         log.warning("scorecard_llm_failed", error=one_line(exc))
         return {q.id: Automatic(NA, note=f"the language model failed ({one_line(exc)})") for q in questions}
+    similarities = Similarities(embedder, result.segments)
+    similarities.prepare([without_role_words(prompt) for prompt in prompts])
     out: dict[str, Automatic] = {}
-    for i, question in enumerate(questions, 1):
-        given = answers.get(f"q{i}") or {}
-        verdict, quote = str(given.get("answer", NA)), " ".join(str(given.get("quote", "")).split())
-        found = quote_in_transcript(quote, result.segments) if tokens(quote) else None
-        evidence: list[ScorecardEvidence] = []
-        if found is not None:
-            segment, at = found
-            text, first = excerpt(segment, at, len(tokens(quote)))
-            evidence = [ScorecardEvidence(text=text, start=_seconds(word_time(segment, first)),
-                                          end=_seconds(segment.end_ms))]
-        if verdict == "yes" and found is None:
-            out[question.id] = Automatic(NA, note="the language model said yes without a quote from the transcript")
-        else:
-            out[question.id] = Automatic(verdict if verdict in ("yes", "no") else NA, evidence,
-                                         note="the language model's answer" + ("" if evidence or verdict == NA else
-                                                                               ", without a quote"))
+    for question, prompt, share in zip(questions, prompts, shares, strict=True):
+        verdict = "yes" if share >= LLM_YES_PROBABILITY else "no"
+        evidence = _closest_sentence(similarities, prompt) if verdict == "yes" else []
+        out[question.id] = Automatic(verdict, evidence, note=f"the language model's answer (P(yes) {share:.2f})")
     return out
+
+
+def _closest_sentence(similarities: Similarities, prompt: str) -> list[ScorecardEvidence]:
+    """The sentence of the call closest in meaning to the question, when it is at least loosely related to it; of
+    the role the question is about where it names one (a customer's "I am angry" is no agent's apology)."""
+    scores = similarities(without_role_words(prompt))
+    role = asked_role(prompt)
+    if role is not None and len(scores):
+        scores = np.where([u.segment.role == role for u in similarities.units], scores, -1.0)
+    if not len(scores) or float(scores.max()) < SIMILARITY_FLOOR:
+        return []
+    unit = similarities.units[int(scores.argmax())]
+    text, first = excerpt(unit.segment, unit.first, len(tokens(unit.text)))
+    return [ScorecardEvidence(text=text, start=_seconds(word_time(unit.segment, first)),
+                              end=_seconds(unit.segment.end_ms))]
+
+
+def asked_role(prompt: str) -> str | None:
+    """The role a question is about: the first it names, its subject ("Did the agent apologise to the customer?")."""
+    found = _ROLE_NAMES.search(prompt)
+    return None if found is None else "agent" if found.group(1) else "customer"
 
 
 # ----- conditions -------------------------------------------------------------------------------------------------
@@ -413,9 +428,10 @@ def points_of(question: Question, answer: ScorecardAnswerValue) -> float | None:
 
 
 def score_call(form: ScorecardForm, result: AnalysisResult, *, scorecard_id: int, name: str, version: int,
-               llm: Any | None = None) -> ScorecardResult:
+               llm: Any | None = None, embedder: Any | None = None) -> ScorecardResult:
     """The call scored against the form (see the module docstring). `llm`: the analysis's language model
-    (models/language_model.py), None where none is configured: the llm questions are then n/a."""
+    (models/language_model.py), None where none is configured: the llm questions are then n/a. `embedder`: the
+    text model that finds a yes's evidence."""
     said = tokens(" ".join(s.text for s in result.segments))
     conditions = {q.id: call_condition(q.applies_when, result, said) for q in form.questions()}
     automatic: dict[str, Automatic] = {}
@@ -430,7 +446,7 @@ def score_call(form: ScorecardForm, result: AnalysisResult, *, scorecard_id: int
                 automatic[question.id] = Automatic(NA, note="not asked: the question does not apply")
         else:
             automatic[question.id] = answer_question(question, result)
-    automatic.update(ask_model(asked, result, llm))
+    automatic.update(ask_model(asked, result, llm, embedder))
     answers = [ScorecardAnswer(
         question_id=q.id, answer=automatic[q.id].answer, points=None, max_points=q.max_points,
         source=q.answer.source, evidence=automatic[q.id].evidence, note=automatic[q.id].note,

@@ -1,6 +1,7 @@
 """Settings → Processing: what `GET /app/settings` returns for the account, and each project's analysis settings
-(language, pause threshold, retention, transcription hints, live calls, goals, categories, fields, live alerts)
-edited with each error shown beside its field (admins only; callscope/services/processing_settings.py).
+(language, pause threshold, retention, transcription hints, transcription model, live calls, goals, categories,
+fields, live alerts) edited with each error shown beside its field (admins only;
+callscope/services/processing_settings.py).
 
 The scalar fields and the live checkbox are checked by the API's own request model of `PATCH /projects/{id}`
 (api/schemas.py ProjectUpdate); goals, categories, fields and live alerts, which the API sets only through the Project
@@ -35,10 +36,14 @@ SCALARS = ("language", "goal_language", "summary_language", "long_pause_threshol
 LISTS: dict[str, type[BaseModel]] = {"goals": Goal, "categories": Category, "fields": ExtractedField,
                                      "live_alerts": LiveAlert}
 LIVE = "live"  # a checkbox: a browser sends `on` when it is ticked, nothing when not
+# A select of the site's models (CALLSCOPE_WHISPER_MODELS) by name, blank for the default: PATCH's
+# `transcription: {"model": name}` (a site model may be called "default").
+TRANSCRIPTION = "transcription"
 GENERAL = ""  # the errors that name no field of the form
 # The fields the form sends, as text; any other is refused (422, the form again with the reason), as the key and
 # webhook forms refuse theirs: a field that is not there would otherwise be dropped without a word.
-_FORM_FIELDS: dict[str, Any] = {"csrf": (str, ...), **{name: (str, "") for name in (*SCALARS, LIVE, *LISTS)}}
+_FORM_FIELDS: dict[str, Any] = {"csrf": (str, ...),
+                                **{name: (str, "") for name in (*SCALARS, TRANSCRIPTION, LIVE, *LISTS)}}
 FORM: type[BaseModel] = create_model("ProcessingForm", __config__=ConfigDict(extra="forbid"), **_FORM_FIELDS)
 
 
@@ -68,11 +73,15 @@ def _items(name: str, model: type[BaseModel], text: str) -> tuple[list[BaseModel
     return items, errors
 
 
-def _changes(form: dict[str, str]) -> dict[str, Any]:
-    """The form as the service takes it: the PATCH body's fields (blank: cleared) and the three lists."""
+def _changes(form: dict[str, str], stored: str | None) -> dict[str, Any]:
+    """The form as the service takes it: the PATCH body's fields (blank: cleared) and the three lists. The
+    transcription model only where it is not the project's `stored` one: one the site has dropped since stays until
+    another is chosen (as on the API), and the rest of the form is saved meanwhile."""
     body: dict[str, Any] = {k: form.get(k, "").strip() or None for k in SCALARS}
     body["language"] = form.get("language", "")  # blank is an error, not "unchanged"
     body[LIVE] = form.get(LIVE) == "on"
+    if (chosen := form.get(TRANSCRIPTION, "").strip() or None) != stored:
+        body[TRANSCRIPTION] = {"model": chosen} if chosen else None
     errors: list[str] = []
     try:
         FORM.model_validate(form)
@@ -91,8 +100,10 @@ def _changes(form: dict[str, str]) -> dict[str, Any]:
     return changes
 
 
-def _by_field(errors: list[str], fields: tuple[str, ...] = (*SCALARS, LIVE, *LISTS)) -> dict[str, list[str]]:
-    """Each message beside the field it begins with (`retention_days must be…`, `goals: item 2: …`)."""
+def _by_field(errors: list[str],
+              fields: tuple[str, ...] = (*SCALARS, TRANSCRIPTION, LIVE, *LISTS)) -> dict[str, list[str]]:
+    """Each message beside the field it begins with (`retention_days must be…`, `goals: item 2: …`,
+    `transcription.model 'huge' is not…`)."""
     out: dict[str, list[str]] = {}
     for error in errors:
         first = error.split(":", 1)[0].split(" ", 1)[0].split(".", 1)[0].lower()
@@ -104,6 +115,7 @@ def _values(project: Project) -> dict[str, str]:
     """The project's settings as the form's text."""
     spec = project.spec
     values = {k: "" if getattr(spec, k) is None else str(getattr(spec, k)) for k in SCALARS}
+    values[TRANSCRIPTION] = spec.transcription_model or ""
     values[LIVE] = "on" if spec.live else ""
     for name in LISTS:
         items = [item.model_dump(by_alias=True, exclude_none=True) for item in getattr(spec, name)]
@@ -168,7 +180,7 @@ class ProcessingProject:
               created: bool = False) -> None:
         web.render(req, resp, "settings_processing_project.html", status=status, person=person, account=account,
                    row=row, values=values, errors=_by_field(errors or []), saved=saved, lists=LISTS,
-                   general=GENERAL, created=created)
+                   general=GENERAL, created=created, site_models=sorted(self.ctx.settings.whisper_models))
 
     @web.page
     async def on_get(self, req, resp, project_id: int):
@@ -183,8 +195,9 @@ class ProcessingProject:
         form = await web.read_form(req)
         web.check_session_csrf(person, form)
         principal = person.admin_principal(account)
+        stored = processing_settings.row(self.ctx, principal, project_id).project.spec.transcription_model
         try:
-            await processing_settings.update(self.ctx, principal, project_id, _changes(form))
+            await processing_settings.update(self.ctx, principal, project_id, _changes(form, stored))
         except ValidationFailed as exc:  # the form again, as sent, each error beside its field
             row = processing_settings.row(self.ctx, principal, project_id)
             self._show(req, resp, person, account, row, values=form, status=422, errors=exc.errors)

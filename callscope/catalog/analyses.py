@@ -33,16 +33,26 @@ def get(session: Session, recording_id: int) -> Analysis | None:
     return session.get(Analysis, recording_id)
 
 
-def redacted_audio_counts(session: Session, recording_id: int) -> dict[str, int] | None:
-    """The redaction counts (spans per entity type) of the recording's current analysis when that analysis stored
-    the redacted copy of the audio (its ``redaction.audio``: the completion that stored it made the copy the
-    recording's audio in the same transaction); None otherwise. Where no unredacted audio is kept, the recording's
-    audio is then that copy."""
+@dataclass(frozen=True)
+class RedactedBefore:
+    """What the redacted copy of a recording's audio no longer says: the spans per entity type and the keypad tones
+    the analysis that made it took out."""
+
+    counts: dict[str, int]
+    tones: int
+
+
+def redacted_audio_counts(session: Session, recording_id: int) -> RedactedBefore | None:
+    """The redaction counts (spans per entity type, and tones) of the recording's current analysis when that
+    analysis stored the redacted copy of the audio (its ``redaction.audio``: the completion that stored it made the
+    copy the recording's audio in the same transaction); None otherwise. Where no unredacted audio is kept, the
+    recording's audio is then that copy."""
     analysis = session.get(Analysis, recording_id)
     redaction = json.loads(analysis.results).get("redaction") if analysis is not None else None
     if not (isinstance(redaction, dict) and redaction.get("audio")):
         return None
-    return {str(entity): int(spans) for entity, spans in (redaction.get("counts") or {}).items()}
+    return RedactedBefore({str(entity): int(spans) for entity, spans in (redaction.get("counts") or {}).items()},
+                          int(redaction.get("tones") or 0))
 
 
 def store(session: Session, recording_id: int, expected_version: int, transcript_key: str, results: dict[str, Any],

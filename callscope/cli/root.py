@@ -393,7 +393,8 @@ def analyze(file: Path, project_config: Path | None, as_json: bool) -> None:
             raise click.ClickException(one_line(exc)) from None
     if forms:  # a form of the file has no id: its place in the file stands for one
         result = result.model_copy(update={"scorecards": [
-            score_call(f.spec, result, scorecard_id=i, name=f.spec.name, version=1, llm=pipeline.llm)
+            score_call(f.spec, result, scorecard_id=i, name=f.spec.name, version=1, llm=pipeline.llm,
+                       embedder=pipeline.embedder)
             for i, f in enumerate(forms, 1)]})
     if as_json:
         click.echo(result.model_dump_json(indent=2))

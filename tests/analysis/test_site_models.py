@@ -1,11 +1,15 @@
 """The site's other Whisper models (CALLSCOPE_WHISPER_MODELS) through the dispatcher (inline executor, espeak-ng
 speech), on SQLite and PostgreSQL: a project that names one has its calls transcribed by it, loaded once as its own
 transcriber; a project that names none keeps the embedded default; a name the site no longer configures fails the
-call with a message that names the site's models. The site model is a second copy of the embedded tiny.en (its files
-linked into another folder), so the results name it by that folder: the test tells the two apart for real."""
+call with a message that names the site's models. Unused for CALLSCOPE_SITE_MODEL_IDLE_SECONDS the model is dropped
+(never while a call is transcribed on it) and the next call loads it again. The site model is a second copy of the
+embedded tiny.en (its files linked into another folder), so the results name it by that folder: the test tells the
+two apart for real."""
 
 from __future__ import annotations
 
+import time
+import weakref
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,7 +17,9 @@ import pytest
 from pydantic import ValidationError
 
 from callscope.analysis.models.files import embedded_whisper_dir
+from callscope.analysis.runtime.idle import IdleModels
 from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline
+from callscope.analysis.stages.asr import Transcriber
 from callscope.config import Settings
 from callscope.resources import Project, ProjectSpec
 from callscope.resources.kinds import TranscriptionSpec
@@ -97,9 +103,9 @@ async def test_a_project_naming_a_site_model_gets_it_and_the_others_keep_the_def
     assert asr_model(default_result).startswith("whisper base (")  # the embedded default, untouched
     assert "help" in " ".join(s["text"] for s in site_result.transcript["segments"]).lower()
     # loaded once, as its own transcriber, and kept for the project's next calls
-    loaded = pipeline.transcriber_for(site.spec)
-    assert loaded is pipeline.transcriber_for(site.spec) and loaded is not pipeline.transcriber
-    assert loaded.model_dir == site_model
+    with pipeline.transcriber_for(site.spec) as loaded, pipeline.transcriber_for(site.spec) as again:
+        assert loaded is again and loaded is not pipeline.transcriber
+        assert loaded.model_dir == site_model
 
 
 async def test_a_model_the_site_no_longer_has_fails_the_call_and_says_which_it_has(ctx, call_wav,
@@ -111,10 +117,62 @@ async def test_a_model_the_site_no_longer_has_fails_the_call_and_says_which_it_h
                                  "(CALLSCOPE_WHISPER_MODELS: english)")
 
 
+def test_a_site_model_unused_for_its_idle_time_is_unloaded_never_mid_call_and_loaded_again(
+        tmp_path, site_model, call_wav, monkeypatch) -> None:
+    idle = 0.3
+    settings = Settings(llm_enabled=False, whisper_models={"english": str(site_model)}, site_model_idle_seconds=idle)
+    pipeline = Pipeline(settings, transcriber=None, speakers=None, embedder=None, llm=None)
+    spec = ProjectSpec(name="Site", language="en", transcription=TranscriptionSpec(model="english"))
+    path = tmp_path / "call.wav"
+    path.write_bytes(call_wav)
+    with pipeline.transcriber_for(spec) as loaded:  # its last use, `idle` seconds before the call is transcribed
+        first = weakref.ref(loaded)
+    del loaded
+    held = []
+    transcribe = Transcriber.transcribe
+
+    def slowly(self, *args, **kwargs):  # a call that takes longer than the idle time
+        time.sleep(3 * idle)
+        held.append("english" in pipeline.site_models)
+        return transcribe(self, *args, **kwargs)
+    monkeypatch.setattr(Transcriber, "transcribe", slowly)
+
+    result = pipeline.run(path, spec)
+    assert held == [True]  # the model outlived its idle time while the call was transcribed on it
+    assert [m.name for m in result.models if m.stage == "asr"] == [f"whisper {SITE_FOLDER} ({site_model})"]
+    deadline = time.monotonic() + 10
+    while "english" in pipeline.site_models and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "english" not in pipeline.site_models
+    assert first() is None  # dropped, not only forgotten: nothing holds the model, its memory is freed
+    again = pipeline.run(path, spec)  # the next call loads it again
+    assert "help" in " ".join(s.text for s in again.segments).lower()
+    assert held == [True, True]
+
+
+def test_a_site_model_in_use_is_never_dropped_however_long_the_call() -> None:
+    now = [0.0]
+    models = IdleModels(lambda name: object(), 600, clock=lambda: now[0])
+    with models.use("large") as model:
+        now[0] += 3600
+        models.drop_idle()
+        assert "large" in models
+    now[0] += 599
+    models.drop_idle()
+    assert "large" in models  # 599 s since its last use
+    now[0] += 1
+    models.drop_idle()
+    assert "large" not in models
+    with models.use("large") as again:
+        assert again is not model
+
+
 def test_an_unknown_name_is_refused_before_anything_loads() -> None:
     pipeline = Pipeline(Settings(llm_enabled=False), transcriber=None, speakers=None, embedder=None, llm=None)
-    with pytest.raises(AnalysisError, match=r"'large' is not one of this site's \(CALLSCOPE_WHISPER_MODELS: none\)"):
-        pipeline.transcriber_for(ProjectSpec(name="X", language="en", transcription=TranscriptionSpec(model="large")))
+    with (pytest.raises(AnalysisError, match=r"'large' is not one of this site's \(CALLSCOPE_WHISPER_MODELS: none\)"),
+          pipeline.transcriber_for(ProjectSpec(name="X", language="en",
+                                               transcription=TranscriptionSpec(model="large")))):
+        pass
 
 
 @pytest.mark.parametrize(("value", "models"), [

@@ -30,7 +30,7 @@ class Decodes:
     def speech_probabilities(context: np.ndarray, windows: np.ndarray) -> np.ndarray:
         return (np.abs(windows.reshape(-1, WINDOW)).max(axis=1) > 0).astype(np.float32)
 
-    def transcriber(self, language: str | None = None) -> Decodes:
+    def transcriber(self, language: str | None = None, site_model: str | None = None) -> Decodes:
         return self
 
     def transcribe(self, samples: np.ndarray, **options) -> tuple[list, None]:

@@ -121,7 +121,8 @@ SETTINGS_FORMS = {  # each admin form and its fields (the webhook's `summary` st
     "/settings/webhooks/1": ["url", "summary"],
     "/settings/webhooks/1/rotate": ["overlap_hours"],
     "/settings/processing/1": ["language", "goal_language", "summary_language", "long_pause_threshold_seconds",
-                               "retention_days", "transcription_hints", "goals", "categories", "fields"],
+                               "retention_days", "transcription_hints", "transcription", "goals", "categories",
+                               "fields"],
 }
 
 

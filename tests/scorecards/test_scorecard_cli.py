@@ -19,7 +19,7 @@ LINES = [("agent", "Thank you for calling, my name is Ana."), ("customer", "I wa
 class Analysed:
     """A pipeline whose run answers a written result: goal 1 met, goal 2 not, the call about billing."""
 
-    llm = None
+    llm = embedder = None
 
     def __init__(self, settings):
         pass

@@ -91,8 +91,7 @@ async def test_calls_scored_before_versions_were_kept_are_scored_again(runtime, 
 
 def test_a_rescoring_keeps_the_language_models_answers():
     """Pure: the stored analysis scored again with a new version of its form, without a model."""
-    asked = ScriptedModel({"q1": {"answer": "yes", "quote": "I refunded the second charge"},
-                           "q2": {"answer": "no", "quote": ""}, "q3": {"answer": "no", "quote": ""}})
+    asked = ScriptedModel(verdicts=[["yes", "no", "no"]])
     first = scorecards.Form(7, "QA", 1, form(*LLM_FORM))
     results, transcript = stored.documents(call())
     results, _ = scorecards.score_results([first], results, transcript, asked)

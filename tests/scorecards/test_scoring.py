@@ -4,6 +4,7 @@ their recomputation, and the validation errors with their paths. Pure functions:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, get_args
 
@@ -20,10 +21,12 @@ from callscope.analysis.stages.scorecard import (
     recompute,
     score_call,
 )
+from callscope.analysis.stages.summary import transcript_budget, transcript_prompt
 from callscope.analysis.stored import Completion
 from callscope.errors import ValidationFailed
 from callscope.resources.kinds import ProjectSpec
 from callscope.resources.scorecards import Emotion, ScorecardForm, missing_references
+from tests.analysis.conftest import embedder  # noqa: F401  (the fixture)
 from tests.analysis.scripted_model import ScriptedModel
 
 AT = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
@@ -94,8 +97,9 @@ def form(*questions: dict, **section: Any) -> ScorecardForm:
                                                         **section}]})
 
 
-def scored(f: ScorecardForm, result: AnalysisResult | None = None, llm: Any = None) -> ScorecardResult:
-    return score_call(f, result or call(), scorecard_id=7, name="Support QA", version=3, llm=llm)
+def scored(f: ScorecardForm, result: AnalysisResult | None = None, llm: Any = None,
+           embedder: Any = None) -> ScorecardResult:
+    return score_call(f, result or call(), scorecard_id=7, name="Support QA", version=3, llm=llm, embedder=embedder)
 
 
 def answer_of(card: ScorecardResult, qid: str):
@@ -214,22 +218,35 @@ LLM_FORM = (q("refund", {"source": "llm", "prompt": "Did the agent give a refund
             q("lied", {"source": "llm", "prompt": "Did the agent apologise?"}, 30))
 
 
-def test_llm_questions_are_asked_once_with_the_transcript_and_a_yes_needs_a_true_quote():
-    model = ScriptedModel({"q1": {"answer": "yes", "quote": "I refunded the second charge"},
-                           "q2": {"answer": "no", "quote": ""},
-                           "q3": {"answer": "yes", "quote": "I am so sorry for the trouble"}})  # not said
-    card = scored(form(*LLM_FORM), llm=model)
-    assert len(model.prompts) == 1
-    assert "Agent: Thank you for calling Acme" in model.prompts[0] and "q2: Did the agent promise a callback?" in \
-        model.prompts[0]
-    assert set(model.schemas[0]["required"]) == {"q1", "q2", "q3"}
+def test_llm_questions_are_read_from_one_answer_token_each_after_the_shared_transcript(embedder):
+    """One judgement: the transcript prefix the summary and the claim judge share (so a local model finds it
+    evaluated), then each question alone; the probability of "yes" decides, and a yes quotes the closest sentence."""
+    model = ScriptedModel(verdicts=[["yes", "no", "no"]])
+    card = scored(form(*LLM_FORM), llm=model, embedder=embedder)
+    [judgement] = model.judgements
+    assert judgement.head.startswith(transcript_prompt(call().segments, transcript_budget(model),
+                                                       {"speaker-1": "agent", "speaker-2": "customer"}))
+    assert "Agent: Thank you for calling Acme" in judgement.head
+    assert judgement.questions[1] == "Did the agent promise a callback?\nAnswer yes or no."
     refund = answer_of(card, "refund")
-    assert refund.answer == "yes" and refund.evidence[0].text.startswith("I refunded the second charge")
-    assert refund.evidence[0].start == 45.0
-    assert answer_of(card, "promise").answer == "no"
-    lied = answer_of(card, "lied")
-    assert lied.answer == "n/a" and "without a quote" in lied.note
-    assert card.score == 57.1  # 40 of the 70 answered
+    assert refund.answer == "yes" and refund.evidence[0].text == "I refunded the second charge of 49 dollars."
+    assert refund.evidence[0].start == 45.0 and "P(yes) 1.00" in refund.note
+    assert answer_of(card, "promise").answer == "no" and not answer_of(card, "promise").evidence
+    assert card.score == 40.0  # 40 of the 100 answered
+
+
+def test_an_llm_yes_without_the_text_model_has_no_quote_but_stands():
+    card = scored(form(*LLM_FORM), llm=ScriptedModel(verdicts=[["yes", "yes", "no"]]))
+    assert [(a.answer, a.evidence) for a in card.answers] == [("yes", []), ("yes", []), ("no", [])]
+
+
+def test_an_llm_yes_quotes_the_role_the_question_is_about(embedder):
+    """The customer's "I was charged twice" is closest to a question about a charge, but no evidence of the agent."""
+    f = form(q("agent", {"source": "llm", "prompt": "Did the agent talk about the double charge on the bill?"}, 50),
+             q("customer", {"source": "llm", "prompt": "Did the customer complain about a double charge?"}, 50))
+    card = scored(f, llm=ScriptedModel(verdicts=[["yes", "yes"]]), embedder=embedder)
+    assert answer_of(card, "agent").evidence[0].text == "I refunded the second charge of 49 dollars."
+    assert answer_of(card, "customer").evidence[0].text == "Hi, I was charged twice on my bill this month."
 
 
 def test_without_a_language_model_llm_questions_are_na_with_the_reason():
@@ -242,7 +259,7 @@ def test_a_failing_model_leaves_its_questions_na():
     from callscope.analysis.models.language_model import LanguageModelError
 
     class Failing(ScriptedModel):
-        def generate_json(self, prompt: str, schema: dict, max_tokens: int = 512) -> dict:
+        def yes_probabilities(self, head: str, questions: Sequence[str]) -> list[float]:
             raise LanguageModelError("timed out")
 
     card = scored(form(*LLM_FORM), llm=Failing())
@@ -250,12 +267,12 @@ def test_a_failing_model_leaves_its_questions_na():
 
 
 def test_an_llm_question_the_call_rules_out_is_not_asked():
-    model = ScriptedModel({"q1": {"answer": "yes", "quote": "I refunded the second charge"}})
+    model = ScriptedModel(verdicts=[["yes"]])
     f = form(q("refund", {"source": "llm", "prompt": "Refund?"}, 50),
              q("cancel", {"source": "llm", "prompt": "Did the agent try to keep the customer?"}, 50,
                applies_when={"category": "Cancellation"}))
     card = scored(f, llm=model)
-    assert len(model.schemas[0]["required"]) == 1
+    assert model.judgements[0].questions == ("Refund?\nAnswer yes or no.",)
     assert answer_of(card, "cancel").answer == "n/a" and not answer_of(card, "cancel").applicable
 
 
@@ -536,14 +553,13 @@ def test_the_analysis_answers_the_llm_questions_and_storing_keeps_them_a_changed
     that card, and scores there only a form made or changed since (without the model: its llm questions keep the
     model's answers of the analysis's card of that form, and are n/a on a form new to the call)."""
     f = form(*LLM_FORM)
-    model = ScriptedModel({"q1": {"answer": "yes", "quote": "I refunded the second charge"},
-                           "q2": {"answer": "no", "quote": ""}, "q3": {"answer": "no", "quote": ""}})
+    model = ScriptedModel(verdicts=[["yes", "no", "no"]])
     analysed = call().model_copy(update={"scorecards": [scored(f, llm=model)]})
     results, transcript = stored.documents(analysed)
     kept = Completion(results, transcript, 0, 0, False, None, None, {}, {})  # type: ignore[arg-type]  # documents only
     [card] = scorecards.score([scorecards.Form(7, "Support QA", 3, f)], kept)[1]
-    assert answer_of(card, "refund").answer == "yes" and len(model.prompts) == 1
+    assert answer_of(card, "refund").answer == "yes" and len(model.judgements) == 1
     [changed] = scorecards.score([scorecards.Form(7, "Support QA", 4, f)], kept)[1]
-    assert changed.version == 4 and answer_of(changed, "refund").answer == "yes" and len(model.prompts) == 1
+    assert changed.version == 4 and answer_of(changed, "refund").answer == "yes" and len(model.judgements) == 1
     [new] = scorecards.score([scorecards.Form(8, "Other QA", 1, f)], kept)[1]
     assert {a.answer for a in new.answers} == {"n/a"}
