@@ -48,8 +48,9 @@ phone band, to tell the band's share of the recognition errors.
 ``--mode strict`` (repeatable with ``--mode precise``; one transcription for all) scores redaction.mode strict. The
 speech run also prints, per type, the true spans that survive: a word of one left in the transcript, or more than
 LEAK_SHARE of its speech samples left in the served audio; and by the issue's leak test, 4 consecutive digits of
-its own left in the transcript (spoken or written) or the audio test (a span of fewer digits: the word test); and
-the share of the calls' time the served audio blanks, beside the true spans' share (the cost). Text mode prints the
+its own left in the transcript (spoken or written) or the audio test (a span of fewer digits: the word test), each
+one with what ASR heard under ``--misses``; and the share of the calls' time the served audio blanks, beside the
+true spans' share, and of it the time outside the true spans (the cost beyond the values). Text mode prints the
 words outside true spans redacted.
 
 ``--requests`` measures strict mode's requests, per turn, found by their words (the rules) and by their meaning
@@ -290,6 +291,7 @@ class SpeechTally:
     # a span saying fewer than 4 digits (a name, a security code) by the first test
     leaks: dict[EntityType, list[int]] = field(default_factory=lambda: {e: [0, 0, 0, 0] for e in ENTITY_TYPES})
     blanked_ms: int = 0  # the served audio's filled time
+    blanked_other_ms: int = 0  # of which outside the true spans: what redaction costs beyond the values
     truth_ms: int = 0  # the true spans' time (the least a redaction that takes them all must blank)
     audio_ms: int = 0
     asr_s: float = 0.0
@@ -371,13 +373,17 @@ LEAK_SHARE = 0.05
 
 
 def _score_audio(t: Transcribed, found: list[SpokenSpan], margin_ms: int, fill: Fill, tally: SpeechTally,
-                 folder: Path) -> None:
+                 folder: Path, misses: bool = False) -> None:
     served_path = folder / f"{t.call['id']}-served.flac"
     from tests.analysis import speech  # --speech only
 
-    ranges = redacted_spans(t.redacted, margin_ms)
-    tally.blanked_ms += sum(min(e, t.duration_ms) - s for s, e in ranges if s < t.duration_ms)
-    tally.truth_ms += sum(e - s for s, e in merged((s.start_ms, s.end_ms) for s in t.truth))
+    ranges = [(s, min(e, t.duration_ms)) for s, e in redacted_spans(t.redacted, margin_ms) if s < t.duration_ms]
+    true_ranges = merged((s.start_ms, s.end_ms) for s in t.truth)
+    blanked = sum(e - s for s, e in ranges)
+    tally.blanked_ms += blanked
+    tally.blanked_other_ms += blanked - sum(max(0, min(e, te) - max(s, ts))
+                                            for s, e in ranges for ts, te in true_ranges)
+    tally.truth_ms += sum(e - s for s, e in true_ranges)
     redact_audio_file(t.path, served_path, ranges, fill)
     original, rate = speech.read(t.path)
     served, served_rate = speech.read(served_path)
@@ -402,11 +408,17 @@ def _score_audio(t: Transcribed, found: list[SpokenSpan], margin_ms: int, fill: 
         speech_there = np.abs(original[:, lo:hi]) > S16_STEP
         audible = (speech_there & (np.abs(residual) > S16_STEP)).sum() > LEAK_SHARE * max(speech_there.sum(), 1)
         written = not _truth_words(spoken, t.segments) <= redacted_words
+        digits = audible or _four_digits_left(spoken.text, t.redacted, written)
         leak = tally.leaks[spoken.entity]
         leak[0] += 1
         leak[1] += written
         leak[2] += written or audible
-        leak[3] += audible or _four_digits_left(spoken.text, t.redacted, written)
+        leak[3] += digits
+        if misses and (written or audible or digits):
+            print(f"  leaks  {t.call['id']} {spoken.entity}: {spoken.text!r} heard as "
+                  f"{_speech_quote(t.segments, _truth_words(spoken, t.segments))!r}: "
+                  + ", ".join(k for k, v in (("a word left", written), ("audible", audible), ("4 digits", digits))
+                              if v))
     outside = ~in_truth
     filled = np.abs(served - fill_samples(fill, 0, n, rate)) <= S16_STEP
     other = (np.abs(original) > S16_STEP) & outside
@@ -529,14 +541,15 @@ def _speech_figures(done: dict[str, list[Transcribed]], folder: Path, args: argp
     for part, transcribed in done.items():
         tally = tallies[part]
         for t in transcribed:
-            _score_audio(t, found[t.call["id"]], margin, args.fill, tally, folder)
+            _score_audio(t, found[t.call["id"]], margin, args.fill, tally, folder, args.misses)
         ratio = tally.residual_energy / tally.span_energy if tally.span_energy else 0.0
         db = 10 * np.log10(ratio) if ratio > 0 else float("-inf")
         print(f"{part}: audio ({args.fill}, margin {margin} ms), inside found true spans: speech left "
               f"{_pct(tally.span_left, tally.span_speech).strip()} % of {tally.span_speech} samples, residual "
               f"{db:.1f} dB; other speech filled {_pct(tally.other_filled, tally.other_speech).strip()} %; "
               f"blanked {_pct(tally.blanked_ms, tally.audio_ms).strip()} % of the calls' time (the true spans: "
-              f"{_pct(tally.truth_ms, tally.audio_ms).strip()} %)")
+              f"{_pct(tally.truth_ms, tally.audio_ms).strip()} %; blanked outside them: "
+              f"{_pct(tally.blanked_other_ms, tally.audio_ms).strip()} %)")
         print(f"{part}: survives (mode {mode}): type, true spans, in the transcript, in the transcript or audible, "
               "4 of its digits in a row in the transcript or audible")
         for entity, (n, written, either, digits) in tally.leaks.items():

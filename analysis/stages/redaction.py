@@ -1131,11 +1131,18 @@ REQUESTS: dict[str, dict[EntityType, str]] = {"en": {
 # that makes it a request: fitted on the benchmark's fit part (benchmarks/redaction.py --requests).
 REQUEST_SIMILARITY = 0.68
 REQUEST_TAIL = 8  # tokens: "what's the card number please, when you're ready?" still ends with its request
-# Words a recogniser writes for a digit said on a phone line ("four" as "for"); they count only inside a run that
-# has two real digits, so "to" and "for" in sentences never make one.
-MISHEARD_DIGITS = {"for": 1, "to": 1, "too": 1, "ate": 1, "oh": 1, "o": 1, "won": 1, "tree": 1, "free": 1}
+# Words a recogniser writes for a digit said on a phone line ("four" as "for", "zero" as "Nero"); they count only
+# inside a run that has two real digits, so "to" and "for" in sentences never make one.
+MISHEARD_DIGITS = {"for": 1, "to": 1, "too": 1, "ate": 1, "oh": 1, "o": 1, "won": 1, "tree": 1, "free": 1,
+                   "nero": 1, "niro": 1}
 _DIGITS_WITH_A_LETTER = re.compile(r"[a-z]\d+|\d+[a-z]|\d+[a-z]\d+")  # a letter heard in or beside digits
 DIGIT_RUN = 4  # digits: the fewest that identify a part of a card (PCI's leak test: 4 consecutive digits)
+SHORT_RUN = 3  # digits: after a card, bank, ID or birth cue, a security code, or an expiry heard a digit short
+LAST_FOUR_RUN = 2  # digits: after "the card ending", two of its last four heard ("I'm 0, I'm 8")
+RUN_GAP = 1  # words: a misheard word between two digits of a run ("I1821 double-dine free", "11 Nash Nero 2")
+OPENER_WORDS = 3  # words that say no digit in a turn that says a value alone ("Sure, it's ...", "So ...")
+DATE_REACH = 3  # words: a month, a day or an ordinal this close before a year makes a date ("on September 1946")
+NAMED_BY = 3  # tokens: an "other" cue this close before a run names it ("order number 5318", "reference is 77120")
 LOW_PROBABILITY = 0.5  # a word heard with less is one the recogniser may have misplaced or misheard
 LOW_PROBABILITY_MARGIN_MS = 2_000  # a span with such a word around it takes this much more of its turn each side
 _NUMERIC = (EntityType.PAYMENT_CARD, EntityType.BANK_ACCOUNT, EntityType.NATIONAL_ID, EntityType.PHONE_NUMBER,
@@ -1165,30 +1172,49 @@ def _digits_said(token: str, before: str | None) -> int:
 
 
 def _digit_runs(call: _Call) -> list[list[int]]:
-    """The words of each run of spoken digits, number words or digit-like mishearings in a segment saying DIGIT_RUN
-    digits or more, at least two of them real (or one, the whole segment); not an amount, a time or a year said
-    alone ("$1,250", "13:30", "2024")."""
+    """The words of each run of spoken digits, number words or digit-like mishearings in a segment (RUN_GAP other
+    words may stand between two of its digits) saying DIGIT_RUN digits or more (SHORT_RUN after a card, bank, ID or
+    birth cue), with two real digit words, or one with a letter stuck to it ("I1821"), or one making the whole
+    segment; not an amount, a time, or years alone ("$1,250", "13:30", "2024", "in 2019 and 2020")."""
     out = []
     for words in call.by_segment:
         run: list[int] = []
+        gap: list[int] = []
         for w in [*words, -1]:
             toks = tokens(call.words[w].text) if w >= 0 else []
             if toks and all(_digits_said(t, None) >= 0 for t in toks):
-                run.append(w)
-                continue
-            if not run:
-                continue
-            said = [t for r in run for t in tokens(call.words[r].text)]
-            counts = [_digits_said(t, b) for t, b in zip(said, [None, *said[:-1]], strict=True)]
-            real = sum(1 for t in said if t.isdigit() or t in UNITS or t in TEENS or t in TENS)
-            text = " ".join(call.words[r].text for r in run)
-            year = len(said) == 1 and re.fullmatch(r"(19|20)\d\d", said[0]) is not None
-            # one written number is a run where it is the whole turn: an answer ("1228." for "twelve twenty eight")
-            alone = real >= 2 or len(run) == len(words)
-            if sum(counts) >= DIGIT_RUN and alone and not year and not re.search(rf"[{_CURRENCY}:%]", text):
-                out.append(run)
-            run = []
+                run += [*gap, w]
+                gap = []
+            elif run and w >= 0 and len(gap) < RUN_GAP and (gap or _real_digits(call, run[-1])):
+                gap.append(w)  # after a real digit only: "for room 1,400" is no run of "for"
+            else:
+                if run and _is_run(call, run, whole=len(run) == len(words)):
+                    out.append(run)
+                run, gap = [], []
     return out
+
+
+def _is_real_digit(token: str) -> bool:
+    return any(ch.isdigit() for ch in token) or token in UNITS or token in TEENS or token in TENS
+
+
+def _real_digits(call: _Call, w: int) -> bool:
+    return any(map(_is_real_digit, tokens(call.words[w].text)))
+
+
+def _is_run(call: _Call, run: list[int], whole: bool) -> bool:
+    """Whether the words of run make a run of digits: see _digit_runs."""
+    said = [t for r in run for t in tokens(call.words[r].text)]
+    counts = [max(_digits_said(t, b), 0) for t, b in zip(said, [None, *said[:-1]], strict=True)]
+    real = [t for t in said if _is_real_digit(t)]
+    lettered = any(_DIGITS_WITH_A_LETTER.fullmatch(t) and sum(ch.isdigit() for ch in t) >= 2 for t in real)
+    years = bool(real) and all(re.fullmatch(r"(19|20)\d\d", t) for t in real)
+    text = " ".join(call.words[r].text for r in run)
+    cue = call.nearest_cue(call.words[run[0]].token)
+    least = LAST_FOUR_RUN if cue == "last4" else SHORT_RUN if cue in _CUE_ENTITY and cue != "phone" else DIGIT_RUN
+    # one written number is a run where it is the whole turn: an answer ("1228." for "twelve twenty eight")
+    return sum(counts) >= least and (len(real) >= 2 or lettered or whole) and not years and \
+        not re.search(rf"[{_CURRENCY}:%]", text)
 
 
 def requests_by_words(segments: Sequence[TranscriptSegment], language: str | None) -> dict[int, EntityType]:
@@ -1248,53 +1274,156 @@ def requests_by_meaning(segments: Sequence[TranscriptSegment], embedder: Any, la
     return out
 
 
-def _requested_answers(call: _Call, wanted: list[EntityType], language: str | None, max_answer_ms: int,
-                       meant: dict[int, tuple[EntityType, float]] | None = None
+def _requested_answers(call: _Call, found: _Found, wanted: list[EntityType], language: str | None,
+                       max_answer_ms: int, meant: dict[int, tuple[EntityType, float]] | None = None
                        ) -> list[tuple[EntityType, list[int], str]]:
     """Each request for a wanted entity's value and the words of its answer: the other speakers' turns from the end
     of the request until the asker speaks again with something other than a read-back (a turn of digits), at most
-    max_answer_ms after the request; the asker's read-backs are part of it. A request is found by its words
-    (REQUESTS: "request") or else by its meaning (`meant`, requests_by_meaning: "request_meaning")."""
+    max_answer_ms after the request. The asker's read-backs are part of it, and a short tail of the request said
+    before anyone answers does not end it ("an email for the order confirmation" "Your"); a turn confirming a
+    read-back ("Yes, that's it.": no digits) is not. A speaker who announces their own value ("my email is", not a
+    question) is answered by their own next turns, while they go on (_Call._continues). Once the asker has moved
+    on, a numeric value's answerer still gives it in turns that are mostly digits ("$9 .27," and "$4 .12." after
+    a garbled "and the expiry date?" and "the three digits on the back?"): those are part of it, within the same
+    bound and until another request (which ends it at once when the asker makes it). A turn in which the rules
+    found a value of the entity says it rather than asks for it ("... Diego Fernandes at e-mail.net."). A request
+    is found by its words (REQUESTS: "request") or else by its meaning (`meant`, requests_by_meaning:
+    "request_meaning")."""
     worded = requests_by_words(call.segments, language)
+    asks = set(worded) | {k for k in meant or () if not _mostly_digits(call, k)}
     out = []
     for si in range(len(call.segments)):
         entity, by = worded.get(si), "request"
-        if entity is None and meant and si in meant and not _reads_back(call, si):
+        if entity is None and meant and si in asks:
             entity, by = meant[si][0], "request_meaning"
-        if entity is None or entity not in wanted:
+        if entity is None or entity not in wanted or found.words[entity] & set(call.by_segment[si]):
             continue
-        asker, asked_ms = call.segments[si].speaker, call.segments[si].end_ms
+        asker, until = call.segments[si].speaker, call.segments[si].end_ms + max_answer_ms
         answer: list[int] = []
+        own, last = by == "request" and _announces(call, si), si
+        answered = read_back = moved_on = False
         for k in range(si + 1, len(call.segments)):
             segment = call.segments[k]
-            if segment.start_ms >= asked_ms + max_answer_ms:
+            if segment.start_ms >= until:
                 break
-            if segment.speaker == asker and not _reads_back(call, k):
-                break
-            answer += [w for w in call.by_segment[k] if call.words[w].start_ms < asked_ms + max_answer_ms]
+            if moved_on:
+                if k in asks:
+                    break  # a new request: its answer is its own
+                if segment.speaker != asker and entity in _NUMERIC and _mostly_digits(call, k):
+                    answer += [w for w in call.by_segment[k] if call.words[w].start_ms < until]
+                continue
+            if own:
+                if segment.speaker != asker:
+                    continue  # between two of the announcer's turns: see _continues
+                if not call._continues(last, k):
+                    break
+                last = k
+            elif segment.speaker == asker:
+                if _mostly_digits(call, k):
+                    read_back = True
+                elif k in asks:
+                    break
+                elif not answered and len(call.by_segment[k]) <= BACKCHANNEL_WORDS:
+                    continue
+                else:
+                    moved_on = True
+                    continue
+            else:
+                answered = True
+                if read_back and not _says_digits(call, k):
+                    continue
+            answer += [w for w in call.by_segment[k] if call.words[w].start_ms < until]
         if answer:
             out.append((entity, answer, by))
     return out
 
 
-def _reads_back(call: _Call, si: int) -> bool:
-    """Whether segment si is mostly digits: an agent reading a value back ("that's 4 2 4 2, 4 2 4 2?")."""
-    toks = [t for w in call.by_segment[si] for t in tokens(call.words[w].text)]
+def _segment_tokens(call: _Call, si: int) -> list[str]:
+    return [t for w in call.by_segment[si] for t in tokens(call.words[w].text)]
+
+
+def _mostly_digits(call: _Call, si: int) -> bool:
+    """Whether segment si is mostly digits: a value said alone ("So 2, 29.") or an agent reading one back ("that's
+    4 2 4 2, 4 2 4 2?")."""
+    toks = _segment_tokens(call, si)
     return sum(1 for t in toks if _digits_said(t, None) >= 0) * 2 >= len(toks) > 0
 
 
+def _value_turn(call: _Call, si: int) -> bool:
+    """Whether segment si says a value alone: mostly digits, and at most OPENER_WORDS words that are none and no
+    cue ("So 2, 29.", "Sure, 6-6-1.", "So, X4 -I -173 -08225 -6405,"; not "The reference is oh for ate too five
+    nine"): a run in it takes the whole turn."""
+    if not _mostly_digits(call, si):
+        return False
+    words = call.by_segment[si]
+    first, last = call.words[words[0]].token, call.words[words[-1]].token + len(tokens(call.words[words[-1]].text))
+    return not any(call.cues[first:last]) and \
+        sum(1 for t in _segment_tokens(call, si) if _digits_said(t, None) < 0) <= OPENER_WORDS
+
+
+def _says_digits(call: _Call, si: int) -> bool:
+    return any(_digits_said(t, None) >= 0 for t in _segment_tokens(call, si))
+
+
+def _announces(call: _Call, si: int) -> bool:
+    """Whether segment si announces its speaker's own value: "my" in its last REQUEST_TAIL tokens, and no question
+    ("and my email is", "My human aim is to email." for "my email is")."""
+    return "my" in _segment_tokens(call, si)[-REQUEST_TAIL:] and not call.segments[si].text.rstrip().endswith("?")
+
+
+def _is_date_word(token: str, born: bool) -> bool:
+    """A month or an ordinal ("september", "21st"); after a birth cue, a day's number too ("14")."""
+    day = re.fullmatch(r"(\d{1,2})(st|nd|rd|th)?", token)
+    return token in MONTHS or token in ORDINALS or (
+        day is not None and 1 <= int(day.group(1)) <= 31 and (born or day.group(2) is not None))
+
+
+def _dates(call: _Call, reference: date | None) -> list[list[int]]:
+    """The words of each date said with a year that may be a birth date, however garbled the rest: a year (1900-2099,
+    or two digits after a birth cue) with a month or an ordinal (after a birth cue, a day's number) within
+    DATE_REACH words before it, and the year decades back (as _dates_of_birth) or a birth cue before it; from the
+    first date word to the year, or the whole turn where that is mostly the date ("It's on September 1946.",
+    "21st on August, 1988.")."""
+    old = (reference.year if reference else OLD_DATE_YEAR) - 16
+    out = []
+    for si, words in enumerate(call.by_segment):
+        said = [tokens(call.words[w].text) for w in words]
+        for i, w in enumerate(words):
+            born = call.cued(call.words[w].token, "dob")
+            year = said[i][0] if len(said[i]) == 1 else ""
+            if not ((re.fullmatch(r"(19|20)\d\d", year) and (int(year) <= old or born)) or
+                    (born and re.fullmatch(r"\d\d", year))):
+                continue
+            first = next((j for j in range(max(0, i - DATE_REACH), i)
+                          if any(_is_date_word(t, born) for t in said[j])), None)
+            if first is None:
+                continue
+            toks = _segment_tokens(call, si)
+            dated = sum(1 for t in toks if _is_date_word(t, born) or _digits_said(t, None) >= 0)
+            out.append(words if dated * 2 >= len(toks) else words[first:i + 1])
+    return out
+
+
 def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str | None, max_answer_ms: int,
-            embedder: Any = None) -> None:
+            embedder: Any = None, reference: date | None = None) -> None:
     """Strict mode's spans, beside the rules': answers to requests (found by their words, and by their meaning
-    where a text embedder is given), runs of digits, and the words around a span heard with a low probability. A
-    word already found keeps its entity."""
+    where a text embedder is given), dates that may be birth dates, runs of digits (a turn that is mostly one:
+    whole), and the words around a span heard with a low probability (not around a run an "other" cue names right
+    before it: "your claim number is 4,4001,291"). A word already found keeps its entity."""
     taken = set().union(*found.words.values())
     numeric = [e for e in _NUMERIC if e in wanted]
     meant = requests_by_meaning(call.segments, embedder, language) if embedder is not None else None
-    adds = _requested_answers(call, wanted, language, max_answer_ms, meant)
+    adds = _requested_answers(call, found, wanted, language, max_answer_ms, meant)
+    if EntityType.DATE_OF_BIRTH in wanted:
+        adds += [(EntityType.DATE_OF_BIRTH, words, "digit_run") for words in _dates(call, reference)]
+    plain: set[int] = set()
     for run in _digit_runs(call) if numeric else []:
         cue = _CUE_ENTITY.get(call.nearest_cue(call.words[run[0]].token) or "")
-        adds.append((cue if cue in numeric else numeric[0], run, "digit_run"))
+        segment = call.words[run[0]].segment
+        words = call.by_segment[segment] if _value_turn(call, segment) else run
+        adds.append((cue if cue in numeric else numeric[0], words, "digit_run"))
+        if call.nearest_cue(call.words[run[0]].token, NAMED_BY) == "other":
+            plain.update(words)
     for entity, words, by in adds:
         words = [w for w in words if w not in taken]
         found.add_words(words, entity, by)
@@ -1302,7 +1431,7 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
     # widen around low-probability words: where the recogniser was unsure, the value may reach further than heard
     # (not names and addresses: a name is often heard unsure, and neither is read as digits)
     for entity in [e for e in wanted if e in _NUMERIC or e == EntityType.EMAIL]:
-        for w in sorted(found.words[entity]):
+        for w in sorted(found.words[entity] - plain):
             word = call.words[w]
             near = [v for v in call.by_segment[word.segment] if v not in taken
                     and call.words[v].end_ms > word.start_ms - LOW_PROBABILITY_MARGIN_MS
@@ -1344,7 +1473,7 @@ def find_spans(segments: Sequence[TranscriptSegment], entities: Iterable[EntityT
     if EntityType.ADDRESS in wanted:
         _addresses(call, found)
     if Mode(mode) == Mode.STRICT:
-        _strict(call, found, wanted, language, max_answer_ms, embedder)
+        _strict(call, found, wanted, language, max_answer_ms, embedder, reference)
     return found.spans(wanted)
 
 

@@ -33,9 +33,10 @@ def test_precise_mode_counts_what_the_words_said():
 
 def test_strict_mode_says_which_rule_found_each_span():
     redaction = redact(MISHEARD, ["payment_card"], mode="strict")
-    # the answer, the read-back (a card the rules read too, widened by the request to the whole turn), the "yes"
-    assert [span.found_by for span in redaction.spans] == [("request",), ("words", "request"), ("request",)]
-    assert redaction.summary.found_by == {"payment_card": {**NONE_FOUND, "words": 1, "request": 3}}
+    # the answer, the read-back (a card the rules read too, widened by the request to the whole turn); the "yes"
+    # confirming it is no part of the value
+    assert [span.found_by for span in redaction.spans] == [("request",), ("words", "request")]
+    assert redaction.summary.found_by == {"payment_card": {**NONE_FOUND, "words": 1, "request": 2}}
     digits = redact(call((CUSTOMER, "The reference is oh for ate too five nine")), ["payment_card"], mode="strict")
     assert digits.summary.found_by == {"payment_card": {**NONE_FOUND, "digit_run": 1}}
     unsure = call((CUSTOMER, "right so my card is the 4242 4242 4242 4242 and that was it from me today"),
