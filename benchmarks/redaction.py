@@ -61,7 +61,8 @@ run's strict mode finds requests by meaning too, as the pipeline does (``--words
 
 ``--asr-cache DIR`` keeps the transcripts between runs (keyed by the call, the voices and the Whisper model), for
 working on the rules; ``--part fit`` runs one part only (fitting without reading the report part; the margin is
-then that part's); ``--verbose`` prints a line per call.
+then that part's); ``--part holdout`` the "holdout" calls, written without reading the rules and never fitted on,
+beside the fit part, whose margin they use; ``--verbose`` prints a line per call.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 import tempfile
 import time
@@ -95,6 +97,7 @@ from callscope.analysis.stages.spoken import digit_runs
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.* (--speech)
 
 DATA = Path(__file__).parent / "data" / "redaction_calls.json"
+REAL_SPEECH = Path(os.environ.get("CALLSCOPE_REAL_SPEECH_DIR", Path.home() / ".cache" / "callscope" / "real-speech"))
 WORD_MS, GAP_MS, TURN_GAP_MS = 300, 60, 600
 
 
@@ -656,6 +659,59 @@ def requests_report(calls: list[dict], args: argparse.Namespace) -> None:
         report(part, chosen, args.misses, "strict", embedder)
 
 
+def everyday_report(args: argparse.Namespace) -> None:
+    """What each mode blanks of real calls (the real-speech set, scripts/fetch_real_speech.py: human speech in
+    several languages, no card or account read out): the cost of a mode on calls that hold nothing to redact, where
+    the scripted calls above are dense with values. Every entity type, the settings' audio margin."""
+    from callscope.analysis.models.text_embedding import text_embedder_from_settings
+    from callscope.analysis.runtime.pipeline import Pipeline
+    from callscope.config import Settings
+    from callscope.resources.kinds import ProjectSpec
+
+    manifest = REAL_SPEECH / "manifest.json"
+    if not manifest.is_file():
+        sys.exit(f"{manifest}: missing; run scripts/fetch_real_speech.py first")
+    clips = json.loads(manifest.read_text())["clips"]
+    settings = Settings(llm_enabled=False)
+    pipeline = Pipeline(settings, speakers=None, embedder=None, llm=None)
+    embedder = text_embedder_from_settings(settings)
+    heard = []
+    for clip in clips:
+        cached = args.asr_cache / f"real-{clip['id']}-{settings.whisper_model}.json" if args.asr_cache else None
+        if cached is not None and cached.exists():
+            stored = json.loads(cached.read_text())
+        else:
+            result = pipeline.run(REAL_SPEECH / clip["path"], ProjectSpec(name="Everyday", language=clip["language"]))
+            stored = {"duration_ms": result.duration_ms,
+                      "segments": [s.model_dump(mode="json") for s in result.segments]}
+            if cached is not None:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                cached.write_text(json.dumps(stored))
+        heard.append((clip, stored["duration_ms"], [TranscriptSegment.model_validate(x) for x in stored["segments"]]))
+    margin = settings.redaction_audio_margin_ms
+    print(f"{len(heard)} real clips, {sum(d for _, d, _ in heard) / 60000:.1f} min; every entity type; audio margin "
+          f"{margin} ms")
+    for mode in args.modes:
+        blanked, total, spans = 0, 0, 0
+        by_language: dict[str, list[int]] = {}
+        for clip, duration_ms, said in heard:
+            redaction = redact(said, ENTITY_TYPES, mode=mode, language=clip["language"],
+                               embedder=embedder if mode == "strict" else None)
+            ranges = [(a, min(b, duration_ms)) for a, b in redacted_spans(redaction.segments, margin)
+                      if a < duration_ms]
+            ms = sum(b - a for a, b in ranges)
+            blanked, total, spans = blanked + ms, total + duration_ms, spans + len(redaction.spans)
+            tally = by_language.setdefault(clip["language"], [0, 0])
+            tally[0], tally[1] = tally[0] + ms, tally[1] + duration_ms
+            if args.misses and redaction.spans:
+                print(f"  {mode} {clip['id']}: " + "; ".join(
+                    f"{x.entity}: {' '.join(w.text for w in said[x.segment].words[x.first_word:x.last_word + 1])!r}"
+                    for x in redaction.spans)[:400])
+        languages = ", ".join(f"{lang} {_pct(b, t).strip()} %" for lang, (b, t) in sorted(by_language.items()))
+        print(f"{mode}: {spans} spans redacted, blanked {_pct(blanked, total).strip()} % of the calls' time "
+              f"({languages})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--misses", action="store_true", help="print each miss and false alarm")
@@ -670,16 +726,24 @@ def main() -> None:
                         help="--speech: the recordings' sample rate (8000: phone band; 16000: wideband, to tell the "
                              "band's share of the ASR errors)")
     parser.add_argument("--verbose", action="store_true", help="--speech: a line per call")
+    parser.add_argument("--everyday", action="store_true",
+                        help="what each mode blanks of the real-speech set's calls, which hold no value to redact")
     parser.add_argument("--mode", dest="modes", action="append", choices=("precise", "strict"),
                         help="redaction.mode (repeatable; default precise): each mode's figures, one transcription")
-    parser.add_argument("--part", dest="parts", action="append", choices=("fit", "report"),
-                        help="only this part (repeatable; default both): fit the rules without reading the report")
+    parser.add_argument("--part", dest="parts", action="append", choices=("fit", "report", "holdout"),
+                        help="only this part (repeatable; default fit and report): fit the rules without reading the "
+                             "report; holdout (never read by the rules) comes with the fit part, whose margin it uses")
     args = parser.parse_args()
     args.parts = args.parts or ["fit", "report"]
+    if "holdout" in args.parts and "fit" not in args.parts:  # the audio margin is the fit part's (--speech)
+        args.parts.insert(0, "fit")
     args.modes = args.modes or ["precise"]
     calls = json.loads(DATA.read_text())
     if args.speech:
         speech_report(calls, args)
+        return
+    if args.everyday:
+        everyday_report(args)
         return
     if args.requests:
         requests_report(calls, args)
