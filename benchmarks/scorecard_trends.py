@@ -1,11 +1,14 @@
-"""How long the team's scorecard figures on Trends take to read (callscope/catalog/trends.py `call_scores`,
-`agent_scores` and `part_scores`, the queries of a Trends page with a QA form) over a month of scored calls.
+"""How long the team's scorecard figures on Trends take to read (callscope/catalog/trends.py `score_days`,
+`agent_scores` and `part_scores`, the queries of a Trends page with a QA form, which read the daily sums
+`trend_score_days`) over a month of scored calls, beside the same figures added up from the calls' own rows
+(`recording_scorecards`, `recording_scorecard_parts`: the queries before the sums, kept here as the baseline).
 
 It writes N scored calls of one account straight into a fresh catalog (default SQLite in a temporary directory;
 --database-url for PostgreSQL: an empty database), spread over 30 days, 20 operators and one form of 3 sections and
 12 questions (15 `recording_scorecard_parts` rows a call, one in ten reviewed, one answer in twenty changed), plus as
-many calls of another account on the same days; then times each query over the month, and over one operator, as
-the page asks them (best of 5).
+many calls of another account on the same days, and their sums as the catalog's writes keep them
+(callscope/catalog/trend_sums.py); PostgreSQL gets ``ANALYZE`` after the load, as autovacuum would. Then it times
+each query over the month, and over one operator, as the page asks them (best of 5).
 
 How to run (repository root)::
 
@@ -22,12 +25,13 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import insert
+from sqlalchemy import and_, case, func, insert, or_, select
+from sqlalchemy.orm import Session
 
-from callscope.catalog import trends
+from callscope.catalog import trend_sums, trends
 from callscope.catalog.db import Catalog
-from callscope.catalog.recordings import Filters, Scope
-from callscope.catalog.tables import Recording, RecordingScorecard, RecordingScorecardPart
+from callscope.catalog.recordings import Filters, Scope, filtered
+from callscope.catalog.tables import Recording, RecordingScorecard, RecordingScorecardPart, TrendScoreDay
 
 START = datetime(2031, 6, 1, tzinfo=UTC)
 SECTIONS = ("Opening", "Handling", "Closing")
@@ -60,6 +64,39 @@ def _fill(catalog: Catalog, calls: int, account: str, first_id: int, rng: random
             session.execute(insert(Recording), recordings)
             session.execute(insert(RecordingScorecard), cards)
             session.execute(insert(RecordingScorecardPart), parts)
+            trend_sums.contribute(session, list(ids))
+
+
+# ----- the baseline: the figures added up from the calls' rows, joined to exactly the calls the list shows
+
+def rows_call_scores(session: Session, scope: Scope, f: Filters) -> list:
+    rs = RecordingScorecard
+    return session.execute(filtered(scope, f)
+                           .with_only_columns(rs.scorecard_id, Recording.created_at, rs.score,
+                                              maintain_column_froms=True)
+                           .join(rs, rs.recording_id == Recording.id).where(rs.score.is_not(None))).all()
+
+
+def rows_agent_scores(session: Session, scope: Scope, f: Filters) -> list:
+    rs = RecordingScorecard
+    return session.execute(filtered(scope, f)
+                           .with_only_columns(rs.scorecard_id, Recording.operator_id, func.count(rs.score),
+                                              func.avg(rs.score), maintain_column_froms=True)
+                           .join(rs, rs.recording_id == Recording.id)
+                           .group_by(rs.scorecard_id, Recording.operator_id)).all()
+
+
+def rows_part_scores(session: Session, scope: Scope, f: Filters) -> list:
+    rs, part = RecordingScorecard, RecordingScorecardPart
+    reviewed = case((or_(rs.reviewed_at.is_not(None), part.changed), 1), else_=0)
+    return session.execute(filtered(scope, f)
+                           .with_only_columns(part.scorecard_id, part.kind, part.name, func.count(part.score),
+                                              func.avg(part.score), func.sum(reviewed),
+                                              func.sum(case((part.changed, 1), else_=0)), maintain_column_froms=True)
+                           .join(rs, rs.recording_id == Recording.id)
+                           .join(part, and_(part.recording_id == rs.recording_id,
+                                            part.scorecard_id == rs.scorecard_id))
+                           .group_by(part.scorecard_id, part.kind, part.name)).all()
 
 
 def _best(catalog: Catalog, query, f: Filters) -> tuple[float, int]:
@@ -84,15 +121,23 @@ def main() -> None:
         start = time.perf_counter()
         _fill(catalog, args.calls, "acme", 1, rng)
         _fill(catalog, args.calls, "other", args.calls + 1, rng)
-        print(f"{catalog.url.get_backend_name()}: {2 * args.calls} calls, {2 * args.calls * 15} parts written in "
-              f"{time.perf_counter() - start:.1f} s", flush=True)
+        if catalog.dialect == "postgresql":
+            with catalog.connect() as conn:
+                conn.exec_driver_sql("ANALYZE")
+        with catalog.session() as session:
+            sums = session.scalar(select(func.count()).select_from(TrendScoreDay))
+        print(f"{catalog.url.get_backend_name()}: {2 * args.calls} calls, {2 * args.calls * 15} parts and their "
+              f"{sums} daily sums written in {time.perf_counter() - start:.1f} s", flush=True)
         month = Filters(analysed=True, created_from=START, created_to=START + timedelta(days=30))
         one = Filters(analysed=True, operator_id=7, created_from=START, created_to=START + timedelta(days=30))
-        for label, query in (("call_scores", trends.call_scores), ("agent_scores", trends.agent_scores),
-                             ("part_scores", trends.part_scores)):
+        for label, rows_query, sums_query in (("per day", rows_call_scores, trends.score_days),
+                                              ("per agent", rows_agent_scores, trends.agent_scores),
+                                              ("per part", rows_part_scores, trends.part_scores)):
             for what, f in (("the month", month), ("one operator", one)):
-                seconds, rows = _best(catalog, query, f)
-                print(f"{label:<13} {what:<13} {seconds * 1000:8.1f} ms  ({rows} rows)")
+                rows_s, rows = _best(catalog, rows_query, f)
+                sums_s, found = _best(catalog, sums_query, f)
+                print(f"{label:<9} {what:<13} rows {rows_s * 1000:8.1f} ms ({rows} rows)   "
+                      f"sums {sums_s * 1000:7.1f} ms ({found} rows)", flush=True)
         catalog.dispose()
 
 

@@ -1,6 +1,7 @@
 """Recordings' scorecards in the catalog: each recording's score on each form (``recording_scorecards``, with who
 reviewed it and the form's version), its score on each of their sections and questions
-(``recording_scorecard_parts``, for Trends), and reviewers' changes to its answers (``scorecard_answer_changes``).
+(``recording_scorecard_parts``, for Trends, whose daily sums callscope/catalog/trend_sums.py keeps in the same
+transaction), and reviewers' changes to its answers (``scorecard_answer_changes``).
 Called only with a recording already found in the caller's scope (or being stored by its analysis). The automatic
 answers are in the analysis document; api/scorecard_reviews.py puts the two together."""
 
@@ -15,6 +16,7 @@ from typing import Any, Protocol
 from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from callscope.catalog import trend_sums
 from callscope.catalog.tables import (
     Analysis,
     Recording,
@@ -131,36 +133,38 @@ def changes(session: Session, recording_id: int) -> list[ScorecardAnswerChange]:
 def record_scores(session: Session, recording_id: int, scores: Iterable[Score]) -> None:
     """The recording's scores after an analysis: one row per form it was scored on (a review mark stays); the rows
     of forms it no longer is scored on go (their answers' history stays)."""
-    current = of_recording(session, recording_id)
-    wanted = {s.scorecard_id: s for s in scores}
-    gone = [form for form in current if form not in wanted]
-    if gone:
-        session.execute(delete(RecordingScorecard).where(RecordingScorecard.recording_id == recording_id,
-                                                         RecordingScorecard.scorecard_id.in_(gone)))
-    _store_parts(session, recording_id, [*current, *wanted], wanted.values())
-    for form, score in wanted.items():
-        row = current.get(form)
-        if row is None:
-            session.add(RecordingScorecard(recording_id=recording_id, scorecard_id=form, score=score.score,
-                                           auto_failed=score.auto_failed, version=score.version))
-        else:
-            row.score, row.auto_failed, row.version = score.score, score.auto_failed, score.version
+    with trend_sums.regrouping(session, [recording_id], figures=False):
+        current = of_recording(session, recording_id)
+        wanted = {s.scorecard_id: s for s in scores}
+        gone = [form for form in current if form not in wanted]
+        if gone:
+            session.execute(delete(RecordingScorecard).where(RecordingScorecard.recording_id == recording_id,
+                                                             RecordingScorecard.scorecard_id.in_(gone)))
+        _store_parts(session, recording_id, [*current, *wanted], wanted.values())
+        for form, score in wanted.items():
+            row = current.get(form)
+            if row is None:
+                session.add(RecordingScorecard(recording_id=recording_id, scorecard_id=form, score=score.score,
+                                               auto_failed=score.auto_failed, version=score.version))
+            else:
+                row.score, row.auto_failed, row.version = score.score, score.auto_failed, score.version
     session.flush()
 
 
 def review(session: Session, recording_id: int, score: Score, added: list[ScorecardAnswerChange],
            reviewed_by: str | None, now: datetime) -> None:
     """A review of the recording's scorecard in one transaction: the answers' changes, the score they make, and the
-    reviewed mark where the reviewer set it."""
+    reviewed mark where the reviewer set it; the call's part of the trends' sums as it was out, as it is in."""
     session.add_all(added)
-    row = session.get(RecordingScorecard, (recording_id, score.scorecard_id))
-    if row is None:
-        row = RecordingScorecard(recording_id=recording_id, scorecard_id=score.scorecard_id)
-        session.add(row)
-    row.score, row.auto_failed, row.version = score.score, score.auto_failed, score.version
-    _store_parts(session, recording_id, [score.scorecard_id], [score])
-    if reviewed_by is not None:
-        row.reviewed_by, row.reviewed_at = reviewed_by, now
+    with trend_sums.regrouping(session, [recording_id], figures=False):
+        row = session.get(RecordingScorecard, (recording_id, score.scorecard_id))
+        if row is None:
+            row = RecordingScorecard(recording_id=recording_id, scorecard_id=score.scorecard_id)
+            session.add(row)
+        row.score, row.auto_failed, row.version = score.score, score.auto_failed, score.version
+        _store_parts(session, recording_id, [score.scorecard_id], [score])
+        if reviewed_by is not None:
+            row.reviewed_by, row.reviewed_at = reviewed_by, now
     session.flush()
 
 

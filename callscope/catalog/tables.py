@@ -414,6 +414,28 @@ class TrendTrackerDay(Base):
     calls: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 
+class TrendScoreDay(Base):
+    """Of a QA form's own score (kind "total", name ""), a section's or a question's (callscope/catalog/scorecards.py),
+    the analysed recordings added on one UTC day that were scored on it, per project and operator (0: every one; -1:
+    the calls of no operator, the agents' figure's own row): the trends' scorecard figures, kept with
+    :class:`TrendDay` and in each transaction that writes a call's scores (an analysis, a review, a rescoring)."""
+
+    __tablename__ = "trend_score_days"
+
+    account: Mapped[str] = mapped_column(String(128), primary_key=True)
+    operator_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    project_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    scorecard_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    name: Mapped[str] = mapped_column(String(400), primary_key=True)
+    calls: Mapped[int] = mapped_column(BigInteger, nullable=False)  # scored on it
+    scored: Mapped[int] = mapped_column(BigInteger, nullable=False)  # of them, with a score (not n/a)
+    score_sum: Mapped[float] = mapped_column(Float, nullable=False)  # of those scores, percent
+    reviewed: Mapped[int] = mapped_column(BigInteger, nullable=False)  # a question's answers a reviewer saw
+    changed: Mapped[int] = mapped_column(BigInteger, nullable=False)  # of them, those a reviewer changed
+
+
 class Job(Base):
     """Work for the analysis dispatcher, written in the same transaction as its recording."""
 

@@ -1,25 +1,20 @@
 """The account's trends (callscope/services/trends.py), read from the sums of the analysed calls' figures per UTC
-day (tables ``trend_days``, ``trend_goal_days``, ``trend_tracker_days``; callscope/catalog/trend_sums.py keeps them):
+day (tables ``trend_days``, ``trend_goal_days``, ``trend_tracker_days``, ``trend_score_days``;
+callscope/catalog/trend_sums.py keeps them):
 a few rows per day however many calls there were, and exactly the calls the list shows for the same filters."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 
-from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from callscope.catalog.recordings import Filters, Scope, filtered, in_scope
-from callscope.catalog.tables import (
-    Recording,
-    RecordingScorecard,
-    RecordingScorecardPart,
-    TrendDay,
-    TrendGoalDay,
-    TrendTrackerDay,
-)
-from callscope.catalog.trend_sums import EVERY
+from callscope.catalog.recordings import Filters, Scope, in_scope
+from callscope.catalog.scorecards import QUESTION, SECTION
+from callscope.catalog.tables import TrendDay, TrendGoalDay, TrendScoreDay, TrendTrackerDay
+from callscope.catalog.trend_sums import EVERY, NO_OPERATOR, TOTAL
 
 
 @dataclass(frozen=True)
@@ -115,8 +110,8 @@ def project_days(session: Session, scope: Scope, f: Filters, project_ids: list[i
     return [ProjectDay(day, project_id, int(calls)) for day, project_id, calls in session.execute(query)]
 
 
-# ----- scorecards: read from the calls' stored scores (recording_scorecards, recording_scorecard_parts), joined by
-# their primary keys to exactly the calls the list shows for the same filters
+# ----- scorecards: read from their sums per day (trend_score_days), which count exactly the calls the list shows for
+# the same filters: a few rows per day, form and part however many calls were scored
 
 @dataclass(frozen=True)
 class AgentScore:
@@ -143,46 +138,55 @@ class PartScores:
 
 
 @dataclass(frozen=True)
-class CallScore:
-    """One call's score on a form, and when it was added (what a bucket of the form's chart adds up)."""
+class ScoreDay:
+    """Of one form, the calls added on one day (UTC) with a score on it, and the sum of their scores (what a bucket of
+    the form's chart adds up)."""
 
     scorecard_id: int
-    created_at: datetime
-    score: float
+    day: date
+    calls: int
+    score_sum: float
 
 
-def call_scores(session: Session, scope: Scope, f: Filters) -> list[CallScore]:
-    """The scores of the calls the filters find in the scope, on each form (a call where no question applied has
-    none and is left out); rows, not objects: one per call and form."""
-    rs = RecordingScorecard
-    query = (filtered(scope, f)
-             .with_only_columns(rs.scorecard_id, Recording.created_at, rs.score, maintain_column_froms=True)
-             .join(rs, rs.recording_id == Recording.id).where(rs.score.is_not(None)))
-    return [CallScore(*row) for row in session.execute(query)]
+def _average(score_sum: float, scored: int) -> float | None:
+    return float(score_sum) / int(scored) if scored else None  # PostgreSQL sums bigints as numeric
+
+
+def _score_sums(scope: Scope, f: Filters, *columns, kinds: tuple[str, ...], every_operator: bool = True):
+    """The sums of the scores of `kinds` of the calls the filters find in the scope, by `columns`; `every_operator`
+    False: per operator (the filter's, or each, those of no operator as NO_OPERATOR), not over every one."""
+    project, operator, first, last = _keys(f)
+    t = TrendScoreDay
+    query = in_scope(select(*columns, func.sum(t.scored), func.sum(t.score_sum), func.sum(t.reviewed),
+                            func.sum(t.changed)), scope, t.account, t.project_id).where(
+        t.project_id == project, t.day.between(first, last), t.kind.in_(kinds), t.calls > 0)
+    if every_operator or operator != EVERY:
+        query = query.where(t.operator_id == operator)
+    else:
+        query = query.where(t.operator_id != EVERY)
+    return query.group_by(*columns)
+
+
+def score_days(session: Session, scope: Scope, f: Filters) -> list[ScoreDay]:
+    """Per form and day, the calls the filters find in the scope that have a score on it, and their scores' sum."""
+    t = TrendScoreDay
+    query = _score_sums(scope, f, t.scorecard_id, t.day, kinds=(TOTAL,))
+    return [ScoreDay(form, day, int(scored), float(score_sum or 0.0))
+            for form, day, scored, score_sum, _, _ in session.execute(query) if scored]
 
 
 def agent_scores(session: Session, scope: Scope, f: Filters) -> list[AgentScore]:
     """Per form and operator, the average score of the calls the filters find in the scope."""
-    rs = RecordingScorecard
-    query = (filtered(scope, f)
-             .with_only_columns(rs.scorecard_id, Recording.operator_id, func.count(rs.score), func.avg(rs.score),
-                                maintain_column_froms=True)
-             .join(rs, rs.recording_id == Recording.id).group_by(rs.scorecard_id, Recording.operator_id))
-    return [AgentScore(form, operator, int(calls), average)
-            for form, operator, calls, average in session.execute(query)]
+    t = TrendScoreDay
+    query = _score_sums(scope, f, t.scorecard_id, t.operator_id, kinds=(TOTAL,), every_operator=False)
+    return [AgentScore(form, None if operator == NO_OPERATOR else operator, int(scored), _average(score_sum, scored))
+            for form, operator, scored, score_sum, _, _ in session.execute(query)]
 
 
 def part_scores(session: Session, scope: Scope, f: Filters) -> list[PartScores]:
     """Per form, section and question, the average score of the calls the filters find in the scope, and how many of
     its answers reviewers saw and changed."""
-    rs, part = RecordingScorecard, RecordingScorecardPart
-    reviewed = case((or_(rs.reviewed_at.is_not(None), part.changed), 1), else_=0)
-    query = (filtered(scope, f)
-             .with_only_columns(part.scorecard_id, part.kind, part.name, func.count(part.score), func.avg(part.score),
-                                func.sum(reviewed), func.sum(case((part.changed, 1), else_=0)),
-                                maintain_column_froms=True)
-             .join(rs, rs.recording_id == Recording.id)
-             .join(part, and_(part.recording_id == rs.recording_id, part.scorecard_id == rs.scorecard_id))
-             .group_by(part.scorecard_id, part.kind, part.name))
-    return [PartScores(form, kind, name, int(calls), average, int(seen or 0), int(changed or 0))
-            for form, kind, name, calls, average, seen, changed in session.execute(query)]
+    t = TrendScoreDay
+    query = _score_sums(scope, f, t.scorecard_id, t.kind, t.name, kinds=(SECTION, QUESTION))
+    return [PartScores(form, kind, name, int(scored), _average(score_sum, scored), int(seen), int(changed))
+            for form, kind, name, scored, score_sum, seen, changed in session.execute(query)]

@@ -309,10 +309,10 @@ async def scorecard_figures(ctx: Context, principal: Principal, project_id: int 
     unit = unit_for(p)
     points: dict[int, list[ScorePoint]] = defaultdict(lambda: [ScorePoint(b) for b in buckets(p, unit)])
     point_of = _placer(p, unit)
-    for call in await ctx.catalog.read(trend_rows.call_scores, principal.scope, f):
-        point = points[call.scorecard_id][point_of(call.created_at.date())]
-        point.calls += 1
-        point.score_sum += call.score
+    for d in await ctx.catalog.read(trend_rows.score_days, principal.scope, f):
+        point = points[d.scorecard_id][point_of(d.day)]
+        point.calls += d.calls
+        point.score_sum += d.score_sum
     parts = {(r.scorecard_id, r.kind, r.name): r for r in await ctx.catalog.read(trend_rows.part_scores,
                                                                                 principal.scope, f)}
     names = {o.status.id: o.spec.name for o in recordings.visible_operators(ctx, principal)}

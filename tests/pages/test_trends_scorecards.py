@@ -1,5 +1,5 @@
 """The team's scorecard figures on Trends, on SQLite and PostgreSQL (callscope/services/trends.py
-`scorecard_figures`, read from the calls' stored scores): per form the average score per agent, per section and per
+`scorecard_figures`, read from their daily sums): per form the average score per agent, per section and per
 question over the period (and the form's average per day, week or month), each linked to its calls on the list, and
 per question the share of reviewed answers no reviewer changed; calls outside the period and another account's
 calls count nothing."""
@@ -11,10 +11,12 @@ from datetime import UTC, date, datetime
 from html import unescape
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
 
 from callscope.analysis.stages.scorecard import AnswerOverride
 from callscope.api.scorecard_reviews import Review, review_as
+from callscope.catalog import trend_sums
 from callscope.catalog.tables import Recording
 from callscope.services import operators, projects, scorecards, trends
 from tests.pages.conftest import admin
@@ -25,6 +27,15 @@ JUNE = trends.Period(date(2031, 6, 1), date(2031, 6, 30))
 
 def june(day: int) -> datetime:
     return datetime(2031, 6, day, 12, tzinfo=UTC)
+
+
+async def backdate(ctx, public_id: str, day: datetime, operator: int | None) -> None:
+    """The call as if added that day by that agent (None: none identified), its part of the trends' sums with it."""
+    def write(session: Session) -> None:
+        rid = session.scalar(select(Recording.id).where(Recording.public_id == public_id))
+        with trend_sums.regrouping(session, [rid]):
+            session.execute(update(Recording).where(Recording.id == rid).values(operator_id=operator, created_at=day))
+    await ctx.catalog.write(write)
 
 
 @pytest.fixture
@@ -39,10 +50,8 @@ async def team(runtime, call, support) -> dict:
     await runtime.store.sync()
 
     async def scored(operator: int, day: datetime, greeting: bool, billing: bool) -> str:
-        public_id = await call(LINES, support, goals={1: greeting}, categories=("billing",) if billing else (),
-                               added=day)
-        await ctx.catalog.write(lambda s: s.execute(
-            update(Recording).where(Recording.public_id == public_id).values(operator_id=operator)))
+        public_id = await call(LINES, support, goals={1: greeting}, categories=("billing",) if billing else ())
+        await backdate(ctx, public_id, day, operator)
         return public_id
 
     first = await scored(olga, june(2), True, True)
@@ -59,7 +68,7 @@ async def team(runtime, call, support) -> dict:
         "categories": [{"name": "billing"}]})
     await scorecards.create_scorecard(ctx, admin("other"), {"sections": FORM}, "Their QA", [theirs.status.id])
     await runtime.store.sync()
-    await call(LINES, theirs.status.id, account="other", goals={1: False}, added=june(2))
+    await backdate(ctx, await call(LINES, theirs.status.id, account="other", goals={1: False}), june(2), None)
     return {"form": fid, "olga": olga, "ivan": ivan}
 
 
