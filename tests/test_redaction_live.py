@@ -254,6 +254,13 @@ def test_a_project_switched_to_strict_and_reanalysed_leaves_no_run_of_the_card_a
         served = tmp_path / "served.flac"
         served.write_bytes(httpx.get(url, timeout=30).content)
         assert dtmf.detect(decode(served)) == []
+        samples, rate = s16(served.read_bytes())
+        words = [w for s in transcript["segments"] for w in s["words"] if w["redacted"]]
+        assert words
+        tone = np.round(fill_samples("tone", 0, samples.shape[1], rate) * 32767).astype(np.int64)
+        for w in words:  # the strict copy is served: the tone over every word strict redacted, on both channels
+            a, b = w["start_ms"] * rate // 1000, w["end_ms"] * rate // 1000
+            assert np.max(np.abs(samples[:, a:b] - tone[a:b])) <= 1
     finally:
         server.stop()
         receiver.stop()
