@@ -1118,7 +1118,8 @@ class Mode(StrEnum):
 REQUESTS: dict[str, dict[EntityType, str]] = {"en": {
     EntityType.PAYMENT_CARD: """long number on the card | number on the card | card number | the card | card details |
         expiry | expiry date | expiration | expiration date | when does it expire | three digits on the back |
-        digits on the back | back of the card | security code | cvv | cvc | cv2 | last four digits""",
+        digits on the back | back of the card | security code | cvv | cvc | cv2 | last four digits | digits |
+        front of the card""",
     EntityType.BANK_ACCOUNT: """sort code | account number | bank account | routing number | iban | bank details""",
     EntityType.NATIONAL_ID: """social security number | social security | ssn | national insurance number |
         national insurance | ni number | passport number | id number | driver's license number | tax id""",
@@ -1142,6 +1143,8 @@ LAST_FOUR_RUN = 2  # digits: after "the card ending", two of its last four heard
 RUN_GAP = 1  # words: a misheard word between two digits of a run ("I1821 double-dine free", "11 Nash Nero 2")
 OPENER_WORDS = 3  # words that say no digit in a turn that says a value alone ("Sure, it's ...", "So ...")
 DATE_REACH = 3  # words: a month, a day or an ordinal this close before a year makes a date ("on September 1946")
+EXPIRY_CONTEXT_MS = 60_000  # a month with a number said this soon after a card is named may be its expiry
+_CARD_CUES = frozenset({"card", "last4", "cvv", "expiry"})
 NAMED_BY = 3  # tokens: an "other" cue this close before a run names it ("order number 5318", "reference is 77120")
 LOW_PROBABILITY = 0.5  # a word heard with less is one the recogniser may have misplaced or misheard
 LOW_PROBABILITY_MARGIN_MS = 2_000  # a span with such a word around it takes this much more of its turn each side
@@ -1404,6 +1407,28 @@ def _dates(call: _Call, reference: date | None) -> list[list[int]]:
     return out
 
 
+def _expiries(call: _Call) -> list[list[int]]:
+    """The words of each month said with a number ("August 28th", "April 29"), in a segment that says little else
+    (OPENER_WORDS), within EXPIRY_CONTEXT_MS after a card was named (a card, its code, its expiry or its last four):
+    an expiry, however garbled its question was ("and when the number backpire," before "and on August 28th."; not
+    "it will ship by March 5th.")."""
+    named = [call.words[call.token_word[t]].end_ms for t, kind in enumerate(call.cues) if kind in _CARD_CUES]
+    out = []
+    for words in call.by_segment:
+        for i, w in enumerate(words):
+            if tokens(call.words[w].text)[:1] not in ([m] for m in MONTHS):
+                continue
+            number = next((j for j in range(i + 1, min(i + 3, len(words)))
+                           if re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)?", "".join(tokens(call.words[words[j]].text)))),
+                          None)
+            start = call.words[w].start_ms
+            said = sum(len(tokens(call.words[v].text)) for v in words)
+            if number is not None and said - 2 <= OPENER_WORDS and \
+                    any(start - EXPIRY_CONTEXT_MS <= end <= start for end in named):
+                out.append(words[i:number + 1])
+    return out
+
+
 def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str | None, max_answer_ms: int,
             embedder: Any = None, reference: date | None = None) -> None:
     """Strict mode's spans, beside the rules': answers to requests (found by their words, and by their meaning
@@ -1416,6 +1441,8 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
     adds = _requested_answers(call, found, wanted, language, max_answer_ms, meant)
     if EntityType.DATE_OF_BIRTH in wanted:
         adds += [(EntityType.DATE_OF_BIRTH, words, "digit_run") for words in _dates(call, reference)]
+    if EntityType.PAYMENT_CARD in wanted:
+        adds += [(EntityType.PAYMENT_CARD, words, "digit_run") for words in _expiries(call)]
     plain: set[int] = set()
     for run in _digit_runs(call) if numeric else []:
         cue = _CUE_ENTITY.get(call.nearest_cue(call.words[run[0]].token) or "")
@@ -1428,17 +1455,25 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
         words = [w for w in words if w not in taken]
         found.add_words(words, entity, by)
         taken.update(words)
-    # widen around low-probability words: where the recogniser was unsure, the value may reach further than heard
-    # (not names and addresses: a name is often heard unsure, and neither is read as digits)
+    # widen around low-probability words: where the recogniser was unsure, the value may reach further than heard,
+    # into the speaker's turn on either side of a pause Whisper cut it at ("66 to Nero," / "So," for "six six two
+    # zero") (not names and addresses: a name is often heard unsure, and neither is read as digits)
     for entity in [e for e in wanted if e in _NUMERIC or e == EntityType.EMAIL]:
         for w in sorted(found.words[entity] - plain):
             word = call.words[w]
-            near = [v for v in call.by_segment[word.segment] if v not in taken
+            near = [v for v in _turn_words(call, word.segment) if v not in taken
                     and call.words[v].end_ms > word.start_ms - LOW_PROBABILITY_MARGIN_MS
                     and call.words[v].start_ms < word.end_ms + LOW_PROBABILITY_MARGIN_MS]
             if near and min(_probability(call, v) for v in [w, *near]) < LOW_PROBABILITY:
                 found.add_words(near, entity, "low_confidence")
                 taken.update(near)
+
+
+def _turn_words(call: _Call, si: int) -> list[int]:
+    """The words of segment si and of the same speaker's segments right before and after it (one turn)."""
+    speaker = call.segments[si].speaker
+    return [w for sj in (si - 1, si, si + 1) if 0 <= sj < len(call.segments) and call.segments[sj].speaker == speaker
+            for w in call.by_segment[sj]]
 
 
 def _probability(call: _Call, w: int) -> float:

@@ -48,7 +48,7 @@ def test_strict_mode_says_which_rule_found_each_span():
 
 
 @pytest.mark.parametrize(("asked", "language", "entity"), [
-    ("Right, go ahead and read me the digits across the front of your card.", "en", "payment_card"),
+    ("Right, go ahead and read me the numbers across the front of your card.", "en", "payment_card"),
     ("Could you tell me when you were born?", "en", "date_of_birth"),
     ("Vale. ¿Me podría decir el número completo de su tarjeta?", "es", "payment_card"),
     ("¿En qué fecha nació usted?", "es", "date_of_birth"),

@@ -247,3 +247,31 @@ def test_a_new_request_by_the_asker_ends_the_answer_at_once():
                   (AGENT, "And the account number?"), (CUSTOMER, "2M441906."), (AGENT, "And the source code?"),
                   (CUSTOMER, "4D1, 756."), entities=["date_of_birth", "bank_account"])[3:] == [
         "[BANK_ACCOUNT].", "And the source code?", "[BANK_ACCOUNT]."]
+
+
+def test_digits_asked_for_are_a_card_request_whatever_else_was_heard():
+    """ "Go ahead with the sixteen digits": the answer is taken whole, though Whisper heard "four five" as "4 times"
+    (no run: one digit a segment)."""
+    said = call((AGENT, "Go ahead with the fixing digits whenever you're ready."), (CUSTOMER, "Um, 4 times."),
+                (CUSTOMER, "3 times."), (AGENT, "Got it, thanks."))
+    assert texts(redact(said, ["payment_card"], mode="strict").segments)[1:3] == ["[PAYMENT_CARD].", "[PAYMENT_CARD]."]
+
+
+def test_an_unsure_value_is_widened_into_the_speakers_next_segment():
+    """A code heard "66 to Nero," and its last word, unsure, cut off by Whisper as a segment of its own ("So,")."""
+    said = call((CUSTOMER, "It is 66 to Nero 14"), (CUSTOMER, "So,"), (AGENT, "Great, you are all booked."),
+                unsure={"Nero", "So,"})
+    redacted = redact(said, ["payment_card"], mode="strict")
+    assert texts(redacted.segments)[1:] == ["[PAYMENT_CARD],", "Great, you are all booked."]
+    assert redacted.summary.found_by["payment_card"]["low_confidence"] == 1
+
+
+def test_a_month_with_a_number_soon_after_a_card_is_its_expiry_however_garbled_its_question():
+    said = call((AGENT, "Lovely, and the number across the front on the card."),
+                (CUSTOMER, "49, 16, 33, 80, 65, 20, 10, 34,"), (AGENT, "and when the number backpire,"),
+                (CUSTOMER, "and on August 28th."))
+    assert texts(redact(said, ["payment_card"], mode="strict").segments)[3] == "and on [PAYMENT_CARD]."
+    assert texts(redact(said, ["payment_card"], mode="precise").segments)[3] == "and on August 28th."
+    later = call((AGENT, "Can I take the card number?"), start_ms=0)[0], *call(
+        (CUSTOMER, "We fly out on August 28th."), start_ms=61_000)
+    assert texts(redact(list(later), ["payment_card"], mode="strict").segments)[1] == "We fly out on August 28th."
