@@ -62,7 +62,8 @@ run's strict mode finds requests by meaning too, as the pipeline does (``--words
 ``--asr-cache DIR`` keeps the transcripts between runs (keyed by the call, the voices and the Whisper model), for
 working on the rules; ``--part fit`` runs one part only (fitting without reading the report part; the margin is
 then that part's); ``--part holdout`` the "holdout" calls, written without reading the rules and never fitted on,
-beside the fit part, whose margin they use; ``--verbose`` prints a line per call.
+beside the fit part, whose margin they use (``--part holdout2``: a second such part, written after the rules were
+refitted on the first); ``--verbose`` prints a line per call.
 """
 
 from __future__ import annotations
@@ -730,12 +731,14 @@ def main() -> None:
                         help="what each mode blanks of the real-speech set's calls, which hold no value to redact")
     parser.add_argument("--mode", dest="modes", action="append", choices=("precise", "strict"),
                         help="redaction.mode (repeatable; default precise): each mode's figures, one transcription")
-    parser.add_argument("--part", dest="parts", action="append", choices=("fit", "report", "holdout"),
+    parser.add_argument("--part", dest="parts", action="append", choices=("fit", "report", "holdout", "holdout2"),
                         help="only this part (repeatable; default fit and report): fit the rules without reading the "
-                             "report; holdout (never read by the rules) comes with the fit part, whose margin it uses")
+                             "report; holdout and holdout2 (never read by the rules) come with the fit part, whose "
+                             "margin they use")
     args = parser.parse_args()
     args.parts = args.parts or ["fit", "report"]
-    if "holdout" in args.parts and "fit" not in args.parts:  # the audio margin is the fit part's (--speech)
+    # the audio margin is the fit part's (--speech)
+    if {"holdout", "holdout2"} & set(args.parts) and "fit" not in args.parts:
         args.parts.insert(0, "fit")
     args.modes = args.modes or ["precise"]
     calls = json.loads(DATA.read_text())
