@@ -1414,17 +1414,18 @@ def _expiries(call: _Call) -> list[list[int]]:
     "it will ship by March 5th.")."""
     named = [call.words[call.token_word[t]].end_ms for t, kind in enumerate(call.cues) if kind in _CARD_CUES]
     out = []
-    for words in call.by_segment:
+    for si, words in enumerate(call.by_segment):
+        toks = _segment_tokens(call, si)
+        if not named or len(toks) - 2 > OPENER_WORDS:  # the month and its number, and little else
+            continue
         for i, w in enumerate(words):
-            if tokens(call.words[w].text)[:1] not in ([m] for m in MONTHS):
+            if not set(tokens(call.words[w].text)[:1]) & set(MONTHS):
                 continue
             number = next((j for j in range(i + 1, min(i + 3, len(words)))
                            if re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)?", "".join(tokens(call.words[words[j]].text)))),
                           None)
             start = call.words[w].start_ms
-            said = sum(len(tokens(call.words[v].text)) for v in words)
-            if number is not None and said - 2 <= OPENER_WORDS and \
-                    any(start - EXPIRY_CONTEXT_MS <= end <= start for end in named):
+            if number is not None and any(start - EXPIRY_CONTEXT_MS <= end <= start for end in named):
                 out.append(words[i:number + 1])
     return out
 
