@@ -4,8 +4,8 @@ out as batch calls do, and the API process that holds the call's socket holds no
 `LiveActor` loads the live models in its own worker process (an actor is a process) and then runs one call's
 `LiveRecognition` (analysis/runtime/live.py). Loading takes seconds (a process, its imports, Whisper), so
 CALLSCOPE_LIVE_SPARE_ACTORS actors are started ahead (`Spares`, from the first live call of this process on): a
-call takes a loaded one and another starts for the next call. `RayRecognition` is the call's `Recognition`
-(callscope/live/session.py): it takes the actor and forwards each turn to it. Actors ask Ray for
+call takes a loaded one and, once it has begun, another starts for the next call. `RayRecognition` is the call's
+`Recognition` (callscope/live/session.py): it takes the actor and forwards each turn to it. Actors ask Ray for
 CALLSCOPE_RAY_LIVE_NUM_CPUS / _NUM_GPUS on the nodes that offer CALLSCOPE_RAY_WORKER_RESOURCE. One that finds no
 room (or whose models do not load) within CALLSCOPE_LIVE_START_TIMEOUT_SECONDS, or that dies mid-call with its
 process or node, raises `RecognitionLost`: the call goes on without live recognition, said in an event, and its
@@ -78,13 +78,18 @@ class Spares:
         self._actors: list[Any] = []
 
     def take(self, settings: Settings) -> Any:
-        """A spare actor (a new one where none is left); the spares are made up again."""
+        """A spare actor (a new one where none is left)."""
         with self._lock:
             ray_cluster.connect(settings)
-            actor = self._actors.pop(0) if self._actors else start_actor(settings)
+            return self._actors.pop(0) if self._actors else start_actor(settings)
+
+    def make_up(self, settings: Settings) -> None:
+        """Start spares up to CALLSCOPE_LIVE_SPARE_ACTORS. Called once the taking call's actor has begun (or given
+        up): Ray does not place actors in the order they were made, so a spare started beside a new call's actor
+        could take the room the call waits for."""
+        with self._lock:
             while len(self._actors) < settings.live_spare_actors:
                 self._actors.append(start_actor(settings))
-        return actor
 
 
 _spares = Spares()
@@ -109,6 +114,8 @@ class RayRecognition:
                 raise
             self.actor = start_actor(self.settings)  # the spare died while it waited (its node went away)
             self._call("begin", self.spec, self.tracks, timeout=timeout)
+        finally:
+            _spares.make_up(self.settings)
 
     def feed(self, chunks: Sequence[np.ndarray]) -> list[Event]:
         return self._call("feed", list(chunks))
