@@ -62,8 +62,8 @@ run's strict mode finds requests by meaning too, as the pipeline does (``--words
 ``--asr-cache DIR`` keeps the transcripts between runs (keyed by the call, the voices and the Whisper model), for
 working on the rules; ``--part fit`` runs one part only (fitting without reading the report part; the margin is
 then that part's); ``--part holdout`` the "holdout" calls, written without reading the rules and never fitted on,
-beside the fit part, whose margin they use (``--part holdout2``: a second such part, written after the rules were
-refitted on the first); ``--verbose`` prints a line per call.
+beside the fit part, whose margin they use (``--part holdout2``, ``--part holdout3``: a second and a third such
+part, each written after the rules were refitted on the one before); ``--verbose`` prints a line per call.
 """
 
 from __future__ import annotations
@@ -100,6 +100,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysi
 DATA = Path(__file__).parent / "data" / "redaction_calls.json"
 REAL_SPEECH = Path(os.environ.get("CALLSCOPE_REAL_SPEECH_DIR", Path.home() / ".cache" / "callscope" / "real-speech"))
 WORD_MS, GAP_MS, TURN_GAP_MS = 300, 60, 600
+HELD_OUT = ("holdout", "holdout2", "holdout3")  # parts written by engineers who had not read the rules, in turn
 
 
 def segments(turns: list[list[str]]) -> list[TranscriptSegment]:
@@ -731,14 +732,14 @@ def main() -> None:
                         help="what each mode blanks of the real-speech set's calls, which hold no value to redact")
     parser.add_argument("--mode", dest="modes", action="append", choices=("precise", "strict"),
                         help="redaction.mode (repeatable; default precise): each mode's figures, one transcription")
-    parser.add_argument("--part", dest="parts", action="append", choices=("fit", "report", "holdout", "holdout2"),
+    parser.add_argument("--part", dest="parts", action="append", choices=("fit", "report", *HELD_OUT),
                         help="only this part (repeatable; default fit and report): fit the rules without reading the "
-                             "report; holdout and holdout2 (never read by the rules) come with the fit part, whose "
-                             "margin they use")
+                             "report; the held-out parts (written without reading the rules) come with the fit "
+                             "part, whose margin they use")
     args = parser.parse_args()
     args.parts = args.parts or ["fit", "report"]
     # the audio margin is the fit part's (--speech)
-    if {"holdout", "holdout2"} & set(args.parts) and "fit" not in args.parts:
+    if set(HELD_OUT) & set(args.parts) and "fit" not in args.parts:
         args.parts.insert(0, "fit")
     args.modes = args.modes or ["precise"]
     calls = json.loads(DATA.read_text())
