@@ -1126,7 +1126,7 @@ REQUESTS: dict[str, dict[EntityType, str]] = {"en": {
     EntityType.DATE_OF_BIRTH: "date of birth | birth date | birthday | when were you born | your date",
     EntityType.EMAIL: "email | e mail | email address | e mail address | spell your email | spell your e mail",
     EntityType.PHONE_NUMBER: """phone number | best number | number to call | contact number | mobile number |
-        call you back""",
+        call you back | callback number | call back number""",
 }}
 # The least cosine similarity (the text embedding model) of a turn's last sentence to its nearest example request
 # that makes it a request: fitted on the benchmark's fit part (benchmarks/redaction.py --requests).
@@ -1135,7 +1135,7 @@ REQUEST_TAIL = 8  # tokens: "what's the card number please, when you're ready?" 
 # Words a recogniser writes for a digit said on a phone line ("four" as "for", "zero" as "Nero"); they count only
 # inside a run that has two real digits, so "to" and "for" in sentences never make one.
 MISHEARD_DIGITS = {"for": 1, "to": 1, "too": 1, "ate": 1, "oh": 1, "o": 1, "won": 1, "tree": 1, "free": 1,
-                   "nero": 1, "niro": 1}
+                   "nero": 1, "niro": 1, "i'm": 1}  # "five" loses its f in the phone band: "617, I'm I'm I'm 0142"
 _DIGITS_WITH_A_LETTER = re.compile(r"[a-z]\d+|\d+[a-z]|\d+[a-z]\d+")  # a letter heard in or beside digits
 DIGIT_RUN = 4  # digits: the fewest that identify a part of a card (PCI's leak test: 4 consecutive digits)
 SHORT_RUN = 3  # digits: after a card, bank, ID or birth cue, a security code, or an expiry heard a digit short
@@ -1145,6 +1145,11 @@ OPENER_WORDS = 3  # words that say no digit in a turn that says a value alone ("
 DATE_REACH = 3  # words: a month, a day or an ordinal this close before a year makes a date ("on September 1946")
 EXPIRY_CONTEXT_MS = 60_000  # a month with a number said this soon after a card is named may be its expiry
 _CARD_CUES = frozenset({"card", "last4", "cvv", "expiry"})
+# What an agent says once a card payment is over: it closes the card's window (_card_windows)
+_PAYMENT_DONE = _phrases("""processed | approved | authorised | authorized | declined | gone through | went through |
+    payment is complete | payment complete | payment has been taken | payment's been taken | payment taken |
+    that's saved | that's been saved | all done | successful""")
+SPELLED_LETTERS = 4  # single letters in a turn, at least half its words: a value spelled out ("J O N dot M E R ...")
 NAMED_BY = 3  # tokens: an "other" cue this close before a run names it ("order number 5318", "reference is 77120")
 LOW_PROBABILITY = 0.5  # a word heard with less is one the recogniser may have misplaced or misheard
 LOW_PROBABILITY_MARGIN_MS = 2_000  # a span with such a word around it takes this much more of its turn each side
@@ -1277,8 +1282,19 @@ def requests_by_meaning(segments: Sequence[TranscriptSegment], embedder: Any, la
     return out
 
 
-def _requested_answers(call: _Call, found: _Found, wanted: list[EntityType], language: str | None,
-                       max_answer_ms: int, meant: dict[int, tuple[EntityType, float]] | None = None
+def _requests(call: _Call, language: str | None, meant: dict[int, tuple[EntityType, float]] | None
+              ) -> dict[int, tuple[EntityType, str]]:
+    """The segments that ask for a sensitive value: segment index -> (the entity, "request" where its words say so,
+    or "request_meaning" where its meaning does: `meant`, requests_by_meaning, a turn of digits aside)."""
+    out = {si: (entity, "request") for si, entity in requests_by_words(call.segments, language).items()}
+    for si, (entity, _) in (meant or {}).items():
+        if si not in out and not _mostly_digits(call, si):
+            out[si] = (entity, "request_meaning")
+    return dict(sorted(out.items()))
+
+
+def _requested_answers(call: _Call, found: _Found, wanted: list[EntityType],
+                       requests: dict[int, tuple[EntityType, str]], max_answer_ms: int
                        ) -> list[tuple[EntityType, list[int], str]]:
     """Each request for a wanted entity's value and the words of its answer: the other speakers' turns from the end
     of the request until the asker speaks again with something other than a read-back (a turn of digits), at most
@@ -1289,17 +1305,11 @@ def _requested_answers(call: _Call, found: _Found, wanted: list[EntityType], lan
     on, a numeric value's answerer still gives it in turns that are mostly digits ("$9 .27," and "$4 .12." after
     a garbled "and the expiry date?" and "the three digits on the back?"): those are part of it, within the same
     bound and until another request (which ends it at once when the asker makes it). A turn in which the rules
-    found a value of the entity says it rather than asks for it ("... Diego Fernandes at e-mail.net."). A request
-    is found by its words (REQUESTS: "request") or else by its meaning (`meant`, requests_by_meaning:
-    "request_meaning")."""
-    worded = requests_by_words(call.segments, language)
-    asks = set(worded) | {k for k in meant or () if not _mostly_digits(call, k)}
+    found a value of the entity says it rather than asks for it ("... Diego Fernandes at e-mail.net."). The asker
+    spelling an e-mail back is a read-back too ("JOM .M .I .R .C ..."). `requests`: _requests."""
     out = []
-    for si in range(len(call.segments)):
-        entity, by = worded.get(si), "request"
-        if entity is None and meant and si in asks:
-            entity, by = meant[si][0], "request_meaning"
-        if entity is None or entity not in wanted or found.words[entity] & set(call.by_segment[si]):
+    for si, (entity, by) in requests.items():
+        if entity not in wanted or found.words[entity] & set(call.by_segment[si]):
             continue
         asker, until = call.segments[si].speaker, call.segments[si].end_ms + max_answer_ms
         answer: list[int] = []
@@ -1310,7 +1320,7 @@ def _requested_answers(call: _Call, found: _Found, wanted: list[EntityType], lan
             if segment.start_ms >= until:
                 break
             if moved_on:
-                if k in asks:
+                if k in requests:
                     break  # a new request: its answer is its own
                 if segment.speaker != asker and entity in _NUMERIC and _mostly_digits(call, k):
                     answer += [w for w in call.by_segment[k] if call.words[w].start_ms < until]
@@ -1322,9 +1332,9 @@ def _requested_answers(call: _Call, found: _Found, wanted: list[EntityType], lan
                     break
                 last = k
             elif segment.speaker == asker:
-                if _mostly_digits(call, k):
+                if _mostly_digits(call, k) or (entity == EntityType.EMAIL and _spelled(call, k)):
                     read_back = True
-                elif k in asks:
+                elif k in requests:
                     break
                 elif not answered and len(call.by_segment[k]) <= BACKCHANNEL_WORDS:
                     continue
@@ -1339,6 +1349,72 @@ def _requested_answers(call: _Call, found: _Found, wanted: list[EntityType], lan
         if answer:
             out.append((entity, answer, by))
     return out
+
+
+def _card_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityType, str]], max_answer_ms: int
+                  ) -> list[tuple[list[int], str]]:
+    """The turns of a card payment that say a number, whole, each with what found its window: from a request for
+    a card's value (its number, expiry, code) answered with digits (SHORT_RUN or more, in the other speakers' turns
+    before the asker says more than a backchannel) until the asker says the payment is done (_PAYMENT_DONE), asks
+    for another kind of value, or max_answer_ms pass after the last of its card requests. A card is given over
+    several turns, with backchannels, corrections and read-backs between, and Whisper writes its digits as anything
+    on a phone line ("7692," after "Mm-hm. Go on."; "one nine three sevens" read back): while a payment is under
+    way, what either side says with a number in it is taken, as a payment pause would. Turns without one stay; a
+    card talked about but not given ("Have you still got the card with you?" "Yes, it's in my purse.") opens none.
+    """
+    out: list[tuple[list[int], str]] = []
+    asker: str | None = None
+    until, by = 0, ""
+    for k, segment in enumerate(call.segments):
+        entity, asked_by = requests.get(k, (None, ""))
+        if asker is not None and (segment.start_ms >= until or (segment.speaker == asker and (
+                (entity is not None and entity != EntityType.PAYMENT_CARD) or _says_done(call, k)))):
+            asker = None
+        if (entity == EntityType.PAYMENT_CARD and asker in (None, segment.speaker)
+                and not found.words[entity] & set(call.by_segment[k]) and _answered_with_digits(call, k)):
+            if asker is None:
+                asker, by = segment.speaker, asked_by
+            until = segment.end_ms + max_answer_ms
+        elif asker is not None and _says_number(call, k):
+            out.append((call.by_segment[k], by))
+    return out
+
+
+def _answered_with_digits(call: _Call, si: int) -> bool:
+    """Whether the other speakers answer segment si with SHORT_RUN digits or more before its speaker says more than
+    BACKCHANNEL_WORDS words ("Go ahead." while the customer finds the card)."""
+    asker, said = call.segments[si].speaker, 0
+    for k in range(si + 1, len(call.segments)):
+        if call.segments[k].speaker == asker:
+            if len(call.by_segment[k]) > BACKCHANNEL_WORDS:
+                break
+            continue
+        toks = _segment_tokens(call, k)
+        said += sum(max(_digits_said(t, b), 0) for t, b in zip(toks, [None, *toks[:-1]], strict=True)
+                    if _numeric_token(t))
+    return said >= SHORT_RUN
+
+
+def _says_done(call: _Call, si: int) -> bool:
+    toks = _segment_tokens(call, si)
+    return any(tuple(toks[i:i + len(p)]) == p for p in _PAYMENT_DONE for i in range(len(toks)))
+
+
+def _says_number(call: _Call, si: int) -> bool:
+    return any(map(_numeric_token, _segment_tokens(call, si)))
+
+
+def _numeric_token(token: str) -> bool:
+    """A digit, a number word, a digit with a letter heard beside it, or a digit word made plural ("sevens")."""
+    return _is_real_digit(token) or bool(_DIGITS_WITH_A_LETTER.fullmatch(token)) or (
+        token.endswith("s") and token[:-1] in UNITS)
+
+
+def _spelled(call: _Call, si: int) -> bool:
+    """Whether segment si spells something out: SPELLED_LETTERS single letters or more, half its words or more."""
+    toks = _segment_tokens(call, si)
+    letters = sum(1 for t in toks if len(t) == 1 and t.isalpha())
+    return letters >= SPELLED_LETTERS and letters * 2 >= len(toks)
 
 
 def _segment_tokens(call: _Call, si: int) -> list[str]:
@@ -1433,13 +1509,18 @@ def _expiries(call: _Call) -> list[list[int]]:
 def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str | None, max_answer_ms: int,
             embedder: Any = None, reference: date | None = None) -> None:
     """Strict mode's spans, beside the rules': answers to requests (found by their words, and by their meaning
-    where a text embedder is given), dates that may be birth dates, runs of digits (a turn that is mostly one:
-    whole), and the words around a span heard with a low probability (not around a run an "other" cue names right
-    before it: "your claim number is 4,4001,291"). A word already found keeps its entity."""
+    where a text embedder is given), the turns of a card payment that say a number, dates that may be birth
+    dates, runs of digits (a turn that is mostly one: whole), and the words around a span heard with a low
+    probability (not around a run an "other" cue names right before it: "your claim number is 4,4001,291"). A word
+    already found keeps its entity."""
     taken = set().union(*found.words.values())
     numeric = [e for e in _NUMERIC if e in wanted]
     meant = requests_by_meaning(call.segments, embedder, language) if embedder is not None else None
-    adds = _requested_answers(call, found, wanted, language, max_answer_ms, meant)
+    requests = _requests(call, language, meant)
+    adds = _requested_answers(call, found, wanted, requests, max_answer_ms)
+    if EntityType.PAYMENT_CARD in wanted:
+        adds += [(EntityType.PAYMENT_CARD, words, by)
+                 for words, by in _card_windows(call, found, requests, max_answer_ms)]
     if EntityType.DATE_OF_BIRTH in wanted:
         adds += [(EntityType.DATE_OF_BIRTH, words, "digit_run") for words in _dates(call, reference)]
     if EntityType.PAYMENT_CARD in wanted:

@@ -182,9 +182,9 @@ def test_after_a_card_cue_three_digits_are_a_run_and_a_turn_saying_only_them_goe
 
 
 def test_after_the_card_ending_two_digits_of_its_last_four_are_a_run():
-    # "nine zero nine eight" heard as "I'm 0, I'm 8"
+    # "nine zero nine eight" heard as "I'm 0, I'm 8" ("I'm": a misheard digit)
     assert strict((AGENT, "Thank you, the card ending, I'm 0, I'm 8, it will ship by March 5th.")) == [
-        "Thank you, the card ending, I'm [PAYMENT_CARD], it will ship by March 5th."]
+        "Thank you, the card ending, [PAYMENT_CARD], it will ship by March 5th."]
 
 
 def test_a_month_or_an_ordinal_with_a_year_decades_back_is_a_birth_date():
@@ -270,8 +270,67 @@ def test_a_month_with_a_number_soon_after_a_card_is_its_expiry_however_garbled_i
     said = call((AGENT, "Lovely, and the number across the front on the card."),
                 (CUSTOMER, "49, 16, 33, 80, 65, 20, 10, 34,"), (AGENT, "and when the number backpire,"),
                 (CUSTOMER, "and on August 28th."))
-    assert texts(redact(said, ["payment_card"], mode="strict").segments)[3] == "and on [PAYMENT_CARD]."
+    assert texts(redact(said, ["payment_card"], mode="strict").segments)[3] == "[PAYMENT_CARD]."  # the card's window
     assert texts(redact(said, ["payment_card"], mode="precise").segments)[3] == "and on August 28th."
+    named = call((CUSTOMER, "I'll pay with my card, it's 49, 16, 33, 80, 65, 20, 10, 34,"), (AGENT, "Okay."),
+                 (CUSTOMER, "and on August 28th."))  # a card named, none asked for: no window, the expiry rule alone
+    assert texts(redact(named, ["payment_card"], mode="strict").segments)[2] == "and on [PAYMENT_CARD]."
     later = call((AGENT, "Can I take the card number?"), start_ms=0)[0], *call(
         (CUSTOMER, "We fly out on August 28th."), start_ms=61_000)
     assert texts(redact(list(later), ["payment_card"], mode="strict").segments)[1] == "We fly out on August 28th."
+
+
+def test_every_turn_with_a_number_in_a_card_payment_is_taken_until_the_agent_says_it_went_through():
+    """A card read in fours with backchannels between ("7692," heard after "Mm-hm. Go on.", outside the first
+    answer), the agent's read-back heard "sevens", a turn without a number left; the window closes when the payment
+    is done, and the amount said after it is no card's."""
+    said = call((AGENT, "Sure, what's the long number on the card?"), (CUSTOMER, "Okay, let me see, 4128,"),
+                (AGENT, "Mm-hm."), (CUSTOMER, "3309,"), (AGENT, "Mm-hm, go on."),
+                (CUSTOMER, "7692, and the last four are, um, so 882,"), (AGENT, "So one nine three sevens?"),
+                (CUSTOMER, "Yes, hang on, let me find my glasses."), (CUSTOMER, "Yes that's it."),
+                (AGENT, "Thanks, that's processed."), (AGENT, "That was 62 dollars."))
+    redaction = redact(said, ["payment_card"], mode="strict")
+    assert texts(redaction.segments) == [
+        "Sure, what's the long number on the card?", "[PAYMENT_CARD],", "Mm-hm.", "[PAYMENT_CARD],",
+        "Mm-hm, go on.", "[PAYMENT_CARD],", "[PAYMENT_CARD]?", "Yes, hang on, let me find my glasses.",
+        "Yes that's it.", "Thanks, that's processed.", "That was 62 dollars."]
+    assert redaction.summary.found_by["payment_card"]["request"] >= 3
+
+
+def test_a_card_payments_window_closes_at_a_request_for_another_value_or_after_the_longest_answer():
+    other = call((AGENT, "And the card number?"), (CUSTOMER, "4 1 2 8 3 3 0 9"), (AGENT, "And your email address?"),
+                 (CUSTOMER, "It's bob 2 at example.com"), (CUSTOMER, "I have 2 of them."))
+    assert texts(redact(other, ["payment_card"], mode="strict").segments)[3:] == [
+        "It's bob 2 at example.com", "I have 2 of them."]
+    late = [*call((AGENT, "And the card number?"), (CUSTOMER, "4 1 2 8 3 3 0 9")),
+            *call((AGENT, "Okay."), (CUSTOMER, "We have 3 dogs."), start_ms=40_000)]
+    assert texts(redact(late, ["payment_card"], mode="strict", max_answer_ms=30_000).segments)[3] == \
+        "We have 3 dogs."
+    assert texts(redact(late, ["payment_card"], mode="strict", max_answer_ms=60_000).segments)[3] == \
+        "[PAYMENT_CARD]."
+
+
+def test_an_email_spelled_back_by_the_agent_is_part_of_the_answer():
+    said = call((AGENT, "And an email for the remittance advice?"),
+                (CUSTOMER, "It's you're not murderin' or it's not F R"),
+                (AGENT, "JOM .M .I .R .C .I .E .R at orange .F .R?"), (CUSTOMER, "Exactly."),
+                (AGENT, "Done, it can take up to five working days."))
+    assert texts(redact(said, ["email"], mode="strict").segments)[1:] == [
+        "[EMAIL]", "[EMAIL]?", "Exactly.", "Done, it can take up to five working days."]
+
+
+def test_a_callback_number_is_asked_for_and_im_is_a_five_heard_on_a_phone_line():
+    said = call((AGENT, "And a good call back number in case the adjuster has questions?"),
+                (CUSTOMER, "Sure, it's 617, I'm I'm I'm 0142"), (AGENT, "Thank you, anything else?"))
+    assert texts(redact(said, ["phone_number"], mode="strict").segments)[1] == "[PHONE_NUMBER]"
+    anywhere = call((CUSTOMER, "Can you write down 617, I'm I'm I'm 0142 thank you so much"),
+                    (CUSTOMER, "I'm sure I'm right."))
+    assert texts(redact(anywhere, ["phone_number"], mode="strict").segments) == [
+        "Can you write down [PHONE_NUMBER] thank you so much", "I'm sure I'm right."]
+
+
+def test_a_card_talked_about_but_not_given_opens_no_payment_window():
+    said = call((AGENT, "We stopped a payment, have you still got the card?"), (CUSTOMER, "Yes, it's in my purse."),
+                (AGENT, "I'm cancelling it now, a new one arrives in 3 working days."), (CUSTOMER, "Okay, 3 days."))
+    assert texts(redact(said, ["payment_card"], mode="strict").segments)[2:] == [
+        "I'm cancelling it now, a new one arrives in 3 working days.", "Okay, 3 days."]
