@@ -188,10 +188,11 @@ class RedactionSummary(Part):
     found_by: dict[str, dict[str, int]] = Field(
         default_factory=dict, description="Per entity type, the spans each rule found: words (the values the rules "
         "read in the words), and in strict mode request (an answer to a request, whole, the request found by its "
-        "words), request_meaning (the same, the request found by its meaning), digit_run (a run of spoken digits) "
-        "and low_confidence (words around a span the recogniser doubted). A span counts under each rule that found "
-        "some of its words, so they may add up to more than counts; spans an earlier analysis redacted (carried in "
-        "counts) are not in them. Empty in results made before it was added.")
+        "words), request_meaning (the same, the request found by its meaning), digit_run (a run of spoken digits), "
+        "value_window (a turn with a number in it while a card or bank details were given) and low_confidence "
+        "(words around a span the recogniser doubted). A span counts under each rule that found some of its words, "
+        "so they may add up to more than counts; spans an earlier analysis redacted (carried in counts) are not in "
+        "them. Empty in results made before it was added.")
 
 
 class ScorecardEvidence(Part):

@@ -59,7 +59,7 @@ class EntityType(StrEnum):
 ENTITY_TYPES: tuple[EntityType, ...] = tuple(EntityType)
 # What found a span's words (the result's redaction.found_by): the values the rules read in the words, and strict
 # mode's answers to a request (found by its words, or by its meaning), runs of digits, and low-confidence widening.
-FOUND_BY = ("words", "request", "request_meaning", "digit_run", "low_confidence")
+FOUND_BY = ("words", "request", "request_meaning", "digit_run", "value_window", "low_confidence")
 
 
 @dataclass(frozen=True, order=True)
@@ -1140,15 +1140,22 @@ _DIGITS_WITH_A_LETTER = re.compile(r"[a-z]\d+|\d+[a-z]|\d+[a-z]\d+")  # a letter
 DIGIT_RUN = 4  # digits: the fewest that identify a part of a card (PCI's leak test: 4 consecutive digits)
 SHORT_RUN = 3  # digits: after a card, bank, ID or birth cue, a security code, or an expiry heard a digit short
 LAST_FOUR_RUN = 2  # digits: after "the card ending", two of its last four heard ("I'm 0, I'm 8")
+LONG_NUMBER = 6  # digits in one written number that make it a run alone, wherever it is ("0770090123.")
 RUN_GAP = 1  # words: a misheard word between two digits of a run ("I1821 double-dine free", "11 Nash Nero 2")
 OPENER_WORDS = 3  # words that say no digit in a turn that says a value alone ("Sure, it's ...", "So ...")
 DATE_REACH = 3  # words: a month, a day or an ordinal this close before a year makes a date ("on September 1946")
 EXPIRY_CONTEXT_MS = 60_000  # a month with a number said this soon after a card is named may be its expiry
 _CARD_CUES = frozenset({"card", "last4", "cvv", "expiry"})
-# What an agent says once a card payment is over: it closes the card's window (_card_windows)
-_PAYMENT_DONE = _phrases("""processed | approved | authorised | authorized | declined | gone through | went through |
+# Values given over several turns, with backchannels and read-backs between: a window takes their turns
+# (_value_windows); a birth date, a phone number or an id is one answer (windows for them blanked a long call's
+# appointment times and prices, benchmarks/RESULTS.md)
+WINDOWED = (EntityType.PAYMENT_CARD, EntityType.BANK_ACCOUNT)
+# What an agent says once a value has been taken (a payment went through, a caller was found): it closes the
+# value's window (_value_windows)
+_TAKEN = _phrases("""processed | approved | authorised | authorized | declined | gone through | went through |
     payment is complete | payment complete | payment has been taken | payment's been taken | payment taken |
-    that's saved | that's been saved | all done | successful""")
+    that's saved | that's been saved | all done | successful | that's set up | all set up | i found you |
+    found your account | you're verified | you've been verified""")
 SPELLED_LETTERS = 4  # single letters in a turn, at least half its words: a value spelled out ("J O N dot M E R ...")
 NAMED_BY = 3  # tokens: an "other" cue this close before a run names it ("order number 5318", "reference is 77120")
 LOW_PROBABILITY = 0.5  # a word heard with less is one the recogniser may have misplaced or misheard
@@ -1220,8 +1227,10 @@ def _is_run(call: _Call, run: list[int], whole: bool) -> bool:
     text = " ".join(call.words[r].text for r in run)
     cue = call.nearest_cue(call.words[run[0]].token)
     least = LAST_FOUR_RUN if cue == "last4" else SHORT_RUN if cue in _CUE_ENTITY and cue != "phone" else DIGIT_RUN
-    # one written number is a run where it is the whole turn: an answer ("1228." for "twelve twenty eight")
-    return sum(counts) >= least and (len(real) >= 2 or lettered or whole) and not years and \
+    # one written number is a run where it is the whole turn: an answer ("1228." for "twelve twenty eight"), or
+    # where it is as long as a phone number's or an account's shortest part ("0770090123.")
+    long = any(sum(ch.isdigit() for ch in t) >= LONG_NUMBER for t in real)
+    return sum(counts) >= least and (len(real) >= 2 or lettered or whole or long) and not years and \
         not re.search(rf"[{_CURRENCY}:%]", text)
 
 
@@ -1351,32 +1360,40 @@ def _requested_answers(call: _Call, found: _Found, wanted: list[EntityType],
     return out
 
 
-def _card_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityType, str]], max_answer_ms: int
-                  ) -> list[tuple[list[int], str]]:
-    """The turns of a card payment that say a number, whole, each with what found its window: from a request for
-    a card's value (its number, expiry, code) answered with digits (SHORT_RUN or more, in the other speakers' turns
-    before the asker says more than a backchannel) until the asker says the payment is done (_PAYMENT_DONE), asks
-    for another kind of value, or max_answer_ms pass after the last of its card requests. A card is given over
-    several turns, with backchannels, corrections and read-backs between, and Whisper writes its digits as anything
-    on a phone line ("7692," after "Mm-hm. Go on."; "one nine three sevens" read back): while a payment is under
-    way, what either side says with a number in it is taken, as a payment pause would. Turns without one stay; a
-    card talked about but not given ("Have you still got the card with you?" "Yes, it's in my purse.") opens none.
-    """
-    out: list[tuple[list[int], str]] = []
-    asker: str | None = None
-    until, by = 0, ""
+def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityType, str]],
+                   cued_runs: dict[int, EntityType], entities: list[EntityType], max_answer_ms: int
+                   ) -> list[tuple[EntityType, list[int]]]:
+    """The turns that say a number while a card or bank details are being given (`entities`, of WINDOWED), whole,
+    with the value's entity. A window opens at a request for such a value that the other speakers answer with
+    digits (SHORT_RUN or more, before the asker says more than a backchannel), or after a turn where the rules
+    found one or a run of digits its cue names (`cued_runs`: segment -> entity), taking the other speaker's turn
+    right before it where that says a number (the answer a read-back repeats), and
+    lasts until someone says the value was taken (_TAKEN: "that's gone through", "I found you"), a value of
+    another kind is asked for, or max_answer_ms pass after the window's last request or value. A card is given
+    over several turns, with backchannels, corrections and read-backs between, and Whisper writes digits as
+    anything on a phone line ("7692," after "Mm-hm. Go on."; a read-back heard "$1 .14, $2 .806, $1 .175"): while
+    a value is being given, what either side says with a number in it is taken, as a payment pause would take it.
+    Turns without one stay; a card talked about but not given ("Have you still got the card?" "Yes, it's in my
+    purse.") opens no window."""
+    out: list[tuple[EntityType, list[int]]] = []
+    entity: EntityType | None = None
+    until = 0
     for k, segment in enumerate(call.segments):
-        entity, asked_by = requests.get(k, (None, ""))
-        if asker is not None and (segment.start_ms >= until or (segment.speaker == asker and (
-                (entity is not None and entity != EntityType.PAYMENT_CARD) or _says_done(call, k)))):
-            asker = None
-        if (entity == EntityType.PAYMENT_CARD and asker in (None, segment.speaker)
-                and not found.words[entity] & set(call.by_segment[k]) and _answered_with_digits(call, k)):
-            if asker is None:
-                asker, by = segment.speaker, asked_by
-            until = segment.end_ms + max_answer_ms
-        elif asker is not None and _says_number(call, k):
-            out.append((call.by_segment[k], by))
+        asked = requests.get(k, (None, ""))[0]
+        if entity is not None and (segment.start_ms >= until or _says_taken(call, k)
+                                   or (asked is not None and asked not in entities)):
+            entity = None
+        words = set(call.by_segment[k])
+        said = next((e for e in entities if found.words[e] & words), cued_runs.get(k))
+        if entity is not None and _says_number(call, k):
+            out.append((entity, call.by_segment[k]))  # a read-back said with the next request included
+        if asked in entities and not found.words[asked] & words and _answered_with_digits(call, k):
+            entity, until = asked, segment.end_ms + max_answer_ms
+        elif said is not None:
+            if entity is None and k > 0 and call.segments[k - 1].speaker != segment.speaker \
+                    and _says_number(call, k - 1):
+                out.append((said, call.by_segment[k - 1]))
+            entity, until = said, segment.end_ms + max_answer_ms
     return out
 
 
@@ -1395,9 +1412,9 @@ def _answered_with_digits(call: _Call, si: int) -> bool:
     return said >= SHORT_RUN
 
 
-def _says_done(call: _Call, si: int) -> bool:
+def _says_taken(call: _Call, si: int) -> bool:
     toks = _segment_tokens(call, si)
-    return any(tuple(toks[i:i + len(p)]) == p for p in _PAYMENT_DONE for i in range(len(toks)))
+    return any(tuple(toks[i:i + len(p)]) == p for p in _TAKEN for i in range(len(toks)))
 
 
 def _says_number(call: _Call, si: int) -> bool:
@@ -1509,7 +1526,7 @@ def _expiries(call: _Call) -> list[list[int]]:
 def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str | None, max_answer_ms: int,
             embedder: Any = None, reference: date | None = None) -> None:
     """Strict mode's spans, beside the rules': answers to requests (found by their words, and by their meaning
-    where a text embedder is given), the turns of a card payment that say a number, dates that may be birth
+    where a text embedder is given), the turns that say a number while a value is given, dates that may be birth
     dates, runs of digits (a turn that is mostly one: whole), and the words around a span heard with a low
     probability (not around a run an "other" cue names right before it: "your claim number is 4,4001,291"). A word
     already found keeps its entity."""
@@ -1518,16 +1535,17 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
     meant = requests_by_meaning(call.segments, embedder, language) if embedder is not None else None
     requests = _requests(call, language, meant)
     adds = _requested_answers(call, found, wanted, requests, max_answer_ms)
-    if EntityType.PAYMENT_CARD in wanted:
-        adds += [(EntityType.PAYMENT_CARD, words, by)
-                 for words, by in _card_windows(call, found, requests, max_answer_ms)]
+    runs = [(run, _CUE_ENTITY.get(call.nearest_cue(call.words[run[0]].token) or "")) for run in _digit_runs(call)]
+    windowed = [e for e in WINDOWED if e in wanted]
+    cued_runs = {call.words[run[0]].segment: cue for run, cue in runs if cue in windowed}
+    adds += [(entity, words, "value_window")
+             for entity, words in _value_windows(call, found, requests, cued_runs, windowed, max_answer_ms)]
     if EntityType.DATE_OF_BIRTH in wanted:
         adds += [(EntityType.DATE_OF_BIRTH, words, "digit_run") for words in _dates(call, reference)]
     if EntityType.PAYMENT_CARD in wanted:
         adds += [(EntityType.PAYMENT_CARD, words, "digit_run") for words in _expiries(call)]
     plain: set[int] = set()
-    for run in _digit_runs(call) if numeric else []:
-        cue = _CUE_ENTITY.get(call.nearest_cue(call.words[run[0]].token) or "")
+    for run, cue in runs if numeric else []:
         segment = call.words[run[0]].segment
         words = call.by_segment[segment] if _value_turn(call, segment) else run
         adds.append((cue if cue in numeric else numeric[0], words, "digit_run"))

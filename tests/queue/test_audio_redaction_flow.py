@@ -94,7 +94,7 @@ async def served(ctx, row) -> tuple[np.ndarray, int]:
 
 
 # the card found by the rules in its words (precise mode has no other rule)
-FOUND_BY_WORDS = {"payment_card": {"words": 1, "request": 0, "request_meaning": 0, "digit_run": 0,
+FOUND_BY_WORDS = {"payment_card": {"words": 1, "request": 0, "request_meaning": 0, "digit_run": 0, "value_window": 0,
                                    "low_confidence": 0}}
 
 
