@@ -62,7 +62,7 @@ run's strict mode finds requests by meaning too, as the pipeline does (``--words
 ``--asr-cache DIR`` keeps the transcripts between runs (keyed by the call, the voices and the Whisper model), for
 working on the rules; ``--part fit`` runs one part only (fitting without reading the report part; the margin is
 then that part's); ``--part holdout`` the "holdout" calls, written without reading the rules and never fitted on,
-beside the fit part, whose margin they use (``--part holdout2`` to ``--part holdout4``: more such parts, each
+beside the fit part, whose margin they use (``--part holdout2`` to ``--part holdout5``: more such parts, each
 written after the rules were refitted on the one before); ``--verbose`` prints a line per call.
 """
 
@@ -101,7 +101,7 @@ DATA = Path(__file__).parent / "data" / "redaction_calls.json"
 REAL_SPEECH = Path(os.environ.get("CALLSCOPE_REAL_SPEECH_DIR", Path.home() / ".cache" / "callscope" / "real-speech"))
 WORD_MS, GAP_MS, TURN_GAP_MS = 300, 60, 600
 # parts written by engineers who had not read the rules, in turn
-HELD_OUT = ("holdout", "holdout2", "holdout3", "holdout4")
+HELD_OUT = ("holdout", "holdout2", "holdout3", "holdout4", "holdout5")
 
 
 def segments(turns: list[list[str]]) -> list[TranscriptSegment]:

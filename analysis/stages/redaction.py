@@ -1140,6 +1140,7 @@ _DIGITS_WITH_A_LETTER = re.compile(r"[a-z]\d+|\d+[a-z]|\d+[a-z]\d+")  # a letter
 DIGIT_RUN = 4  # digits: the fewest that identify a part of a card (PCI's leak test: 4 consecutive digits)
 SHORT_RUN = 3  # digits: after a card, bank, ID or birth cue, a security code, or an expiry heard a digit short
 LAST_FOUR_RUN = 2  # digits: after "the card ending", two of its last four heard ("I'm 0, I'm 8")
+CARD_DIGITS = 12  # the fewest digits of a card number (Maestro): a run this long with no cue is taken for one
 LONG_NUMBER = 6  # digits in one written number that make it a run alone, wherever it is ("0770090123.")
 RUN_GAP = 1  # words: a misheard word between two digits of a run ("I1821 double-dine free", "11 Nash Nero 2")
 OPENER_WORDS = 3  # words that say no digit in a turn that says a value alone ("Sure, it's ...", "So ...")
@@ -1155,7 +1156,7 @@ WINDOWED = (EntityType.PAYMENT_CARD, EntityType.BANK_ACCOUNT)
 _TAKEN = _phrases("""processed | approved | authorised | authorized | declined | gone through | went through |
     payment is complete | payment complete | payment has been taken | payment's been taken | payment taken |
     that's saved | that's been saved | all done | successful | that's set up | all set up | i found you |
-    found your account | you're verified | you've been verified""")
+    found your account | you're verified | you've been verified | anything else""")
 SPELLED_LETTERS = 4  # single letters in a turn, at least half its words: a value spelled out ("J O N dot M E R ...")
 NAMED_BY = 3  # tokens: an "other" cue this close before a run names it ("order number 5318", "reference is 77120")
 LOW_PROBABILITY = 0.5  # a word heard with less is one the recogniser may have misplaced or misheard
@@ -1207,6 +1208,16 @@ def _digit_runs(call: _Call) -> list[list[int]]:
                     out.append(run)
                 run, gap = [], []
     return out
+
+
+def _run_names(call: _Call, run: list[int], cue: EntityType | None) -> EntityType | None:
+    """The entity a run of digits says: its cue's, or a card's where it is as long as a card's shortest and no cue
+    names it ("6 -0 -1 -1 -0 -4 ..." after "the long one across the middle"; not after "order number")."""
+    if cue is not None or call.nearest_cue(call.words[run[0]].token) == "other":
+        return cue
+    said = [t for r in run for t in tokens(call.words[r].text)]
+    digits = sum(max(_digits_said(t, b), 0) for t, b in zip(said, [None, *said[:-1]], strict=True))
+    return EntityType.PAYMENT_CARD if digits >= CARD_DIGITS else None
 
 
 def _is_real_digit(token: str) -> bool:
@@ -1379,20 +1390,20 @@ def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityT
     entity: EntityType | None = None
     until = 0
     for k, segment in enumerate(call.segments):
-        asked = requests.get(k, (None, ""))[0]
+        asked, by = requests.get(k, (None, ""))
         if entity is not None and (segment.start_ms >= until or _says_taken(call, k)
-                                   or (asked is not None and asked not in entities)):
-            entity = None
+                                   or (asked not in (None, *entities) and by == "request")):
+            entity = None  # (not a request found by its meaning alone: "Aren't you an exploration?")
         words = set(call.by_segment[k])
         said = next((e for e in entities if found.words[e] & words), cued_runs.get(k))
         if entity is not None and _says_number(call, k):
             out.append((entity, call.by_segment[k]))  # a read-back said with the next request included
+        elif said is not None and k > 0 and call.segments[k - 1].speaker != segment.speaker \
+                and _says_number(call, k - 1):
+            out.append((said, call.by_segment[k - 1]))
         if asked in entities and not found.words[asked] & words and _answered_with_digits(call, k):
             entity, until = asked, segment.end_ms + max_answer_ms
         elif said is not None:
-            if entity is None and k > 0 and call.segments[k - 1].speaker != segment.speaker \
-                    and _says_number(call, k - 1):
-                out.append((said, call.by_segment[k - 1]))
             entity, until = said, segment.end_ms + max_answer_ms
     return out
 
@@ -1418,7 +1429,11 @@ def _says_taken(call: _Call, si: int) -> bool:
 
 
 def _says_number(call: _Call, si: int) -> bool:
-    return any(map(_numeric_token, _segment_tokens(call, si)))
+    """Whether segment si says a number: a numeric token, or words a recogniser writes for digits, two or more and
+    half its words ("too flash too high" for "oh two slash two nine"; not "I want to go for a walk")."""
+    toks = _segment_tokens(call, si)
+    misheard = sum(1 for t in toks if t in MISHEARD_DIGITS)
+    return any(map(_numeric_token, toks)) or (misheard >= 2 and misheard * 2 >= len(toks))
 
 
 def _numeric_token(token: str) -> bool:
@@ -1537,7 +1552,8 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
     adds = _requested_answers(call, found, wanted, requests, max_answer_ms)
     runs = [(run, _CUE_ENTITY.get(call.nearest_cue(call.words[run[0]].token) or "")) for run in _digit_runs(call)]
     windowed = [e for e in WINDOWED if e in wanted]
-    cued_runs = {call.words[run[0]].segment: cue for run, cue in runs if cue in windowed}
+    cued_runs = {call.words[run[0]].segment: entity for run, cue in runs
+                 if (entity := _run_names(call, run, cue)) in windowed}
     adds += [(entity, words, "value_window")
              for entity, words in _value_windows(call, found, requests, cued_runs, windowed, max_answer_ms)]
     if EntityType.DATE_OF_BIRTH in wanted:

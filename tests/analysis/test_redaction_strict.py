@@ -150,10 +150,11 @@ def test_a_turn_that_is_one_written_number_is_a_run_but_not_inside_a_sentence_or
 def test_digits_heard_with_a_letter_stuck_to_them_are_digits_in_a_run():
     # Whisper on an 8 kHz line: "four nine one seven, three three oh eight, two two five six, four one oh five" read
     # back as "So, X4 -I -1 -M3308 -225 -6 -410 -I -M."
-    said = call((AGENT, "So, X4 -I -1 -M3308 -225 -6 -410 -I -M."), (CUSTOMER, "Yes! Room 4B is upstairs."))
+    said = call((AGENT, "So, X4 -I -1 -M3308 -225 -6 -410 -I -M."))
     redaction = redact(said, ["payment_card"], mode="strict")
     assert "3308" not in redaction.segments[0].text and "[PAYMENT_CARD]" in redaction.segments[0].text
-    assert redaction.segments[1].text == "Yes! Room 4B is upstairs."  # no run: one digit
+    room = call((CUSTOMER, "Yes! Room 4B is upstairs."))
+    assert redact(room, ["payment_card"], mode="strict").segments[0].text == room[0].text  # no run: one digit
 
 
 # --- what Whisper made of values on 8 and 16 kHz lines (benchmarks/redaction.py --speech, fit and report parts) ---
@@ -339,3 +340,25 @@ def test_a_card_talked_about_but_not_given_opens_no_payment_window():
                 (AGENT, "I'm cancelling it now, a new one arrives in 3 working days."), (CUSTOMER, "Okay, 3 days."))
     assert texts(redact(said, ["payment_card"], mode="strict").segments)[2:] == [
         "I'm cancelling it now, a new one arrives in 3 working days.", "Okay, 3 days."]
+
+
+def test_a_long_run_without_a_cue_opens_a_card_window_that_takes_an_expiry_heard_as_words():
+    """16 digits after "the long one across the middle" (no card cue), then the expiry and code heard as words no
+    rule reads as digits; a question about the weather in between ends nothing."""
+    said = call((AGENT, "Okay, and the long one across the middle."),
+                (CUSTOMER, "6 -0 -1 -1 -0 -4 -9 -2 -9 -3 -8 -1 -7 -7 -5 -6."), (AGENT, "Aren't you an exploration?"),
+                (CUSTOMER, "too flash too high."), (AGENT, "And the code?"), (CUSTOMER, "2 mirrored eyes,"),
+                (AGENT, "Lovely, that went through."), (CUSTOMER, "I want to go for a walk 2 days from now."))
+    assert texts(redact(said, ["payment_card"], mode="strict").segments)[3:] == [
+        "[PAYMENT_CARD].", "And the code?", "[PAYMENT_CARD],", "Lovely, that went through.",
+        "I want to go for a walk 2 days from now."]
+
+
+def test_the_answer_a_read_back_repeats_is_taken_with_it():
+    """The sort code heard "for the 1299." (after "source code": no request) before the agent's read-back, which
+    the rules read."""
+    said = call((AGENT, "Can I take the account holder name?"), (CUSTOMER, "It is Shimon Molkatsu"),
+                (AGENT, "Thanks, and the bank source code."), (CUSTOMER, "for the 1299."),
+                (AGENT, "4 -01299 and the account number, it'll be 8 digits."), (CUSTOMER, "730 -286."))
+    redacted = texts(redact(said, ["payment_card", "bank_account"], mode="strict").segments)
+    assert redacted[3] == "[BANK_ACCOUNT]." and "1299" not in " ".join(redacted)
