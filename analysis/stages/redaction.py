@@ -1377,15 +1377,16 @@ def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityT
     """The turns that say a number while a card or bank details are being given (`entities`, of WINDOWED), whole,
     with the value's entity. A window opens at a request for such a value that the other speakers answer with
     digits (SHORT_RUN or more, before the asker says more than a backchannel), or after a turn where the rules
-    found one or a run of digits its cue names (`cued_runs`: segment -> entity), taking the other speaker's turn
-    right before it where that says a number (the answer a read-back repeats), and
-    lasts until someone says the value was taken (_TAKEN: "that's gone through", "I found you"), a value of
-    another kind is asked for, or max_answer_ms pass after the window's last request or value. A card is given
-    over several turns, with backchannels, corrections and read-backs between, and Whisper writes digits as
-    anything on a phone line ("7692," after "Mm-hm. Go on."; a read-back heard "$1 .14, $2 .806, $1 .175"): while
-    a value is being given, what either side says with a number in it is taken, as a payment pause would take it.
-    Turns without one stay; a card talked about but not given ("Have you still got the card?" "Yes, it's in my
-    purse.") opens no window."""
+    found one or a run of digits names one (`cued_runs`: segment -> entity, _run_names), taking the other speaker's
+    turn right before it where that says a number (the answer a read-back repeats). It lasts until someone says
+    the value was taken (_TAKEN: "that's gone through", "anything else"), a value of another kind is asked for in
+    words (a request found by its meaning alone is too loose to end it: "Aren't you an exploration?"), or
+    max_answer_ms pass after the window's last request or value. A card is given over several turns, with
+    backchannels, corrections and read-backs between, and Whisper writes digits as anything on a phone line
+    ("7692," after "Mm-hm. Go on."; a read-back heard "$1 .14, $2 .806, $1 .175"): while a value is being given,
+    what either side says with a number in it (_says_number) is taken, as a payment pause would take it. Turns
+    without one stay; a card talked about but not given ("Have you still got the card?" "Yes, it's in my purse.")
+    opens no window."""
     out: list[tuple[EntityType, list[int]]] = []
     entity: EntityType | None = None
     until = 0
@@ -1393,7 +1394,7 @@ def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityT
         asked, by = requests.get(k, (None, ""))
         if entity is not None and (segment.start_ms >= until or _says_taken(call, k)
                                    or (asked not in (None, *entities) and by == "request")):
-            entity = None  # (not a request found by its meaning alone: "Aren't you an exploration?")
+            entity = None
         words = set(call.by_segment[k])
         said = next((e for e in entities if found.words[e] & words), cued_runs.get(k))
         if entity is not None and _says_number(call, k):
