@@ -1213,7 +1213,7 @@ def _digit_runs(call: _Call) -> list[list[int]]:
 def _run_names(call: _Call, run: list[int], cue: EntityType | None) -> EntityType | None:
     """The entity a run of digits says: its cue's, or a card's where it is as long as a card's shortest and no cue
     names it ("6 -0 -1 -1 -0 -4 ..." after "the long one across the middle"; not after "order number")."""
-    if cue is not None or call.nearest_cue(call.words[run[0]].token) == "other":
+    if cue is not None or call.nearest_cue(call.words[run[0]].token, NAMED_BY) == "other":
         return cue
     said = [t for r in run for t in tokens(call.words[r].text)]
     digits = sum(max(_digits_said(t, b), 0) for t, b in zip(said, [None, *said[:-1]], strict=True))

@@ -362,3 +362,14 @@ def test_the_answer_a_read_back_repeats_is_taken_with_it():
                 (AGENT, "4 -01299 and the account number, it'll be 8 digits."), (CUSTOMER, "730 -286."))
     redacted = texts(redact(said, ["payment_card", "bank_account"], mode="strict").segments)
     assert redacted[3] == "[BANK_ACCOUNT]." and "1299" not in " ".join(redacted)
+
+
+def test_a_long_run_is_a_cards_unless_an_other_cue_names_it_right_before():
+    """"the room" 12 words before the number does not make it an order's; "order number" right before does."""
+    said = call((AGENT, "We just need a card to guarantee the room, nothing is taken until you arrive."),
+                (AGENT, "What's the number on the front?"), (CUSTOMER, "Okay, 4559 -0147 -8263 -3018"),
+                (AGENT, "at 4559 -0147 -8236 -3018,"), (CUSTOMER, "No, 8263 -6 -N3"),
+                (AGENT, "sorry 8263 got it, and the X piramate,"))
+    assert "8263" not in " ".join(texts(redact(said, ["payment_card"], mode="strict").segments))
+    order = call((CUSTOMER, "My order number is 4559 0147 8263 3018"), (AGENT, "Thanks, it ships on the 3rd."))
+    assert texts(redact(order, ["payment_card"], mode="strict").segments)[1] == "Thanks, it ships on the 3rd."
