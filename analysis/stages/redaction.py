@@ -1187,6 +1187,12 @@ def _digits_said(token: str, before: str | None) -> int:
     return MISHEARD_DIGITS.get(token, -1)
 
 
+def _digits_in(toks: list[str]) -> int:
+    """How many digits tokens say, each read after the one before ("forty", "two": 2)."""
+    before: list[str | None] = [None, *toks[:-1]] if toks else []
+    return sum(max(_digits_said(t, b), 0) for t, b in zip(toks, before, strict=True))
+
+
 def _digit_runs(call: _Call) -> list[list[int]]:
     """The words of each run of spoken digits, number words or digit-like mishearings in a segment (RUN_GAP other
     words may stand between two of its digits) saying DIGIT_RUN digits or more (SHORT_RUN after a card, bank, ID or
@@ -1216,8 +1222,7 @@ def _run_names(call: _Call, run: list[int], cue: EntityType | None) -> EntityTyp
     if cue is not None or call.nearest_cue(call.words[run[0]].token, NAMED_BY) == "other":
         return cue
     said = [t for r in run for t in tokens(call.words[r].text)]
-    digits = sum(max(_digits_said(t, b), 0) for t, b in zip(said, [None, *said[:-1]], strict=True))
-    return EntityType.PAYMENT_CARD if digits >= CARD_DIGITS else None
+    return EntityType.PAYMENT_CARD if _digits_in(said) >= CARD_DIGITS else None
 
 
 def _is_real_digit(token: str) -> bool:
@@ -1231,7 +1236,6 @@ def _real_digits(call: _Call, w: int) -> bool:
 def _is_run(call: _Call, run: list[int], whole: bool) -> bool:
     """Whether the words of run make a run of digits: see _digit_runs."""
     said = [t for r in run for t in tokens(call.words[r].text)]
-    counts = [max(_digits_said(t, b), 0) for t, b in zip(said, [None, *said[:-1]], strict=True)]
     real = [t for t in said if _is_real_digit(t)]
     lettered = any(_DIGITS_WITH_A_LETTER.fullmatch(t) and sum(ch.isdigit() for ch in t) >= 2 for t in real)
     years = bool(real) and all(re.fullmatch(r"(19|20)\d\d", t) for t in real)
@@ -1241,7 +1245,7 @@ def _is_run(call: _Call, run: list[int], whole: bool) -> bool:
     # one written number is a run where it is the whole turn: an answer ("1228." for "twelve twenty eight"), or
     # where it is as long as a phone number's or an account's shortest part ("0770090123.")
     long = any(sum(ch.isdigit() for ch in t) >= LONG_NUMBER for t in real)
-    return sum(counts) >= least and (len(real) >= 2 or lettered or whole or long) and not years and \
+    return _digits_in(said) >= least and (len(real) >= 2 or lettered or whole or long) and not years and \
         not re.search(rf"[{_CURRENCY}:%]", text)
 
 
@@ -1418,9 +1422,7 @@ def _answered_with_digits(call: _Call, si: int) -> bool:
             if len(call.by_segment[k]) > BACKCHANNEL_WORDS:
                 break
             continue
-        toks = _segment_tokens(call, k)
-        said += sum(max(_digits_said(t, b), 0) for t, b in zip(toks, [None, *toks[:-1]], strict=True)
-                    if _numeric_token(t))
+        said += _digits_in([t for t in _segment_tokens(call, k) if _numeric_token(t)])
     return said >= SHORT_RUN
 
 
