@@ -25,7 +25,7 @@ from stdnum import iban, luhn
 from stdnum.us import rtn, ssn
 
 from callscope.analysis.result import ExtractedValue, RedactionSummary, TranscriptSegment
-from callscope.analysis.stages.evidence import tokens
+from callscope.analysis.stages.evidence import find_words, tokens
 from callscope.analysis.stages.request_examples import OTHER_REQUESTS, REQUEST_EXAMPLES
 from callscope.analysis.stages.spoken import (
     MONTHS,
@@ -1428,7 +1428,7 @@ def _answered_with_digits(call: _Call, si: int) -> bool:
 
 def _says_taken(call: _Call, si: int) -> bool:
     toks = _segment_tokens(call, si)
-    return any(tuple(toks[i:i + len(p)]) == p for p in _TAKEN for i in range(len(toks)))
+    return any(find_words(toks, phrase) >= 0 for phrase in _TAKEN)
 
 
 def _says_number(call: _Call, si: int) -> bool:
@@ -1441,8 +1441,7 @@ def _says_number(call: _Call, si: int) -> bool:
 
 def _numeric_token(token: str) -> bool:
     """A digit, a number word, a digit with a letter heard beside it, or a digit word made plural ("sevens")."""
-    return _is_real_digit(token) or bool(_DIGITS_WITH_A_LETTER.fullmatch(token)) or (
-        token.endswith("s") and token[:-1] in UNITS)
+    return _is_real_digit(token) or (token.endswith("s") and token[:-1] in UNITS)
 
 
 def _spelled(call: _Call, si: int) -> bool:
@@ -1553,7 +1552,8 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
     meant = requests_by_meaning(call.segments, embedder, language) if embedder is not None else None
     requests = _requests(call, language, meant)
     adds = _requested_answers(call, found, wanted, requests, max_answer_ms)
-    runs = [(run, _CUE_ENTITY.get(call.nearest_cue(call.words[run[0]].token) or "")) for run in _digit_runs(call)]
+    runs = [(run, _CUE_ENTITY.get(call.nearest_cue(call.words[run[0]].token) or ""))
+            for run in (_digit_runs(call) if numeric else [])]
     windowed = [e for e in WINDOWED if e in wanted]
     cued_runs = {call.words[run[0]].segment: entity for run, cue in runs
                  if (entity := _run_names(call, run, cue)) in windowed}
@@ -1564,7 +1564,7 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
     if EntityType.PAYMENT_CARD in wanted:
         adds += [(EntityType.PAYMENT_CARD, words, "digit_run") for words in _expiries(call)]
     plain: set[int] = set()
-    for run, cue in runs if numeric else []:
+    for run, cue in runs:
         segment = call.words[run[0]].segment
         words = call.by_segment[segment] if _value_turn(call, segment) else run
         adds.append((cue if cue in numeric else numeric[0], words, "digit_run"))
