@@ -185,6 +185,10 @@ class RedactionSummary(Part):
                         "(its audio_url serves only that copy).")
     mode: str = Field("precise", description="The project's redaction.mode: precise or strict.")
     tones: int = Field(0, description="Keypad tones (DTMF) replaced in the audio, where the audio is redacted.")
+    unheard: list[tuple[int, int]] = Field(
+        default_factory=list, description="Strict mode: [start_ms, end_ms] of each stretch of speech the recogniser "
+        "wrote no words for. What was said there is unknown, so where the audio is redacted it is replaced as a "
+        "redacted span is.")
     found_by: dict[str, dict[str, int]] = Field(
         default_factory=dict, description="Per entity type, the spans each rule found: words (the values the rules "
         "read in the words), and in strict mode request (an answer to a request, whole, the request found by its "

@@ -63,7 +63,7 @@ run's strict mode finds requests by meaning too, as the pipeline does (``--words
 ``--asr-cache DIR`` keeps the transcripts between runs (keyed by the call, the voices and the Whisper model), for
 working on the rules; ``--part fit`` runs one part only (fitting without reading the report part; the margin is
 then that part's); ``--part holdout`` the "holdout" calls, written without reading the rules and never fitted on,
-beside the fit part, whose margin they use (``--part holdout2`` to ``--part holdout5``: more such parts, each
+beside the fit part, whose margin they use (``--part holdout2`` to ``--part holdout7``: more such parts, each
 written after the rules were refitted on the one before); ``--verbose`` prints a line per call.
 """
 
@@ -82,7 +82,15 @@ from pathlib import Path
 import numpy as np
 
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
-from callscope.analysis.stages.audio_redaction import Fill, fill_samples, merged, redact_audio_file, redacted_spans
+from callscope.analysis.stages.audio_redaction import (
+    Fill,
+    blanked_spans,
+    fill_samples,
+    merged,
+    redact_audio_file,
+    redacted_spans,
+)
+from callscope.analysis.stages.decode import decode
 from callscope.analysis.stages.redaction import (
     ENTITY_TYPES,
     REQUEST_SIMILARITY,
@@ -95,6 +103,8 @@ from callscope.analysis.stages.redaction import (
     requests_by_words,
 )
 from callscope.analysis.stages.spoken import digit_runs
+from callscope.analysis.stages.vad import call_speech
+from callscope.analysis.types import SpeechRegion
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.analysis.* (--speech)
 
@@ -103,7 +113,7 @@ REAL_SPEECH = Path(os.environ.get("CALLSCOPE_REAL_SPEECH_DIR", Path.home() / ".c
 WORD_MS, GAP_MS, TURN_GAP_MS = 300, 60, 600
 LONG_CALL_MS = 80_000  # the benchmark's long calls (18 turns or more); the others are value-dense minute calls
 # parts written by engineers who had not read the rules, in turn
-HELD_OUT = ("holdout", "holdout2", "holdout3", "holdout4", "holdout5")
+HELD_OUT = ("holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7")
 
 
 def segments(turns: list[list[str]]) -> list[TranscriptSegment]:
@@ -318,6 +328,8 @@ class Transcribed:
     spans: list[RedactedSpan]
     redacted: list[TranscriptSegment]
     duration_ms: int
+    speech: list[SpeechRegion]
+    unheard: list[tuple[int, int]] = field(default_factory=list)  # strict mode's speech without words
 
 
 def _truth_words(spoken: SpokenSpan, segments: list[TranscriptSegment]) -> Words:
@@ -389,7 +401,8 @@ def _score_audio(t: Transcribed, found: list[SpokenSpan], margin_ms: int, fill: 
     served_path = folder / f"{t.call['id']}-served.flac"
     from tests.analysis import speech  # --speech only
 
-    ranges = [(s, min(e, t.duration_ms)) for s, e in redacted_spans(t.redacted, margin_ms) if s < t.duration_ms]
+    ranges = [(s, min(e, t.duration_ms)) for s, e in blanked_spans(t.redacted, t.unheard, margin_ms)
+              if s < t.duration_ms]
     true_ranges = merged((s.start_ms, s.end_ms) for s in t.truth)
     blanked = sum(e - s for s, e in ranges)
     tally.blanked_ms += blanked
@@ -489,7 +502,7 @@ def _transcribe_all(calls: list[dict], folder: Path, args: argparse.Namespace) -
                 cached.write_text(json.dumps({"duration_ms": duration_ms,
                                               "segments": [s.model_dump(mode="json") for s in segments]}))
         asr_s = None if cached is not None and result is None else time.perf_counter() - started
-        t = Transcribed(call, path, truth, segments, [], [], duration_ms)
+        t = Transcribed(call, path, truth, segments, [], [], duration_ms, call_speech(decode(path)))
         t.call = {**call, "asr_s": asr_s, "voices": voices}
         out.append(t)
     return out
@@ -499,8 +512,8 @@ def _redacted(t: Transcribed, mode: str, embedder=None) -> Transcribed:
     # the pipeline's redaction step (right after the speakers) is this call, with the call's region (and in strict
     # mode the text model, which finds requests by their meaning)
     redaction = redact(t.segments, ENTITY_TYPES, region=t.call.get("region", "US"), mode=mode, language="en",
-                       embedder=embedder if mode == "strict" else None)
-    return replace(t, spans=redaction.spans, redacted=redaction.segments)
+                       embedder=embedder if mode == "strict" else None, speech=t.speech)
+    return replace(t, spans=redaction.spans, redacted=redaction.segments, unheard=redaction.summary.unheard)
 
 
 def _stat(values: list[int], q: float) -> int:
@@ -703,17 +716,19 @@ def everyday_report(args: argparse.Namespace) -> None:
             if cached is not None:
                 cached.parent.mkdir(parents=True, exist_ok=True)
                 cached.write_text(json.dumps(stored))
-        heard.append((clip, stored["duration_ms"], [TranscriptSegment.model_validate(x) for x in stored["segments"]]))
+        heard.append((clip, stored["duration_ms"], [TranscriptSegment.model_validate(x) for x in stored["segments"]],
+                      call_speech(decode(REAL_SPEECH / clip["path"]))))
     margin = settings.redaction_audio_margin_ms
     print(f"{len(heard)} real clips, {sum(d for _, d, _ in heard) / 60000:.1f} min; every entity type; audio margin "
           f"{margin} ms")
     for mode in args.modes:
         blanked, total, spans = 0, 0, 0
         by_language: dict[str, list[int]] = {}
-        for clip, duration_ms, said in heard:
+        for clip, duration_ms, said, speech in heard:
             redaction = redact(said, ENTITY_TYPES, mode=mode, language=clip["language"],
-                               embedder=embedder if mode == "strict" else None)
-            ranges = [(a, min(b, duration_ms)) for a, b in redacted_spans(redaction.segments, margin)
+                               embedder=embedder if mode == "strict" else None, speech=speech)
+            ranges = [(a, min(b, duration_ms))
+                      for a, b in blanked_spans(redaction.segments, redaction.summary.unheard, margin)
                       if a < duration_ms]
             ms = sum(b - a for a, b in ranges)
             blanked, total, spans = blanked + ms, total + duration_ms, spans + len(redaction.spans)

@@ -218,7 +218,7 @@ class Pipeline:
         roles = {s.label: s.role for s in speakers}
         segments = [s.model_copy(update={"role": roles[s.speaker]}) for s in segments]
         # the transcript is final: from here on every stage (and the language model) reads it redacted
-        redaction = self._redact(project, segments, called_on, run, redacted_before, language)
+        redaction = self._redact(project, segments, speech, called_on, run, redacted_before, language)
         if redaction is not None:
             segments = redaction.segments
         if transcribed is not None:
@@ -370,14 +370,15 @@ class Pipeline:
                    "them (callscope operators enroll)" if other else ""))
         return speakers
 
-    def _redact(self, project: ProjectSpec | None, segments: list[TranscriptSegment], called_on: date | None,
-                run: _Run, redacted_before: Mapping[str, int] | None = None,
+    def _redact(self, project: ProjectSpec | None, segments: list[TranscriptSegment], speech: list[SpeechRegion],
+                called_on: date | None, run: _Run, redacted_before: Mapping[str, int] | None = None,
                 language: str | None = None) -> Redaction | None:
         """The transcript with the project's redaction entities taken out (redaction.redact), None when the
         project redacts nothing. `redacted_before`: the counts of the earlier analysis whose redacted copy of the
         audio this run read; its spans are silence or a tone there (nothing to find again), and are still redacted:
         each requested type's count adds them to what this run found. `language`: the call's (a project's "auto"
-        one as detected), whose request phrases and examples strict mode reads."""
+        one as detected), whose request phrases and examples strict mode reads; `speech`: the call's speech regions,
+        whose stretches without words strict mode lists for the audio."""
         run.at("redaction")
         if not (project and project.redaction and project.redaction.entities):
             run.skipped("redaction", "the project redacts nothing")
@@ -386,7 +387,8 @@ class Pipeline:
         embedder = self._model("embedder") if project.redaction.mode == "strict" else None
         redaction = redact(segments, project.redaction.entities, region=self.settings.default_phone_region,
                            reference=called_on, mode=project.redaction.mode, language=language or project.language,
-                           max_answer_ms=project.redaction.max_answer_seconds * 1000, embedder=embedder)
+                           max_answer_ms=project.redaction.max_answer_seconds * 1000, embedder=embedder,
+                           speech=speech)
         carried = {e: redacted_before.get(e, 0) for e in redaction.summary.counts} if redacted_before else {}
         if any(carried.values()):
             counts = {e: n + carried[e] for e, n in redaction.summary.counts.items()}
@@ -476,7 +478,7 @@ class Pipeline:
 
 def _redaction_detail(summary: RedactionSummary) -> str:
     return ", ".join(f"{entity}: {summary.counts.get(entity, 0)}" for entity in summary.entities) + " span(s)" + (
-        ", strict" if summary.mode == "strict" else "")
+        f", strict, {len(summary.unheard)} stretch(es) of speech without words" if summary.mode == "strict" else "")
 
 
 # Pipeline keyword -> factory (module:function) building the model object from Settings. Ray actors own one each

@@ -17,7 +17,7 @@ from callscope.analysis.result import AnalysisResult
 from callscope.analysis.runtime.pipeline import AnalysisError, Pipeline, Progress, Transcribed
 from callscope.analysis.scorecards import Form
 from callscope.analysis.stages import dtmf
-from callscope.analysis.stages.audio_redaction import merged, redact_audio_file, redacted_spans
+from callscope.analysis.stages.audio_redaction import blanked_spans, merged, redact_audio_file
 from callscope.analysis.stages.decode import decode
 from callscope.analysis.stages.scorecard import score_call
 from callscope.blobs.factory import build_blob_store
@@ -105,7 +105,8 @@ def _analyze(pipeline: Pipeline, settings, work: Work, progress: Progress | None
             redacted = Path(tmp) / "redacted.flac"
             # keypad tones go too: a DTMF decoder reads a typed card number back from the served file
             tones = dtmf.detect(decode(path))
-            spans = merged([*redacted_spans(result.segments, settings.redaction_audio_margin_ms),
+            unheard = result.redaction.unheard if result.redaction is not None else []
+            spans = merged([*blanked_spans(result.segments, unheard, settings.redaction_audio_margin_ms),
                             *((t.start_ms, t.end_ms) for t in tones)])
             if result.redaction is not None:
                 result = result.model_copy(update={"redaction": result.redaction.model_copy(

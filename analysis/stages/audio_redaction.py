@@ -63,7 +63,19 @@ def redacted_spans(segments: Sequence[TranscriptSegment], margin_ms: int) -> lis
             end = max(end, min(words[j + 1].start_ms, end + EDGE_REACH_MS) if j + 1 < len(words) else segment.end_ms)
             ranges.append((start, end))
             i = j + 1
-    return merged([(max(0, s - margin_ms), e + margin_ms) for s, e in ranges])
+    return merged(widened(ranges, margin_ms))
+
+
+def blanked_spans(segments: Sequence[TranscriptSegment], unheard: Iterable[tuple[int, int]],
+                  margin_ms: int) -> list[tuple[int, int]]:
+    """What the served audio replaces: the redacted words (redacted_spans) and the speech without words that strict
+    mode lists (RedactionSummary.unheard), each widened by margin_ms, merged."""
+    return merged([*redacted_spans(segments, margin_ms), *widened(unheard, margin_ms)])
+
+
+def widened(ranges: Iterable[tuple[int, int]], margin_ms: int) -> list[tuple[int, int]]:
+    """Each range widened by margin_ms on both sides, its start not below 0."""
+    return [(max(0, s - margin_ms), e + margin_ms) for s, e in ranges]
 
 
 def merged(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

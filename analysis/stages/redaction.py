@@ -41,7 +41,8 @@ from callscope.analysis.stages.spoken import (
     email_mentions,
     lex,
 )
-from callscope.analysis.types import language_code
+from callscope.analysis.stages.timing import unheard
+from callscope.analysis.types import SpeechRegion, language_code
 from callscope.resources.kinds import ANSWER_SECONDS_DEFAULT
 
 
@@ -1136,7 +1137,10 @@ REQUEST_TAIL = 8  # tokens: "what's the card number please, when you're ready?" 
 # inside a run that has two real digits, so "to" and "for" in sentences never make one.
 MISHEARD_DIGITS = {"for": 1, "to": 1, "too": 1, "ate": 1, "oh": 1, "o": 1, "won": 1, "tree": 1, "free": 1,
                    "nero": 1, "niro": 1, "i'm": 1}  # "five" loses its f in the phone band: "617, I'm I'm I'm 0142"
-_DIGITS_WITH_A_LETTER = re.compile(r"[a-z]\d+|\d+[a-z]|\d+[a-z]\d+")  # a letter heard in or beside digits
+# letters heard in or beside digits, one or two at a time ("m3308", "4x", "x3m42819306", "o770i13462", "nl2"; not
+# an ordinal or a time: "4th", "3pm")
+_DIGITS_WITH_A_LETTER = re.compile(
+    r"(?=\d*[a-z])(?!\d+(?:st|nd|rd|th|am|pm)$)[a-z]{0,2}\d+(?:[a-z]{1,2}\d+)*[a-z]{0,2}")
 DIGIT_RUN = 4  # digits: the fewest that identify a part of a card (PCI's leak test: 4 consecutive digits)
 SHORT_RUN = 3  # digits: after a card, bank, ID or birth cue, a security code, or an expiry heard a digit short
 LAST_FOUR_RUN = 2  # digits: after "the card ending", two of its last four heard ("I'm 0, I'm 8")
@@ -1393,7 +1397,7 @@ def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityT
     opens no window."""
     out: list[tuple[EntityType, list[int]]] = []
     entity: EntityType | None = None
-    until = 0
+    until, asker = 0, None  # asker: who made the window's last request, where one was made
     for k, segment in enumerate(call.segments):
         asked, by = requests.get(k, (None, ""))
         if entity is not None and (segment.start_ms >= until or _says_taken(call, k)
@@ -1403,14 +1407,32 @@ def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityT
         said = next((e for e in entities if found.words[e] & words), cued_runs.get(k))
         if entity is not None and _says_number(call, k):
             out.append((entity, call.by_segment[k]))  # a read-back said with the next request included
+            until = max(until, segment.end_ms + max_answer_ms)  # the value is still being given
+        elif entity is not None and _gives(call, k, asker):
+            out.append((entity, [w for w in call.by_segment[k] if call.words[w].start_ms < until]))
         elif said is not None and k > 0 and call.segments[k - 1].speaker != segment.speaker \
                 and _says_number(call, k - 1):
             out.append((said, call.by_segment[k - 1]))
         if asked in entities and not found.words[asked] & words and _answered_with_digits(call, k):
-            entity, until = asked, segment.end_ms + max_answer_ms
+            entity, until, asker = asked, segment.end_ms + max_answer_ms, segment.speaker
         elif said is not None:
+            if entity is None:
+                asker = None
             entity, until = said, segment.end_ms + max_answer_ms
+        if entity is not None and asked in entities:
+            asker = segment.speaker
     return out
+
+
+def _gives(call: _Call, si: int, asker: str | None) -> bool:
+    """Whether segment si is the value's giver speaking (anyone but the asker, where one asked), other than to confirm
+    a read-back ("Yes that's right." after the asker's digits: no digits of its own)."""
+    speaker = call.segments[si].speaker
+    if asker is None or speaker == asker:
+        return False
+    last = next((k for k in range(si - 1, -1, -1) if call.segments[k].speaker != speaker), None)
+    confirms = last is not None and call.segments[last].speaker == asker and _says_number(call, last)
+    return not confirms or _says_digits(call, si)
 
 
 def _answered_with_digits(call: _Call, si: int) -> bool:
@@ -1493,10 +1515,10 @@ def _is_date_word(token: str, born: bool) -> bool:
 
 def _dates(call: _Call, reference: date | None) -> list[list[int]]:
     """The words of each date said with a year that may be a birth date, however garbled the rest: a year (1900-2099,
-    or two digits after a birth cue) with a month or an ordinal (after a birth cue, a day's number) within
-    DATE_REACH words before it, and the year decades back (as _dates_of_birth) or a birth cue before it; from the
-    first date word to the year, or the whole turn where that is mostly the date ("It's on September 1946.",
-    "21st on August, 1988.")."""
+    or two digits after a birth cue or after both a day and a month: "The 9th of May, 79.") with a month or an
+    ordinal (after a birth cue, a day's number) within DATE_REACH words before it, and the year decades back (as
+    _dates_of_birth) or a birth cue before it; from the first date word to the year, or the whole turn where that
+    is mostly the date ("It's on September 1946.", "21st on August, 1988.")."""
     old = (reference.year if reference else OLD_DATE_YEAR) - 16
     out = []
     for si, words in enumerate(call.by_segment):
@@ -1504,8 +1526,14 @@ def _dates(call: _Call, reference: date | None) -> list[list[int]]:
         for i, w in enumerate(words):
             born = call.cued(call.words[w].token, "dob")
             year = said[i][0] if len(said[i]) == 1 else ""
+            before = [t for j in range(max(0, i - DATE_REACH), i) for t in said[j]]
+            # a full date with two digits after it, where they end what is said ("The 9th of May, 79."; not "the 9th of
+            # May, 10 boxes")
+            day_and_month = any(t in MONTHS for t in before) and any(
+                t in ORDINALS or re.fullmatch(r"\d{1,2}(st|nd|rd|th)", t) for t in before) and (
+                i + 1 == len(words) or _ends_clause(call.words[w].text))
             if not ((re.fullmatch(r"(19|20)\d\d", year) and (int(year) <= old or born)) or
-                    (born and re.fullmatch(r"\d\d", year))):
+                    ((born or day_and_month) and re.fullmatch(r"\d\d", year))):
                 continue
             first = next((j for j in range(max(0, i - DATE_REACH), i)
                           if any(_is_date_word(t, born) for t in said[j])), None)
@@ -1725,9 +1753,12 @@ def _card_last_four(segments: Sequence[TranscriptSegment], spans: list[RedactedS
 
 def redact(segments: Sequence[TranscriptSegment], entities: Iterable[EntityType | str], region: str = "US",
            reference: date | None = None, mode: Mode | str = Mode.PRECISE, language: str | None = None,
-           max_answer_ms: int = ANSWER_SECONDS_DEFAULT * 1000, embedder: Any = None) -> Redaction:
+           max_answer_ms: int = ANSWER_SECONDS_DEFAULT * 1000, embedder: Any = None,
+           speech: list[SpeechRegion] | None = None) -> Redaction:
     """The transcript with the spans of entities (find_spans) taken out: see _redacted_segment; the summary counts
-    the spans of each requested type (no values) and says the mode."""
+    the spans of each requested type (no values) and says the mode. In strict mode with the call's `speech`
+    regions, it also lists the speech the transcript has no words for (timing.unheard): a value said there
+    (a card's expiry Whisper skipped) is in no word, so only its audio can be taken out."""
     wanted = list(dict.fromkeys(EntityType(e) for e in entities))
     spans = find_spans(segments, wanted, region=region, reference=reference, mode=mode, language=language,
                        max_answer_ms=max_answer_ms, embedder=embedder)
@@ -1740,7 +1771,9 @@ def redact(segments: Sequence[TranscriptSegment], entities: Iterable[EntityType 
                 for e in wanted}
     said = tuple((s.entity, _compact(_span_text(segments[s.segment], s))) for s in spans)
     return Redaction(segments=out, summary=RedactionSummary(entities=[e.value for e in wanted], counts=counts,
-                                                            mode=Mode(mode).value, found_by=found_by),
+                                                            mode=Mode(mode).value, found_by=found_by,
+                                                            unheard=unheard(list(segments), speech)
+                                                            if speech and mode == Mode.STRICT else []),
                      spans=spans, card_last_four=_card_last_four(segments, spans),
                      said=tuple((e, v) for e, v in said if v))
 

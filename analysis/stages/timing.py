@@ -81,3 +81,42 @@ def _moved(word: TranscriptWord, speech: _Speech) -> TranscriptWord:
     start, end = speech.clamp(word.start_ms, word.end_ms, move=True)
     return word if (start, end) == (word.start_ms, word.end_ms) else word.model_copy(
         update={"start_ms": start, "end_ms": end})
+
+
+
+UNHEARD_MIN_MS = 300  # uncovered speech shorter than this is a breath, a click or a word's tail
+UNHEARD_REACH_MS = 500  # a word accounts for the speech this close to it: its times drift, a digit is timed short
+
+
+def unheard(segments: list[TranscriptSegment], regions: list[SpeechRegion],
+            min_ms: int = UNHEARD_MIN_MS) -> list[tuple[int, int]]:
+    """(start_ms, end_ms) of the speech farther than UNHEARD_REACH_MS from every word of its channel, each piece at
+    least min_ms, in time order: what the recogniser heard as speech but wrote nothing for (a stretch it skipped,
+    words its own checks threw away, or the middle of a long turn of which a segment kept only the end), so what
+    was said there is unknown."""
+    words: dict[int, list[tuple[int, int]]] = {}
+    for segment in segments:
+        words.setdefault(segment.channel, []).extend(
+            (w.start_ms - UNHEARD_REACH_MS, w.end_ms + UNHEARD_REACH_MS) for w in segment.words)
+    heard: dict[int, list[list[int]]] = {}  # per channel: the speech its words account for, disjoint, in order
+    for channel, spans in words.items():
+        for start, end in sorted(spans):
+            if heard.get(channel) and start <= heard[channel][-1][1]:
+                heard[channel][-1][1] = max(heard[channel][-1][1], end)
+            else:
+                heard.setdefault(channel, []).append([start, end])
+    ends = {channel: [end for _, end in spans] for channel, spans in heard.items()}
+    out = []
+    for region in regions:
+        spans = heard.get(region.channel, [])
+        at = region.start_ms
+        for k in range(bisect_right(ends.get(region.channel, []), at), len(spans)):
+            start, end = spans[k]
+            if min(start, region.end_ms) - at >= min_ms:
+                out.append((at, min(start, region.end_ms)))
+            at = max(at, end)
+            if at >= region.end_ms:
+                break
+        if region.end_ms - at >= min_ms:
+            out.append((at, region.end_ms))
+    return sorted(out)

@@ -114,6 +114,11 @@ class RecordingView:
         return [(entity, counts[entity]) for entity in (self.redaction.entities if self.redaction else [])
                 if counts.get(entity)]
 
+    @property
+    def unheard_seconds(self) -> float:
+        """The speech strict redaction found no words for (taken out of the audio where the audio is redacted)."""
+        return sum(end - start for start, end in self.redaction.unheard) / 1000 if self.redaction else 0.0
+
 
 def _pct(ms: int, duration_ms: int) -> float:
     return round(min(max(ms / duration_ms * 100, 0.0), 100.0), 3) if duration_ms else 0.0

@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
-from callscope.analysis.stages.audio_redaction import RedactedAudio, fill_samples, redact_audio_file, redacted_spans
+from callscope.analysis.stages.audio_redaction import (
+    RedactedAudio,
+    blanked_spans,
+    fill_samples,
+    redact_audio_file,
+    redacted_spans,
+)
 from callscope.errors import ValidationFailed
 from tests.analysis import speech
 from tests.audio_samples import JPEG_BYTES, make_audio, make_large_wav, make_video_mp4, truncate
@@ -66,6 +72,12 @@ def test_margins_widen_clamp_at_zero_and_merge_overlapping_or_touching_ranges():
     assert redacted_spans(segments, 50) == [(0, 750), (950, 1350)]  # 250 and 250 touch: one range
     assert redacted_spans(segments, 150) == [(0, 1450)]
     assert redacted_spans([segment(0, [(0, 100, False)])], 200) == []
+
+
+def test_speech_without_words_is_blanked_with_the_redacted_words_and_the_same_margin():
+    segments = [segment(0, [(1000, 1100, True), (1300, 1400, False)])]
+    assert blanked_spans(segments, [(50, 400), (1350, 2000)], 100) == [(0, 500), (900, 2100)]
+    assert blanked_spans(segments, [], 100) == redacted_spans(segments, 100)
 
 
 def test_the_tone_is_a_function_of_the_absolute_sample_index_at_minus_20_dbfs():

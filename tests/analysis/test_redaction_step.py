@@ -13,13 +13,22 @@ import pytest
 
 from callscope.analysis.readouts import Subject, sections
 from callscope.analysis.report import render
-from callscope.analysis.result import AnalysisResult, Evidence, ExtractedValue, ModelUsed, TranscriptSegment
+from callscope.analysis.result import (
+    AnalysisResult,
+    Evidence,
+    ExtractedValue,
+    ModelUsed,
+    TranscriptSegment,
+    TranscriptWord,
+)
 from callscope.analysis.runtime.pipeline import Pipeline
 from callscope.analysis.stages.redaction import ENTITY_TYPES, EntityType, redact, redact_fields, token
+from callscope.analysis.stages.timing import UNHEARD_REACH_MS
 from callscope.analysis.stored import documents, read
 from callscope.config import Settings
 from callscope.resources.kinds import ExtractedField, Goal, ProjectSpec, Redaction, RedactionEntity
 from callscope.statuses import RecordingStatus
+from tests.analysis import speech
 from tests.analysis.transcripts import call
 from tests.audio_samples import make_audio
 
@@ -269,3 +278,41 @@ def test_without_redaction_the_transcript_is_as_said(tone):
     assert result.redaction is None and result.segments[1].text == CARD_CALL[1].text
     assert not {s.name: s.ran for s in result.stages}["redaction"]
     assert any(CARD in prompt for prompt in llm.prompts)
+
+
+class SkippingTranscriber:
+    """Writes the first sentence of channel 0 and nothing for the second, as Whisper does with a stretch of a phone
+    line it cannot read."""
+
+    info = ModelUsed(stage="asr", name="scripted", version="0")
+    multilingual = False
+
+    def __init__(self, sentence: tuple[int, int, str]):
+        self.sentence = sentence
+
+    def transcribe(self, audio, channel, language, hints, regions):
+        start, end, text = self.sentence
+        step = (end - start) // len(text.split())
+        words = [TranscriptWord(start_ms=start + i * step, end_ms=start + (i + 1) * step, text=" " + w, probability=0.9)
+                 for i, w in enumerate(text.split())]
+        return [] if channel else [TranscriptSegment(id=0, speaker="channel-0", channel=0, start_ms=start,
+                                                     end_ms=end, text=text, words=words)]
+
+
+@pytest.mark.skipif(speech.ESPEAK is None, reason=speech.SKIP_REASON)
+@pytest.mark.parametrize("mode", ["precise", "strict"])
+def test_strict_mode_lists_the_speech_the_recogniser_wrote_nothing_for(tmp_path, mode):
+    said = speech.make_call([0.5, "Can I take the expiry date please?", 1.0, "Oh four twenty eight.", 0.5])
+    path = speech.write(tmp_path / "call.wav", [said.samples])
+    pipeline = Pipeline(Settings(llm_enabled=False), transcriber=SkippingTranscriber(said.sentences[0]),
+                        speakers=None, embedder=None, llm=None)
+    result = pipeline.run(path, project(Redaction(entities=["payment_card"], mode=mode)))
+    assert result.redaction is not None and result.redaction.mode == mode
+    if mode == "precise":
+        assert result.redaction.unheard == []
+        return
+    skipped_start, skipped_end, _ = said.sentences[1]
+    assert len(result.redaction.unheard) == 1
+    start, end = result.redaction.unheard[0]
+    assert start <= skipped_start + UNHEARD_REACH_MS and end >= skipped_end - 100  # the VAD's edge, give or take
+    assert "1 stretch(es) of speech without words" in {s.name: s.detail for s in result.stages}["redaction"]

@@ -9,6 +9,8 @@ from pydantic import ValidationError
 
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
 from callscope.analysis.stages.redaction import Mode, find_spans, redact
+from callscope.analysis.stages.timing import UNHEARD_REACH_MS
+from callscope.analysis.types import SpeechRegion
 from callscope.resources.kinds import ProjectSpec
 
 WORD_MS, GAP_MS, TURN_GAP_MS = 300, 60, 600
@@ -88,7 +90,7 @@ def test_an_answer_is_bounded_by_max_answer_ms():
                 (CUSTOMER, " ".join(["it's a long story really"] * 8)), (CUSTOMER, "well okay then"))
     redaction = redact(said, ["payment_card"], mode="strict", max_answer_ms=5_000)
     words = redaction.segments[2].words
-    limit = said[0].end_ms + 5_000
+    limit = said[1].end_ms + 5_000  # after the last digits: a card's window lasts while digits are said
     assert all(w.redacted for w in words if w.start_ms < limit)
     assert not any(w.redacted for w in words if w.start_ms >= limit)
     assert redaction.segments[3].text == "well okay then"  # starts past the bound
@@ -153,6 +155,11 @@ def test_digits_heard_with_a_letter_stuck_to_them_are_digits_in_a_run():
     said = call((AGENT, "So, X4 -I -1 -M3308 -225 -6 -410 -I -M."))
     redaction = redact(said, ["payment_card"], mode="strict")
     assert "3308" not in redaction.segments[0].text and "[PAYMENT_CARD]" in redaction.segments[0].text
+    # "three seven four two, eight one nine three oh six, five two oh oh four", and a read-back of "five five zero two"
+    assert strict((CUSTOMER, "Yes, it's her name, X3M42819306, I'm 244.")) == ["Yes, it's her name, [PAYMENT_CARD]."]
+    assert strict((CUSTOMER, "It's 414M and 2 NLI 83316, I'm I'm NL2.")) == ["[PAYMENT_CARD]."]
+    # an ordinal and a time are no digits heard with letters
+    assert strict((AGENT, "See you on the 4th at 3pm then.")) == ["See you on the 4th at 3pm then."]
     room = call((CUSTOMER, "Yes! Room 4B is upstairs."))
     assert redact(room, ["payment_card"], mode="strict").segments[0].text == room[0].text  # no run: one digit
 
@@ -200,6 +207,22 @@ def test_a_month_or_an_ordinal_with_a_year_decades_back_is_a_birth_date():
                   entities=["date_of_birth"]) == [
         "Thank you, and can they come first?", "[DATE_OF_BIRTH].", "Your appointment is on August 3rd 2024 then.",
         "Order number is $1,731,2009 then."]
+
+
+def test_a_day_and_a_month_with_two_digits_after_them_are_a_birth_date_without_a_cue():
+    # "And your date of birth, please, Shanice?" heard as "And your name on me, please, can it?"
+    assert strict((AGENT, "And your name on me, please, can it?"), (CUSTOMER, "The 9th of May, 79."),
+                  (AGENT, "It ships on the 9th of May, 10 boxes."), entities=["date_of_birth"]) == [
+        "And your name on me, please, can it?", "[DATE_OF_BIRTH].", "It ships on the 9th of May, 10 boxes."]
+
+
+def test_speech_without_words_is_listed_in_strict_mode_only():
+    said = call((AGENT, "And the expiry?"), (CUSTOMER, "Yes."))
+    speech = [SpeechRegion(channel=0, start_ms=0, end_ms=said[-1].end_ms + 3_000)]
+    assert redact(said, ["payment_card"], mode="strict", speech=speech).summary.unheard == [
+        (said[-1].end_ms + UNHEARD_REACH_MS, said[-1].end_ms + 3_000)]
+    assert redact(said, ["payment_card"], mode="precise", speech=speech).summary.unheard == []
+    assert redact(said, ["payment_card"], mode="strict").summary.unheard == []
 
 
 def test_a_short_tail_of_the_request_does_not_end_its_answer():
@@ -352,6 +375,24 @@ def test_a_long_run_without_a_cue_opens_a_card_window_that_takes_an_expiry_heard
     assert texts(redact(said, ["payment_card"], mode="strict").segments)[3:] == [
         "[PAYMENT_CARD].", "And the code?", "[PAYMENT_CARD],", "Lovely, that went through.",
         "I want to go for a walk 2 days from now."]
+
+
+def test_in_a_card_payment_the_givers_turns_are_taken_and_digits_keep_it_open():
+    """The expiry heard as words no rule reads as digits ("Seven slash twenty-nine." heard "Hermann's last went in
+    iron."), more than the longest answer after the request but soon after the last digits; the customer's
+    confirmation of a read-back and the agent's own turns without a number stay."""
+    said = call((AGENT, "Can I get the card number?"), (CUSTOMER, "It's 6-0-1-1 4-4-2-0."),
+                (AGENT, "And then?"), (CUSTOMER, "Double 7 5 8 3 1 6 7."), (AGENT, "7 7 5 8 3 1 6 7?"),
+                (CUSTOMER, "Yes that's it."), (AGENT, "Lovely and the date on it"),
+                (CUSTOMER, "Hermann's last went in iron."), (AGENT, "That's gone through, thank you."),
+                (CUSTOMER, "Great, have a nice day."))
+    assert said[7].start_ms > said[0].end_ms + 8_000  # past the request's answer
+    assert texts(redact(said, ["payment_card"], mode="strict", max_answer_ms=8_000).segments)[5:] == [
+        "Yes that's it.", "Lovely and the date on it", "[PAYMENT_CARD].", "That's gone through, thank you.",
+        "Great, have a nice day."]
+    # no request: no giver known, and only turns with a number are the card's
+    unasked = call(*[(s.speaker, s.text) for s in said[1:]])
+    assert texts(redact(unasked, ["payment_card"], mode="strict").segments)[6] == "Hermann's last went in iron."
 
 
 def test_the_answer_a_read_back_repeats_is_taken_with_it():

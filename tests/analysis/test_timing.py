@@ -1,10 +1,11 @@
-"""timing.to_speech: word and segment times moved into their channel's speech."""
+"""timing.to_speech: word and segment times moved into their channel's speech; timing.unheard: the speech no word
+accounts for."""
 
 from __future__ import annotations
 
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
 from callscope.analysis.stages.diarize_by_channel import merge_channels
-from callscope.analysis.stages.timing import MAX_SHIFT_MS, to_speech
+from callscope.analysis.stages.timing import MAX_SHIFT_MS, UNHEARD_MIN_MS, UNHEARD_REACH_MS, to_speech, unheard
 from callscope.analysis.types import SpeechRegion
 
 
@@ -99,3 +100,18 @@ def test_stereo_turns_no_longer_run_into_the_other_channels_next_turn():
     right = to_speech([segment(2000, 3000, (2000, 3000), channel=1)], regions((2000, 3000), channel=1))
     first, second = merge_channels([left, right])
     assert first.end_ms <= second.start_ms
+
+
+def test_speech_no_word_accounts_for_is_unheard_on_its_own_channel_only():
+    # a 10 s turn of which Whisper wrote one word at its end, a turn it skipped, and the other channel's speech
+    said = [segment(1_000, 11_000, (9_500, 10_000)), segment(20_000, 21_000, (20_000, 21_000), channel=1)]
+    speech = [*regions((1_000, 11_000), (13_000, 15_000)), *regions((20_000, 21_000), (30_000, 31_000), channel=1)]
+    assert unheard(said, speech) == [(1_000, 9_500 - UNHEARD_REACH_MS), (10_000 + UNHEARD_REACH_MS, 11_000),
+                                     (13_000, 15_000), (30_000, 31_000)]
+
+
+def test_speech_near_a_word_or_too_short_to_say_a_digit_is_heard():
+    # a digit timed 0.1 s in a second of speech, and a breath between two words
+    said = [segment(0, 5_000, (400, 500), (2_000, 2_300), (2_300 + 2 * UNHEARD_REACH_MS + UNHEARD_MIN_MS - 10, 4_000))]
+    assert unheard(said, regions((0, 1_000), (1_900, 4_000))) == []
+    assert unheard([], regions((0, UNHEARD_MIN_MS - 1))) == []

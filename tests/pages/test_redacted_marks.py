@@ -33,3 +33,15 @@ def test_redacted_spans_are_marked_with_their_type_and_no_digit_of_the_value_is_
     transcript = html[html.index('class="text"'):]
     assert not re.search(r"4242|\bfor to\b", transcript)  # nothing of what was said, however it was heard
     assert "Redacted from this call" in html and "payment card (2)" in html
+
+
+def test_speech_without_words_taken_out_of_the_audio_is_told_with_its_length() -> None:
+    summary = redact(MISHEARD, ["payment_card"], mode="strict").summary.model_copy(
+        update={"audio": True, "unheard": [(1_000, 2_500), (4_000, 4_400)]})
+    view = views.RecordingView(public_id="p", name="call", status="completed", stage=None, progress=100,
+                               status_reason=None, duration_ms=20_000, language="en", called_at=None, created_at=NOW,
+                               project="Payments", operator=None, tags=[], audio_url=None, redaction=summary)
+    page = web.TEMPLATES.overlay(undefined=ChainableUndefined).get_template("recording.html")
+    html = page.render(v=view, person=None, account="acme", emotions={},
+                       actions=ActionsView(Rights(share=False, manage=False), page_url="", back=""))
+    assert "Speech the recogniser wrote no words for (1.9 s) is taken out of the audio too." in html
