@@ -60,7 +60,8 @@ class EntityType(StrEnum):
 ENTITY_TYPES: tuple[EntityType, ...] = tuple(EntityType)
 # What found a span's words (the result's redaction.found_by): the values the rules read in the words, and strict
 # mode's answers to a request (found by its words, or by its meaning), runs of digits, and low-confidence widening.
-FOUND_BY = ("words", "request", "request_meaning", "digit_run", "value_window", "low_confidence")
+FOUND_BY = ("words", "request", "request_meaning", "digit_run", "value_window", "spelled", "mail_provider",
+            "low_confidence")
 
 
 @dataclass(frozen=True, order=True)
@@ -1162,6 +1163,10 @@ _TAKEN = _phrases("""processed | approved | authorised | authorized | declined |
     that's saved | that's been saved | all done | successful | that's set up | all set up | i found you |
     found your account | you're verified | you've been verified | anything else""")
 SPELLED_LETTERS = 4  # single letters in a turn, at least half its words: a value spelled out ("J O N dot M E R ...")
+EMAIL_CONTEXT_MS = 30_000  # an e-mail named this soon before a turn spelling something out makes it the e-mail's
+# mail providers: one heard is an e-mail said around it, however garbled the rest ("noshnublub8a .gmail,")
+MAIL_PROVIDERS = frozenset("""gmail googlemail hotmail outlook yahoo icloud aol proton protonmail gmx yandex zoho
+    btinternet bigpond posteo ziggo comcast""".split())
 NAMED_BY = 3  # tokens: an "other" cue this close before a run names it ("order number 5318", "reference is 77120")
 LOW_PROBABILITY = 0.5  # a word heard with less is one the recogniser may have misplaced or misheard
 LOW_PROBABILITY_MARGIN_MS = 2_000  # a span with such a word around it takes this much more of its turn each side
@@ -1473,6 +1478,40 @@ def _spelled(call: _Call, si: int) -> bool:
     return letters >= SPELLED_LETTERS and letters * 2 >= len(toks)
 
 
+def _email_named(call: _Call, found: _Found, si: int) -> bool:
+    """Whether an e-mail is named ("email", "e-mail address") or found in segment si or in one ending at most
+    EMAIL_CONTEXT_MS before it: a turn spelling something out then spells the e-mail ("R, M, E, H, T, A, T, N, O,
+    ..." after "The new one is ..." and "Could you spell that for me?")."""
+    since = call.segments[si].start_ms - EMAIL_CONTEXT_MS
+    for k in [k for k in range(si + 1) if call.segments[k].end_ms >= since]:
+        toks = _segment_tokens(call, k)
+        if found.words[EntityType.EMAIL] & set(call.by_segment[k]) or \
+                any(find_words(toks, phrase) >= 0 for phrase in _EMAIL_CUES):
+            return True
+    return False
+
+
+def _mail_providers(call: _Call) -> list[list[int]]:
+    """The words of each e-mail said around a mail provider's name (MAIL_PROVIDERS): up to EMAIL_WORDS words before
+    it in its segment and the domain's end after it (_domain_piece): "it'll go to noshnublub8a .gmail," for "josh w
+    eighty-eight at gmail"."""
+    out = []
+    for words in call.by_segment:
+        for i, w in enumerate(words):
+            if set(tokens(call.words[w].text)) & MAIL_PROVIDERS:
+                end = i + 1
+                while end < min(len(words), i + 4) and _domain_piece(call.words[words[end]].text):
+                    end += 1
+                out.append(words[max(0, i - EMAIL_WORDS):end])
+    return out
+
+
+def _domain_piece(text: str) -> bool:
+    """Whether a word goes on a domain: ".com", "dot", "co", "uk" (and "not", how "dot" is often heard)."""
+    word = text.strip()
+    return word.startswith(".") or _bare(word).lower() in {"dot", "not", *_SPOKEN_TLD, "co", "au", "ie", "de", "me"}
+
+
 def _segment_tokens(call: _Call, si: int) -> list[str]:
     return [t for w in call.by_segment[si] for t in tokens(call.words[w].text)]
 
@@ -1591,6 +1630,10 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
         adds += [(EntityType.DATE_OF_BIRTH, words, "digit_run") for words in _dates(call, reference)]
     if EntityType.PAYMENT_CARD in wanted:
         adds += [(EntityType.PAYMENT_CARD, words, "digit_run") for words in _expiries(call)]
+    if EntityType.EMAIL in wanted:
+        adds += [(EntityType.EMAIL, call.by_segment[si], "spelled") for si in range(len(call.segments))
+                 if _spelled(call, si) and _email_named(call, found, si)]
+        adds += [(EntityType.EMAIL, words, "mail_provider") for words in _mail_providers(call)]
     plain: set[int] = set()
     for run, cue in runs:
         segment = call.words[run[0]].segment

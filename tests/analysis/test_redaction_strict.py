@@ -225,6 +225,23 @@ def test_speech_without_words_is_listed_in_strict_mode_only():
     assert redact(said, ["payment_card"], mode="strict").summary.unheard == []
 
 
+def test_a_turn_spelling_something_out_soon_after_an_email_is_named_is_the_email():
+    # "R, M E H T A, two zero two zero, at P R O T O N, dot M E." after a garbled new address and "spell that"
+    said = ((AGENT, "I have an email here, it's old."), (CUSTOMER, "The new one is Armada has broken."),
+            (AGENT, "Could you spell that for me?"), (CUSTOMER, "Sure, R, M, E, H, T, A, T, N, O, not M, E."))
+    assert strict(*said, entities=["email"])[3] == "[EMAIL]."
+    # a name spelled with no e-mail named is no e-mail's
+    assert strict(*said[2:], entities=["email"])[1] == "Sure, R, M, E, H, T, A, T, N, O, not M, E."
+
+
+def test_a_mail_providers_name_is_an_email_said_around_it_however_garbled():
+    # "josh w eighty-eight at gmail" read back on an 8 kHz line
+    assert strict((AGENT, "Will do, it'll go to noshnublub8a .gmail, anything else?"), entities=["email"]) == [
+        "[EMAIL], anything else?"]
+    assert strict((AGENT, "It's j.w at hotmail dot co dot uk, thanks."), entities=["email"]) == ["[EMAIL], thanks."]
+    assert strict((AGENT, "I'll mail it to you, sir."), entities=["email"]) == ["I'll mail it to you, sir."]
+
+
 def test_a_short_tail_of_the_request_does_not_end_its_answer():
     assert strict((AGENT, "Thanks and an email for the order confirmation"), (AGENT, "Your"),
                   (CUSTOMER, "Yeah, I'm just gonna rock up or maybe I tap yeah, who not come."),
