@@ -193,7 +193,10 @@ class RedactionSummary(Part):
         default_factory=dict, description="Per entity type, the spans each rule found: words (the values the rules "
         "read in the words), and in strict mode request (an answer to a request, whole, the request found by its "
         "words), request_meaning (the same, the request found by its meaning), digit_run (a run of spoken digits), "
-        "value_window (a turn with a number in it while a card or bank details were given) and low_confidence "
+        "value_window (a turn with a number in it while a card or bank details were given, or the giver's turn), "
+        "spelled (a turn spelling something out soon after an e-mail was named), email_shape (words in the "
+        "shape of an e-mail: around a mail provider's name, or two heard dots soon after an e-mail was named) and "
+        "low_confidence "
         "(words around a span the recogniser doubted). A span counts under each rule that found some of its words, "
         "so they may add up to more than counts; spans an earlier analysis redacted (carried in counts) are not in "
         "them. Empty in results made before it was added.")

@@ -59,8 +59,9 @@ class EntityType(StrEnum):
 
 ENTITY_TYPES: tuple[EntityType, ...] = tuple(EntityType)
 # What found a span's words (the result's redaction.found_by): the values the rules read in the words, and strict
-# mode's answers to a request (found by its words, or by its meaning), runs of digits, and low-confidence widening.
-FOUND_BY = ("words", "request", "request_meaning", "digit_run", "value_window", "spelled", "mail_provider",
+# mode's answers to a request (found by its words, or by its meaning), runs of digits, turns while a card or bank
+# details are given, e-mails spelled or said around a mail provider, and low-confidence widening.
+FOUND_BY = ("words", "request", "request_meaning", "digit_run", "value_window", "spelled", "email_shape",
             "low_confidence")
 
 
@@ -1167,6 +1168,7 @@ EMAIL_CONTEXT_MS = 30_000  # an e-mail named this soon before a turn spelling so
 # mail providers: one heard is an e-mail said around it, however garbled the rest ("noshnublub8a .gmail,")
 MAIL_PROVIDERS = frozenset("""gmail googlemail hotmail outlook yahoo icloud aol proton protonmail gmx yandex zoho
     btinternet bigpond posteo ziggo comcast""".split())
+UTTERANCE_GAP_MS = 1_000  # a speaker's next segment this soon goes on with what they were saying
 NAMED_BY = 3  # tokens: an "other" cue this close before a run names it ("order number 5318", "reference is 77120")
 LOW_PROBABILITY = 0.5  # a word heard with less is one the recogniser may have misplaced or misheard
 LOW_PROBABILITY_MARGIN_MS = 2_000  # a span with such a word around it takes this much more of its turn each side
@@ -1203,12 +1205,13 @@ def _digits_in(toks: list[str]) -> int:
 
 
 def _digit_runs(call: _Call) -> list[list[int]]:
-    """The words of each run of spoken digits, number words or digit-like mishearings in a segment (RUN_GAP other
-    words may stand between two of its digits) saying DIGIT_RUN digits or more (SHORT_RUN after a card, bank, ID or
-    birth cue), with two real digit words, or one with a letter stuck to it ("I1821"), or one making the whole
-    segment; not an amount, a time, or years alone ("$1,250", "13:30", "2024", "in 2019 and 2020")."""
+    """The words of each run of spoken digits, number words or digit-like mishearings in an utterance (_utterances;
+    RUN_GAP other words may stand between two of its digits) saying DIGIT_RUN digits or more (SHORT_RUN after a
+    card, bank, ID or birth cue), with two real digit words, or one with a letter stuck to it ("I1821"), or one
+    making the whole utterance; not an amount, a time, or years alone ("$1,250", "13:30", "2024", "in 2019 and
+    2020")."""
     out = []
-    for words in call.by_segment:
+    for words in _utterances(call):
         run: list[int] = []
         gap: list[int] = []
         for w in [*words, -1]:
@@ -1222,6 +1225,19 @@ def _digit_runs(call: _Call) -> list[list[int]]:
                 if run and _is_run(call, run, whole=len(run) == len(words)):
                     out.append(run)
                 run, gap = [], []
+    return out
+
+
+def _utterances(call: _Call) -> list[list[int]]:
+    """The words of each utterance: a speaker's segments that follow each other with no one else's between and at most
+    UTTERANCE_GAP_MS apart (the recogniser cuts a number read slowly into segments: "2 / 0 1 / 9 2 / 0 6 / ...")."""
+    out: list[list[int]] = []
+    for si, words in enumerate(call.by_segment):
+        if si and call.segments[si - 1].speaker == call.segments[si].speaker \
+                and call.segments[si].start_ms - call.segments[si - 1].end_ms <= UTTERANCE_GAP_MS:
+            out[-1] += words
+        else:
+            out.append(list(words))
     return out
 
 
@@ -1397,8 +1413,12 @@ def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityT
     max_answer_ms pass after the window's last request or value. A card is given over several turns, with
     backchannels, corrections and read-backs between, and Whisper writes digits as anything on a phone line
     ("7692," after "Mm-hm. Go on."; a read-back heard "$1 .14, $2 .806, $1 .175"): while a value is being given,
-    what either side says with a number in it (_says_number) is taken, as a payment pause would take it. Turns
-    without one stay; a card talked about but not given ("Have you still got the card?" "Yes, it's in my purse.")
+    what either side says with a number in it (_says_number) is taken, as a payment pause would take it, and such a
+    turn keeps the window open for max_answer_ms more. Where the window's request is known, the giver's other turns
+    are taken too, within the bound (_gives: an expiry heard as words, "Hermann's last went in iron." for "Seven
+    slash twenty-nine."); so is what a speaker says right on from a turn taken (UTTERANCE_GAP_MS: "right
+    -wentifics" for "July twenty-six", the end of a read-back Whisper cut off); the asker's other turns without a
+    number stay, and a card talked about but not given ("Have you still got the card?" "Yes, it's in my purse.")
     opens no window."""
     out: list[tuple[EntityType, list[int]]] = []
     entity: EntityType | None = None
@@ -1413,7 +1433,8 @@ def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityT
         if entity is not None and _says_number(call, k):
             out.append((entity, call.by_segment[k]))  # a read-back said with the next request included
             until = max(until, segment.end_ms + max_answer_ms)  # the value is still being given
-        elif entity is not None and _gives(call, k, asker):
+        elif entity is not None and (_goes_on(call, k, taken=bool(out) and out[-1][1] == call.by_segment[k - 1])
+                                     or _gives(call, k, asker)):
             out.append((entity, [w for w in call.by_segment[k] if call.words[w].start_ms < until]))
         elif said is not None and k > 0 and call.segments[k - 1].speaker != segment.speaker \
                 and _says_number(call, k - 1):
@@ -1429,14 +1450,28 @@ def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityT
     return out
 
 
+def _goes_on(call: _Call, si: int, taken: bool) -> bool:
+    """Whether segment si goes right on from the segment before it, `taken` whole, by the same speaker: one utterance
+    the recogniser cut in two (the end of a read-back)."""
+    before = call.segments[si - 1] if si > 0 else None
+    return taken and before is not None and before.speaker == call.segments[si].speaker and \
+        call.segments[si].start_ms - before.end_ms <= UTTERANCE_GAP_MS
+
+
 def _gives(call: _Call, si: int, asker: str | None) -> bool:
     """Whether segment si is the value's giver speaking (anyone but the asker, where one asked), other than to confirm
     a read-back ("Yes that's right." after the asker's digits: no digits of its own)."""
     speaker = call.segments[si].speaker
     if asker is None or speaker == asker:
         return False
-    last = next((k for k in range(si - 1, -1, -1) if call.segments[k].speaker != speaker), None)
-    confirms = last is not None and call.segments[last].speaker == asker and _says_number(call, last)
+    before = si - 1
+    while before >= 0 and call.segments[before].speaker == speaker:
+        before -= 1
+    read_back = []  # the asker's segments right before, one turn however the recogniser cut it
+    while before >= 0 and call.segments[before].speaker == asker:
+        read_back.append(before)
+        before -= 1
+    confirms = any(_says_number(call, k) for k in read_back)
     return not confirms or _says_digits(call, si)
 
 
@@ -1491,12 +1526,21 @@ def _email_named(call: _Call, found: _Found, si: int) -> bool:
     return False
 
 
-def _mail_providers(call: _Call) -> list[list[int]]:
-    """The words of each e-mail said around a mail provider's name (MAIL_PROVIDERS): up to EMAIL_WORDS words before
-    it in its segment and the domain's end after it (_domain_piece): "it'll go to noshnublub8a .gmail," for "josh w
-    eighty-eight at gmail"."""
+def _email_shapes(call: _Call, found: _Found) -> list[list[int]]:
+    """The words of each e-mail heard in the shape of one, however garbled: around a mail provider's name
+    (MAIL_PROVIDERS), up to EMAIL_WORDS words before it and the domain's end after it (_domain_piece: "it'll go to
+    noshnublub8a .gmail," for "josh w eighty-eight at gmail"); and, soon after an e-mail was named (_email_named),
+    from up to EMAIL_WORDS words before a turn's first "dot" to a word or two after its last, where it says two or more
+    ("Email me or not and doctorate extra, not go not and then." for "olivia dot ngata at xtra dot co dot nz", "I
+    are not medium of MWM .co .nl.")."""
     out = []
-    for words in call.by_segment:
+    for si, words in enumerate(call.by_segment):
+        dots = [i for i, w in enumerate(words) if _dot(call.words[w].text)]
+        if len(dots) >= 2 and _email_named(call, found, si):
+            end = min(len(words), dots[-1] + 2)  # with the domain's last piece, or two where the first goes on
+            if end < len(words) and not _ends_clause(call.words[words[end - 1]].text):
+                end += 1
+            out.append(words[max(0, dots[0] - EMAIL_WORDS):end])
         for i, w in enumerate(words):
             if set(tokens(call.words[w].text)) & MAIL_PROVIDERS:
                 end = i + 1
@@ -1506,10 +1550,15 @@ def _mail_providers(call: _Call) -> list[list[int]]:
     return out
 
 
+def _dot(text: str) -> bool:
+    """Whether a word is an e-mail's "dot" as heard: "dot", "not", or a piece written with its dot (".co")."""
+    word = text.strip()
+    return _bare(word).lower() in ("dot", "not") or bool(re.match(r"\.[a-z]", word, re.I))
+
+
 def _domain_piece(text: str) -> bool:
     """Whether a word goes on a domain: ".com", "dot", "co", "uk" (and "not", how "dot" is often heard)."""
-    word = text.strip()
-    return word.startswith(".") or _bare(word).lower() in {"dot", "not", *_SPOKEN_TLD, "co", "au", "ie", "de", "me"}
+    return _dot(text) or _bare(text.strip()).lower() in {*_SPOKEN_TLD, "co", "au", "ie", "de", "me"}
 
 
 def _segment_tokens(call: _Call, si: int) -> list[str]:
@@ -1633,11 +1682,11 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
     if EntityType.EMAIL in wanted:
         adds += [(EntityType.EMAIL, call.by_segment[si], "spelled") for si in range(len(call.segments))
                  if _spelled(call, si) and _email_named(call, found, si)]
-        adds += [(EntityType.EMAIL, words, "mail_provider") for words in _mail_providers(call)]
+        adds += [(EntityType.EMAIL, words, "email_shape") for words in _email_shapes(call, found)]
     plain: set[int] = set()
     for run, cue in runs:
-        segment = call.words[run[0]].segment
-        words = call.by_segment[segment] if _value_turn(call, segment) else run
+        segments = {call.words[w].segment for w in run}
+        words = sorted({*run, *(w for si in segments if _value_turn(call, si) for w in call.by_segment[si])})
         adds.append((cue if cue in numeric else numeric[0], words, "digit_run"))
         if call.nearest_cue(call.words[run[0]].token, NAMED_BY) == "other":
             plain.update(words)

@@ -8,6 +8,7 @@ the input is not changed. Why (Whisper's word times drift): docs/analysis.md; fi
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
@@ -84,6 +85,9 @@ def _moved(word: TranscriptWord, speech: _Speech) -> TranscriptWord:
 
 
 
+# what Whisper writes over audio it could not read, learnt from video captions: a segment saying it heard nothing
+HALLUCINATIONS = re.compile(r"subscribe|like button|thanks? (?:you )?for watching|next video|subtitles by|amara\.org",
+                            re.IGNORECASE)
 UNHEARD_MIN_MS = 300  # uncovered speech shorter than this is a breath, a click or a word's tail
 UNHEARD_REACH_MS = 500  # a word accounts for the speech this close to it: its times drift, a digit is timed short
 
@@ -93,9 +97,10 @@ def unheard(segments: list[TranscriptSegment], regions: list[SpeechRegion],
     """(start_ms, end_ms) of the speech farther than UNHEARD_REACH_MS from every word of its channel, each piece at
     least min_ms, in time order: what the recogniser heard as speech but wrote nothing for (a stretch it skipped,
     words its own checks threw away, or the middle of a long turn of which a segment kept only the end), so what
-    was said there is unknown."""
+    was said there is unknown; a segment Whisper hallucinated (HALLUCINATIONS: "... don't forget to subscribe to the
+    channel" over an e-mail read back) accounts for none."""
     words: dict[int, list[tuple[int, int]]] = {}
-    for segment in segments:
+    for segment in [s for s in segments if not HALLUCINATIONS.search(s.text)]:
         words.setdefault(segment.channel, []).extend(
             (w.start_ms - UNHEARD_REACH_MS, w.end_ms + UNHEARD_REACH_MS) for w in segment.words)
     heard: dict[int, list[list[int]]] = {}  # per channel: the speech its words account for, disjoint, in order

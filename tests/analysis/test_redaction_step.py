@@ -82,9 +82,9 @@ def test_only_the_requested_entities_are_taken_out():
     redaction = redact(CARD_CALL, ["email"])
     assert redaction.segments[1].text == f"Sure, it's {CARD}, and my email is [EMAIL]."
     assert redaction.summary.model_dump() == {
-        "entities": ["email"], "counts": {"email": 1}, "audio": False, "mode": "precise", "tones": 0,
+        "entities": ["email"], "counts": {"email": 1}, "audio": False, "mode": "precise", "tones": 0, "unheard": [],
         "found_by": {"email": {"words": 1, "request": 0, "request_meaning": 0, "digit_run": 0, "value_window": 0,
-                               "low_confidence": 0}}}
+                               "spelled": 0, "email_shape": 0, "low_confidence": 0}}}
 
 
 def test_a_segment_without_word_timings_has_its_text_redacted():

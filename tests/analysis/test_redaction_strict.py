@@ -143,9 +143,10 @@ def test_the_spec_takes_the_mode_and_refuses_others_with_their_path():
 
 def test_a_turn_that_is_one_written_number_is_a_run_but_not_inside_a_sentence_or_as_a_year():
     said = call((AGENT, "And next diary."), (CUSTOMER, "1228."),  # "And the expiry?" garbled; "twelve twenty eight"
-                (CUSTOMER, "2024."), (AGENT, "Your confirmation number is 22918 then."))
+                (AGENT, "Thanks."), (CUSTOMER, "2024."), (AGENT, "Your confirmation number is 22918 then."))
     redaction = redact(said, ["payment_card"], mode="strict")
-    assert texts(redaction.segments)[1:] == ["[PAYMENT_CARD].", "2024.", "Your confirmation number is 22918 then."]
+    assert texts(redaction.segments)[1:] == ["[PAYMENT_CARD].", "Thanks.", "2024.",
+                                             "Your confirmation number is 22918 then."]
     assert redaction.summary.found_by["payment_card"]["digit_run"] == 1
 
 
@@ -240,6 +241,33 @@ def test_a_mail_providers_name_is_an_email_said_around_it_however_garbled():
         "[EMAIL], anything else?"]
     assert strict((AGENT, "It's j.w at hotmail dot co dot uk, thanks."), entities=["email"]) == ["[EMAIL], thanks."]
     assert strict((AGENT, "I'll mail it to you, sir."), entities=["email"]) == ["I'll mail it to you, sir."]
+
+
+def test_two_dots_heard_soon_after_an_email_is_named_are_an_email():
+    # "Email's olivia dot ngata at xtra dot co dot nz." and the agent's read-back of another
+    assert strict((AGENT, "Where should I send the claim form?"),
+                  (CUSTOMER, "Email me or not and doctorate extra, not go not and then."),
+                  (AGENT, "So, I are not medium of MWM .co .nl."), entities=["email"])[1:] == ["[EMAIL].", "[EMAIL]."]
+    # no e-mail named: "not" is a word
+    assert strict((CUSTOMER, "No, nobody, not a call, not an SMS, nothing."), entities=["email"]) == [
+        "No, nobody, not a call, not an SMS, nothing."]
+
+
+def test_a_number_the_recogniser_cut_into_segments_is_one_run():
+    # an account number read slowly, heard "2 / 0 1 / 9 2 / 0 6": each segment alone is under a run's digits
+    said = call((CUSTOMER, "Okay."), (CUSTOMER, "2"), (CUSTOMER, "0 1"), (CUSTOMER, "9 2"), (CUSTOMER, "0 6"))
+    assert texts(redact(said, ["bank_account"], mode="strict").segments) == [
+        "Okay.", "[BANK_ACCOUNT]", "[BANK_ACCOUNT]", "[BANK_ACCOUNT]", "[BANK_ACCOUNT]"]
+    apart = call((CUSTOMER, "I have 2"), (AGENT, "Right."), (CUSTOMER, "0 1 of them"))  # someone else between
+    assert texts(redact(apart, ["bank_account"], mode="strict").segments) == texts(apart)
+
+
+def test_the_rest_of_a_read_back_the_recogniser_cut_off_is_taken_with_it():
+    # "... three five five zero, expiring July twenty-six." heard in segments, the last "right -wentifics"
+    said = strict((AGENT, "Go ahead with the card number."), (CUSTOMER, "5 3 9 9 2 2 0 8 7 1 4 6 3 5 5 0."),
+                  (AGENT, "So that's 5399 2208 7146 3550"), (AGENT, "right -wentifics"),
+                  (CUSTOMER, "Yes."), (AGENT, "Lovely, that's all done."))
+    assert said[2:] == ["[PAYMENT_CARD]", "[PAYMENT_CARD]", "Yes.", "Lovely, that's all done."]
 
 
 def test_a_short_tail_of_the_request_does_not_end_its_answer():

@@ -115,3 +115,9 @@ def test_speech_near_a_word_or_too_short_to_say_a_digit_is_heard():
     said = [segment(0, 5_000, (400, 500), (2_000, 2_300), (2_300 + 2 * UNHEARD_REACH_MS + UNHEARD_MIN_MS - 10, 4_000))]
     assert unheard(said, regions((0, 1_000), (1_900, 4_000))) == []
     assert unheard([], regions((0, UNHEARD_MIN_MS - 1))) == []
+
+
+def test_a_segment_whisper_hallucinated_accounts_for_no_speech():
+    said = segment(1_000, 5_000, (1_000, 5_000)).model_copy(update={
+        "text": "If you are interested in this video, don't forget to subscribe to the channel."})
+    assert unheard([said], regions((1_000, 5_000))) == [(1_000, 5_000)]

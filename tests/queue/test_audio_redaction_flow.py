@@ -95,7 +95,7 @@ async def served(ctx, row) -> tuple[np.ndarray, int]:
 
 # the card found by the rules in its words (precise mode has no other rule)
 FOUND_BY_WORDS = {"payment_card": {"words": 1, "request": 0, "request_meaning": 0, "digit_run": 0, "value_window": 0,
-                                   "low_confidence": 0}}
+                                   "spelled": 0, "email_shape": 0, "low_confidence": 0}}
 
 
 def redacted_ms(transcript: dict) -> list[tuple[int, int]]:
@@ -126,7 +126,7 @@ async def test_the_audio_is_served_only_as_its_redacted_copy(ctx, call_wav, embe
         await resolve_signed(ctx, token)
     stored = await analyses.load_analysis(ctx, row)
     assert stored.results["redaction"] == {"entities": ["payment_card"], "counts": {"payment_card": 1}, "audio": True,
-                                           "mode": "precise", "tones": 0, "found_by": FOUND_BY_WORDS}
+                                           "mode": "precise", "tones": 0, "unheard": [], "found_by": FOUND_BY_WORDS}
     text = " ".join(s["text"] for s in stored.transcript["segments"])
     assert "[PAYMENT_CARD]" in text and "4526" not in text.replace(" ", "")
     spans = redacted_ms(stored.transcript)
@@ -192,7 +192,7 @@ async def test_a_reanalysis_of_the_redacted_copy_keeps_the_redaction_counts(ctx,
     assert "4526" not in text.replace(" ", "")  # the copy says no card: nothing to find again...
     # ...and the card it no longer says is still counted (was {"payment_card": 0}), though no rule found it this time
     assert stored.results["redaction"] == {"entities": ["payment_card"], "counts": {"payment_card": 1}, "audio": True,
-                                           "mode": "precise", "tones": 0,
+                                           "mode": "precise", "tones": 0, "unheard": [],
                                            "found_by": {"payment_card": dict.fromkeys(FOUND_BY_WORDS["payment_card"],
                                                                                       0)}}
     [stage] = [s for s in stored.results["stages"] if s["name"] == "redaction"]
