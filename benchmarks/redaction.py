@@ -35,7 +35,9 @@ transcript. Then, per part:
    the fit part's max with half again for safety, rounded up to 50 ms (the setting's default is this figure). A
    found span with some of its words not redacted (half of a long address, say) is a detection shortfall, not a
    timing error: it is counted apart, and the speech it leaves shows in the audio figures.
-3. audio: the recording served by audio_redaction.redact_audio_file with the fit margin (``--fill``), read against
+3. audio: the recording served by audio_redaction.redact_audio_file with the fit margin (``--fill``; the redacted
+   words and, in strict mode, the speech without words, audio_redaction.blanked_spans, the call's speech found by
+   the pipeline's VAD on the rendered file), read against
    the rendered recording inside each found true span on both channels: residual = served - fill. "speech left" is
    the share of the span's speech samples (original above one s16 step) whose residual is above one s16 step;
    "residual dB" the residual's energy relative to the original's in the spans (targets: 0 % and -inf);

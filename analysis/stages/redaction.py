@@ -1168,6 +1168,7 @@ EMAIL_CONTEXT_MS = 30_000  # an e-mail named this soon before a turn spelling so
 # mail providers: one heard is an e-mail said around it, however garbled the rest ("noshnublub8a .gmail,")
 MAIL_PROVIDERS = frozenset("""gmail googlemail hotmail outlook yahoo icloud aol proton protonmail gmx yandex zoho
     btinternet bigpond posteo ziggo comcast""".split())
+CONFIRMATIONS = frozenset("yes yeah yep yup correct exactly that's right perfect mm mhm uh".split())  # first words
 UTTERANCE_GAP_MS = 1_000  # a speaker's next segment this soon goes on with what they were saying
 NAMED_BY = 3  # tokens: an "other" cue this close before a run names it ("order number 5318", "reference is 77120")
 LOW_PROBABILITY = 0.5  # a word heard with less is one the recogniser may have misplaced or misheard
@@ -1460,7 +1461,8 @@ def _goes_on(call: _Call, si: int, taken: bool) -> bool:
 
 def _gives(call: _Call, si: int, asker: str | None) -> bool:
     """Whether segment si is the value's giver speaking (anyone but the asker, where one asked), other than to confirm
-    a read-back ("Yes that's right." after the asker's digits: no digits of its own)."""
+    a read-back ("Yes that's right." after the asker's digits: a confirmation first, no digits of its own; not
+    "Hermann's last went in iron.", the answer to a request the read-back ended with, garbled)."""
     speaker = call.segments[si].speaker
     if asker is None or speaker == asker:
         return False
@@ -1471,7 +1473,8 @@ def _gives(call: _Call, si: int, asker: str | None) -> bool:
     while before >= 0 and call.segments[before].speaker == asker:
         read_back.append(before)
         before -= 1
-    confirms = any(_says_number(call, k) for k in read_back)
+    said = _segment_tokens(call, si)
+    confirms = any(_says_number(call, k) for k in read_back) and bool(said) and said[0] in CONFIRMATIONS
     return not confirms or _says_digits(call, si)
 
 

@@ -435,6 +435,10 @@ def test_in_a_card_payment_the_givers_turns_are_taken_and_digits_keep_it_open():
     assert texts(redact(said, ["payment_card"], mode="strict", max_answer_ms=8_000).segments)[5:] == [
         "Yes that's it.", "Lovely and the date on it", "[PAYMENT_CARD].", "That's gone through, thank you.",
         "Great, have a nice day."]
+    # the read-back ended with the next request, garbled: what comes after answers it, no confirmation
+    garbled = call(*[(s.speaker, s.text) for s in said[:4]], (AGENT, "7 7 5 8 3 1 6 7 Exploration made,"),
+                   (AGENT, "and"), (CUSTOMER, "Hermann's last went in iron."))
+    assert texts(redact(garbled, ["payment_card"], mode="strict").segments)[-1] == "[PAYMENT_CARD]."
     # no request: no giver known, and only turns with a number are the card's
     unasked = call(*[(s.speaker, s.text) for s in said[1:]])
     assert texts(redact(unasked, ["payment_card"], mode="strict").segments)[6] == "Hermann's last went in iron."
