@@ -722,7 +722,7 @@ def everyday_report(args: argparse.Namespace) -> None:
         heard.append((clip, stored["duration_ms"], [TranscriptSegment.model_validate(x) for x in stored["segments"]],
                       call_speech(decode(REAL_SPEECH / clip["path"]))))
     margin = settings.redaction_audio_margin_ms
-    print(f"{len(heard)} real clips, {sum(d for _, d, _ in heard) / 60000:.1f} min; every entity type; audio margin "
+    print(f"{len(heard)} real clips, {sum(d for _, d, _, _ in heard) / 60000:.1f} min; every entity type; audio margin "
           f"{margin} ms")
     for mode in args.modes:
         blanked, total, spans = 0, 0, 0

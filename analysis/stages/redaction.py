@@ -1162,7 +1162,8 @@ WINDOWED = (EntityType.PAYMENT_CARD, EntityType.BANK_ACCOUNT)
 _TAKEN = _phrases("""processed | approved | authorised | authorized | declined | gone through | went through |
     payment is complete | payment complete | payment has been taken | payment's been taken | payment taken |
     that's saved | that's been saved | all done | successful | that's set up | all set up | i found you |
-    found your account | you're verified | you've been verified | anything else""")
+    found your account | you're verified | you've been verified | anything else | is paid | been paid | that's paid |
+    that worked | is confirmed | all set | payment received | received your payment""")
 SPELLED_LETTERS = 4  # single letters in a turn, at least half its words: a value spelled out ("J O N dot M E R ...")
 EMAIL_CONTEXT_MS = 30_000  # an e-mail named this soon before a turn spelling something out makes it the e-mail's
 # mail providers: one heard is an e-mail said around it, however garbled the rest ("noshnublub8a .gmail,")
