@@ -4,6 +4,7 @@
 the nearest region when it lies at most `MAX_SHIFT_MS` from it), makes each segment span its words and widens its
 edges to the speech regions they are in, never past the channel's previous or next segment. Word order is kept;
 the input is not changed. Why (Whisper's word times drift): docs/analysis.md; figures: benchmarks/RESULTS.md.
+`unheard` lists the speech no word accounts for, which strict redaction takes out of the audio.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from bisect import bisect_right
 
 from callscope.analysis.result import TranscriptSegment, TranscriptWord
+from callscope.analysis.stages.audio_redaction import merged
 from callscope.analysis.types import SpeechRegion
 
 MAX_SHIFT_MS = 1000  # a word in a silence farther than this from speech is left where Whisper put it
@@ -84,7 +86,6 @@ def _moved(word: TranscriptWord, speech: _Speech) -> TranscriptWord:
         update={"start_ms": start, "end_ms": end})
 
 
-
 # what Whisper writes over audio it could not read, learnt from video captions: a segment saying it heard nothing
 HALLUCINATIONS = re.compile(r"subscribe|like button|thanks? (?:you )?for watching|next video|subtitles by|amara\.org",
                             re.IGNORECASE)
@@ -103,13 +104,7 @@ def unheard(segments: list[TranscriptSegment], regions: list[SpeechRegion],
     for segment in [s for s in segments if not HALLUCINATIONS.search(s.text)]:
         words.setdefault(segment.channel, []).extend(
             (w.start_ms - UNHEARD_REACH_MS, w.end_ms + UNHEARD_REACH_MS) for w in segment.words)
-    heard: dict[int, list[list[int]]] = {}  # per channel: the speech its words account for, disjoint, in order
-    for channel, spans in words.items():
-        for start, end in sorted(spans):
-            if heard.get(channel) and start <= heard[channel][-1][1]:
-                heard[channel][-1][1] = max(heard[channel][-1][1], end)
-            else:
-                heard.setdefault(channel, []).append([start, end])
+    heard = {channel: merged(spans) for channel, spans in words.items()}  # disjoint, in order
     ends = {channel: [end for _, end in spans] for channel, spans in heard.items()}
     out = []
     for region in regions:
