@@ -1438,9 +1438,8 @@ def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityT
         elif entity is not None and (_goes_on(call, k, taken=bool(out) and out[-1][1] == call.by_segment[k - 1])
                                      or _gives(call, k, asker)):
             out.append((entity, [w for w in call.by_segment[k] if call.words[w].start_ms < until]))
-        elif said is not None and k > 0 and call.segments[k - 1].speaker != segment.speaker \
-                and _says_number(call, k - 1):
-            out.append((said, call.by_segment[k - 1]))
+        elif said is not None:
+            out += [(said, call.by_segment[j]) for j in _said_before(call, k)]
         if asked in entities and not found.words[asked] & words and _answered_with_digits(call, k):
             entity, until, asker = asked, segment.end_ms + max_answer_ms, segment.speaker
         elif said is not None:
@@ -1449,6 +1448,26 @@ def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityT
             entity, until = said, segment.end_ms + max_answer_ms
         if entity is not None and asked in entities:
             asker = segment.speaker
+    return out
+
+
+def _said_before(call: _Call, si: int) -> list[int]:
+    """The segments before si that a value found in si goes on from: the other speaker's turn right before where it
+    says a number (the answer a read-back repeats); else the same speaker's turns saying a number, back over the
+    other speaker's acknowledgements (no number, at most BACKCHANNEL_WORDS words or spelled letters: "M -M -A -K -M"
+    for "Mm-hm"), within JOIN_GAP_MS ("4 -I -6 -4", the first group, before the rest was heard as a card)."""
+    speaker, j = call.segments[si].speaker, si - 1
+    if j >= 0 and call.segments[j].speaker != speaker and _says_number(call, j):
+        return [j]
+    out = []
+    while j >= 0 and call.segments[si].start_ms - call.segments[j].end_ms <= JOIN_GAP_MS:
+        if call.segments[j].speaker == speaker:
+            if not _says_number(call, j):
+                break
+            out.append(j)
+        elif _says_number(call, j) or not (len(call.by_segment[j]) <= BACKCHANNEL_WORDS or _spelled(call, j)):
+            break
+        j -= 1
     return out
 
 
@@ -1513,7 +1532,7 @@ def _numeric_token(token: str) -> bool:
 def _spelled(call: _Call, si: int) -> bool:
     """Whether segment si spells something out: SPELLED_LETTERS single letters or more, half its words or more."""
     toks = _segment_tokens(call, si)
-    letters = sum(1 for t in toks if len(t) == 1 and t.isalpha())
+    letters = sum(1 for t in toks if _letter(t))
     return letters >= SPELLED_LETTERS and letters * 2 >= len(toks)
 
 
@@ -1577,15 +1596,20 @@ def _mostly_digits(call: _Call, si: int) -> bool:
 
 
 def _value_turn(call: _Call, si: int) -> bool:
-    """Whether segment si says a value alone: mostly digits, and at most OPENER_WORDS words that are none and no
-    cue ("So 2, 29.", "Sure, 6-6-1.", "So, X4 -I -173 -08225 -6405,"; not "The reference is oh for ate too five
-    nine"): a run in it takes the whole turn."""
-    if not _mostly_digits(call, si):
+    """Whether segment si says a value alone: mostly digits (or digits and spelled letters: a licence read back,
+    "-R -I -D -C -I -N -E -R -1 -2 -2 -4 -O -W"), and at most OPENER_WORDS words that are none and no cue ("So 2,
+    29.", "Sure, 6-6-1.", "So, X4 -I -173 -08225 -6405,"; not "The reference is oh for ate too five nine"): a run
+    in it takes the whole turn."""
+    if not (_mostly_digits(call, si) or _spelled(call, si)):
         return False
     words = call.by_segment[si]
     first, last = call.words[words[0]].token, call.words[words[-1]].token + len(tokens(call.words[words[-1]].text))
-    return not any(call.cues[first:last]) and \
-        sum(1 for t in _segment_tokens(call, si) if _digits_said(t, None) < 0) <= OPENER_WORDS
+    return not any(call.cues[first:last]) and sum(
+        1 for t in _segment_tokens(call, si) if _digits_said(t, None) < 0 and not _letter(t)) <= OPENER_WORDS
+
+
+def _letter(token: str) -> bool:
+    return len(token) == 1 and token.isalpha()
 
 
 def _says_digits(call: _Call, si: int) -> bool:

@@ -262,6 +262,21 @@ def test_a_number_the_recogniser_cut_into_segments_is_one_run():
     assert texts(redact(apart, ["bank_account"], mode="strict").segments) == texts(apart)
 
 
+def test_a_value_spelled_with_its_digits_goes_whole_with_its_run():
+    # a driving licence "P R I T C nine zero one two two four O W nine X Y" read back letter by letter
+    assert strict((AGENT, "-R -I -D -C -I -N -E -R -1 -2 -2 -4 -O -W -I -N -X -Y"), entities=["national_id"]) == [
+        "[NATIONAL_ID]"]
+    assert strict((AGENT, "It's flight B A 2 9 to Rome."), entities=["national_id"]) == [
+        "It's flight B A 2 9 to Rome."]  # two digits and a sentence: no run, no value alone
+
+
+def test_the_first_group_of_a_card_heard_before_the_rest_is_taken_with_it():
+    # "Four five six four..." "Mm-hm." "...seven seven zero two..." heard "4 -I -6 -4" / "M -M -A -K -M" / the rest
+    said = strict((AGENT, "No worries, go ahead with the numbers."), (CUSTOMER, "4 -I -6 -4"),
+                  (AGENT, "M -M -A -K -M"), (CUSTOMER, "4556 7702 1938 8046"), (AGENT, "And the expiry?"))
+    assert said[1:4] == ["[PAYMENT_CARD]", "M -M -A -K -M", "[PAYMENT_CARD]"]
+
+
 def test_the_rest_of_a_read_back_the_recogniser_cut_off_is_taken_with_it():
     # "... three five five zero, expiring July twenty-six." heard in segments, the last "right -wentifics"
     said = strict((AGENT, "Go ahead with the card number."), (CUSTOMER, "5 3 9 9 2 2 0 8 7 1 4 6 3 5 5 0."),
