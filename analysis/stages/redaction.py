@@ -669,6 +669,7 @@ _EMAIL_CUES = set(_phrases("email | e mail | email address | e mail address"))
 # a domain as ASR writes it: "outlook.com", ".com", "pixel.nashworks.co.uk"; or said: "dot com"
 _DOMAIN_END = re.compile(r"\.(?:com|net|org|edu|gov|co|uk|io|us|ca|de|fr|au|nz|ie|info|biz|me)\W*$", re.I)
 _SPOKEN_TLD = set("com net org edu gov uk io".split())
+_DOMAIN_PIECES = _SPOKEN_TLD | {"co", "au", "ie", "de", "me"}  # strict mode's domain ends, as heard
 _OPENERS = set("""yes yeah yep sure ok okay it's its it is that's uh um so of course my
     the email e mail address and""".split())
 
@@ -1235,12 +1236,18 @@ def _utterances(call: _Call) -> list[list[int]]:
     UTTERANCE_GAP_MS apart (the recogniser cuts a number read slowly into segments: "2 / 0 1 / 9 2 / 0 6 / ...")."""
     out: list[list[int]] = []
     for si, words in enumerate(call.by_segment):
-        if si and call.segments[si - 1].speaker == call.segments[si].speaker \
-                and call.segments[si].start_ms - call.segments[si - 1].end_ms <= UTTERANCE_GAP_MS:
+        if _same_utterance(call, si):
             out[-1] += words
         else:
             out.append(list(words))
     return out
+
+
+def _same_utterance(call: _Call, si: int) -> bool:
+    """Whether segment si goes right on from the segment before it: the same speaker, within UTTERANCE_GAP_MS."""
+    before = call.segments[si - 1] if si > 0 else None
+    return before is not None and before.speaker == call.segments[si].speaker and \
+        call.segments[si].start_ms - before.end_ms <= UTTERANCE_GAP_MS
 
 
 def _run_names(call: _Call, run: list[int], cue: EntityType | None) -> EntityType | None:
@@ -1474,9 +1481,7 @@ def _said_before(call: _Call, si: int) -> list[int]:
 def _goes_on(call: _Call, si: int, taken: bool) -> bool:
     """Whether segment si goes right on from the segment before it, `taken` whole, by the same speaker: one utterance
     the recogniser cut in two (the end of a read-back)."""
-    before = call.segments[si - 1] if si > 0 else None
-    return taken and before is not None and before.speaker == call.segments[si].speaker and \
-        call.segments[si].start_ms - before.end_ms <= UTTERANCE_GAP_MS
+    return taken and _same_utterance(call, si)
 
 
 def _gives(call: _Call, si: int, asker: str | None) -> bool:
@@ -1581,7 +1586,7 @@ def _dot(text: str) -> bool:
 
 def _domain_piece(text: str) -> bool:
     """Whether a word goes on a domain: ".com", "dot", "co", "uk" (and "not", how "dot" is often heard)."""
-    return _dot(text) or _bare(text.strip()).lower() in {*_SPOKEN_TLD, "co", "au", "ie", "de", "me"}
+    return _dot(text) or _bare(text.strip()).lower() in _DOMAIN_PIECES
 
 
 def _segment_tokens(call: _Call, si: int) -> list[str]:
@@ -1642,14 +1647,8 @@ def _dates(call: _Call, reference: date | None) -> list[list[int]]:
         for i, w in enumerate(words):
             born = call.cued(call.words[w].token, "dob")
             year = said[i][0] if len(said[i]) == 1 else ""
-            before = [t for j in range(max(0, i - DATE_REACH), i) for t in said[j]]
-            # a full date with two digits after it, where they end what is said ("The 9th of May, 79."; not "the 9th of
-            # May, 10 boxes")
-            day_and_month = any(t in MONTHS for t in before) and any(
-                t in ORDINALS or re.fullmatch(r"\d{1,2}(st|nd|rd|th)", t) for t in before) and (
-                i + 1 == len(words) or _ends_clause(call.words[w].text))
             if not ((re.fullmatch(r"(19|20)\d\d", year) and (int(year) <= old or born)) or
-                    ((born or day_and_month) and re.fullmatch(r"\d\d", year))):
+                    (re.fullmatch(r"\d\d", year) and (born or _ends_full_date(call, words, said, i)))):
                 continue
             first = next((j for j in range(max(0, i - DATE_REACH), i)
                           if any(_is_date_word(t, born) for t in said[j])), None)
@@ -1659,6 +1658,15 @@ def _dates(call: _Call, reference: date | None) -> list[list[int]]:
             dated = sum(1 for t in toks if _is_date_word(t, born) or _digits_said(t, None) >= 0)
             out.append(words if dated * 2 >= len(toks) else words[first:i + 1])
     return out
+
+
+def _ends_full_date(call: _Call, words: list[int], said: list[list[str]], i: int) -> bool:
+    """Whether word i (two digits) ends what is said after both a day and a month within DATE_REACH words: a full
+    date with a two-digit year ("The 9th of May, 79."; not "the 9th of May, 10 boxes")."""
+    before = [t for j in range(max(0, i - DATE_REACH), i) for t in said[j]]
+    return any(t in MONTHS for t in before) and any(
+        t in ORDINALS or re.fullmatch(r"\d{1,2}(st|nd|rd|th)", t) for t in before) and (
+        i + 1 == len(words) or _ends_clause(call.words[words[i]].text))
 
 
 def _expiries(call: _Call) -> list[list[int]]:
