@@ -1147,11 +1147,12 @@ _DIGITS_WITH_A_LETTER = re.compile(
 DIGIT_RUN = 4  # digits: the fewest that identify a part of a card (PCI's leak test: 4 consecutive digits)
 SHORT_RUN = 3  # digits: after a card, bank, ID or birth cue, a security code, or an expiry heard a digit short
 LAST_FOUR_RUN = 2  # digits: after "the card ending", two of its last four heard ("I'm 0, I'm 8")
+LONG_NUMBER = 6  # digits in one written number that make it a run alone, even named as no personal data
 CARD_DIGITS = 12  # the fewest digits of a card number (Maestro): a run this long with no cue is taken for one
-LONG_NUMBER = 6  # digits in one written number that make it a run alone, wherever it is ("0770090123.")
 RUN_GAP = 1  # words: a misheard word between two digits of a run ("I1821 double-dine free", "11 Nash Nero 2")
 OPENER_WORDS = 3  # words that say no digit in a turn that says a value alone ("Sure, it's ...", "So ...")
 DATE_REACH = 3  # words: a month, a day or an ordinal this close before a year makes a date ("on September 1946")
+DATE_AFTER = 8  # words: a month or an ordinal this close after a year does too ("1941, sorry, I mean, the 4th of May")
 EXPIRY_CONTEXT_MS = 60_000  # a month with a number said this soon after a card is named may be its expiry
 _CARD_CUES = frozenset({"card", "last4", "cvv", "expiry"})
 # Values given over several turns, with backchannels and read-backs between: a window takes their turns
@@ -1166,6 +1167,7 @@ _TAKEN = _phrases("""processed | approved | authorised | authorized | declined |
     found your account | you're verified | you've been verified | anything else | is paid | been paid | that's paid |
     that worked | is confirmed | all set | payment received | received your payment""")
 SPELLED_LETTERS = 4  # single letters in a turn, at least half its words: a value spelled out ("J O N dot M E R ...")
+_EMAILED = frozenset("emailed emails emailing".split())  # strict mode: these name an e-mail too
 EMAIL_CONTEXT_MS = 30_000  # an e-mail named this soon before a turn spelling something out makes it the e-mail's
 # mail providers: one heard is an e-mail said around it, however garbled the rest ("noshnublub8a .gmail,")
 MAIL_PROVIDERS = frozenset("""gmail googlemail hotmail outlook yahoo icloud aol proton protonmail gmx yandex zoho
@@ -1276,9 +1278,11 @@ def _is_run(call: _Call, run: list[int], whole: bool) -> bool:
     text = " ".join(call.words[r].text for r in run)
     cue = call.nearest_cue(call.words[run[0]].token)
     least = LAST_FOUR_RUN if cue == "last4" else SHORT_RUN if cue in _CUE_ENTITY and cue != "phone" else DIGIT_RUN
-    # one written number is a run where it is the whole turn: an answer ("1228." for "twelve twenty eight"), or
-    # where it is as long as a phone number's or an account's shortest part ("0770090123.")
-    long = any(sum(ch.isdigit() for ch in t) >= LONG_NUMBER for t in real)
+    # one written number is a run where it is the whole turn: an answer ("1228." for "twelve twenty eight"); where
+    # it has DIGIT_RUN digits (PCI's leak), not a year, and no "other" cue names it right before ("... and mid,
+    # 3309," for "ends in three three oh nine"; not "confirmation number is 22918"); or LONG_NUMBER ("0770090123.")
+    other = call.nearest_cue(call.words[run[0]].token, NAMED_BY) == "other"
+    long = any(sum(ch.isdigit() for ch in t) >= (LONG_NUMBER if other else DIGIT_RUN) for t in real)
     return _digits_in(said) >= least and (len(real) >= 2 or lettered or whole or long) and not years and \
         not re.search(rf"[{_CURRENCY}:%]", text)
 
@@ -1542,13 +1546,13 @@ def _spelled(call: _Call, si: int) -> bool:
 
 
 def _email_named(call: _Call, found: _Found, si: int) -> bool:
-    """Whether an e-mail is named ("email", "e-mail address") or found in segment si or in one ending at most
+    """Whether an e-mail is named ("email", "e-mail address", "emailed to") or found in segment si or in one ending at most
     EMAIL_CONTEXT_MS before it: a turn spelling something out then spells the e-mail ("R, M, E, H, T, A, T, N, O,
     ..." after "The new one is ..." and "Could you spell that for me?")."""
     since = call.segments[si].start_ms - EMAIL_CONTEXT_MS
     for k in [k for k in range(si + 1) if call.segments[k].end_ms >= since]:
         toks = _segment_tokens(call, k)
-        if found.words[EntityType.EMAIL] & set(call.by_segment[k]) or \
+        if found.words[EntityType.EMAIL] & set(call.by_segment[k]) or set(toks) & _EMAILED or \
                 any(find_words(toks, phrase) >= 0 for phrase in _EMAIL_CUES):
             return True
     return False
@@ -1556,7 +1560,7 @@ def _email_named(call: _Call, found: _Found, si: int) -> bool:
 
 def _email_shapes(call: _Call, found: _Found) -> list[list[int]]:
     """The words of each e-mail heard in the shape of one, however garbled: around a mail provider's name
-    (MAIL_PROVIDERS), up to EMAIL_WORDS words before it and the domain's end after it (_domain_piece: "it'll go to
+    (_names_provider) or an address written without its "@" (_written_address), up to EMAIL_WORDS words before it and the domain's end after it (_domain_piece: "it'll go to
     noshnublub8a .gmail," for "josh w eighty-eight at gmail"); and, soon after an e-mail was named (_email_named),
     from up to EMAIL_WORDS words before a turn's first "dot" to a word or two after its last, where it says two or more
     ("Email me or not and doctorate extra, not go not and then." for "olivia dot ngata at xtra dot co dot nz", "I
@@ -1570,12 +1574,30 @@ def _email_shapes(call: _Call, found: _Found) -> list[list[int]]:
                 end += 1
             out.append(words[max(0, dots[0] - EMAIL_WORDS):end])
         for i, w in enumerate(words):
-            if set(tokens(call.words[w].text)) & MAIL_PROVIDERS:
+            if _names_provider(call, words, i) or _written_address(call.words[w].text):
                 end = i + 1
                 while end < min(len(words), i + 4) and _domain_piece(call.words[words[end]].text):
                     end += 1
                 out.append(words[max(0, i - EMAIL_WORDS):end])
     return out
+
+
+def _names_provider(call: _Call, words: list[int], i: int) -> bool:
+    """Whether word i of a segment's words names a mail provider: alone ("gmail"), or at the end of the address
+    heard as one word before the domain's end ("brandoncaveoutlook .com" for "Brandon K at outlook dot com")."""
+    toks = tokens(call.words[words[i]].text)
+    if set(toks) & MAIL_PROVIDERS:
+        return True
+    ends = i + 1 < len(words) and _domain_piece(call.words[words[i + 1]].text)
+    return ends and any(t.endswith(provider) for t in toks for provider in MAIL_PROVIDERS)
+
+
+def _written_address(text: str) -> bool:
+    """Whether a word is an address written without its "@": three pieces or more joined by dots, the last a
+    domain's end ("f.airman.me.internet.com." for "f dot fairbairn at btinternet dot com"; not a site, "www....")."""
+    word = text.strip()
+    return bool(re.fullmatch(r"\W*[^\W_][\w-]*(?:\.[\w-]+){2,}\W*", word)) and bool(_DOMAIN_END.search(word)) and \
+        not word.lower().startswith("www.")
 
 
 def _dot(text: str) -> bool:
@@ -1637,9 +1659,12 @@ def _is_date_word(token: str, born: bool) -> bool:
 def _dates(call: _Call, reference: date | None) -> list[list[int]]:
     """The words of each date said with a year that may be a birth date, however garbled the rest: a year (1900-2099,
     or two digits after a birth cue or after both a day and a month: "The 9th of May, 79.") with a month or an
-    ordinal (after a birth cue, a day's number) within DATE_REACH words before it, and the year decades back (as
-    _dates_of_birth) or a birth cue before it; from the first date word to the year, or the whole turn where that
-    is mostly the date ("It's on September 1946.", "21st on August, 1988.")."""
+    ordinal (after a birth cue, a day's number) within DATE_REACH words before it or a month or an ordinal within
+    DATE_AFTER words after it, and the year decades back (as _dates_of_birth) or a birth cue before it; from the
+    first date word to the last, from the turn's start where at most OPENER_WORDS words come before (the rest of
+    the date garbled: "So for, well, 1941, sorry, I mean, the Fourth of December" for "Oh four, twelve, nineteen
+    forty-one. Sorry, I mean the fourth of December"), or the whole turn where that is mostly the date ("It's on
+    September 1946.", "21st on August, 1988.")."""
     old = (reference.year if reference else OLD_DATE_YEAR) - 16
     out = []
     for si, words in enumerate(call.by_segment):
@@ -1651,12 +1676,14 @@ def _dates(call: _Call, reference: date | None) -> list[list[int]]:
                     (re.fullmatch(r"\d\d", year) and (born or _ends_full_date(call, words, said, i)))):
                 continue
             first = next((j for j in range(max(0, i - DATE_REACH), i)
-                          if any(_is_date_word(t, born) for t in said[j])), None)
-            if first is None:
+                          if any(_is_date_word(t, born) for t in said[j])), i)
+            last = next((j for j in range(min(len(words), i + DATE_AFTER + 1) - 1, i, -1)
+                         if any(_is_date_word(t, False) for t in said[j])), i)
+            if first == last == i:
                 continue
             toks = _segment_tokens(call, si)
             dated = sum(1 for t in toks if _is_date_word(t, born) or _digits_said(t, None) >= 0)
-            out.append(words if dated * 2 >= len(toks) else words[first:i + 1])
+            out.append(words if dated * 2 >= len(toks) else words[0 if first <= OPENER_WORDS else first:last + 1])
     return out
 
 

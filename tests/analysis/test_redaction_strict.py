@@ -110,11 +110,16 @@ def test_digit_runs_anywhere_are_redacted_with_mishearings_but_not_amounts_times
     ]
     # no numeric entity asked for: no digit-run rule
     assert redact(said, ["email"], mode="strict").segments[1].text == "The reference is oh for ate too five nine"
-    # one written number is a run alone where it is as long as a phone number's shortest part
+    # one written number is a run alone where it has four digits (PCI's leak), is not a year and is not named as
+    # something else right before it; six digits are one however named
     alone = call((CUSTOMER, "Yes my mobile now is 0770090123. and the old one is gone"),
-                 (CUSTOMER, "Room 20518 please"))
+                 (CUSTOMER, "Same card as my opponent and mid, 3309, I think"),
+                 (CUSTOMER, "Room 20518 please, we were there in 1998"),
+                 (CUSTOMER, "The order number is 4410736 I think"))
     assert texts(redact(alone, ["phone_number"], mode="strict").segments) == [
-        "Yes my mobile now is [PHONE_NUMBER]. and the old one is gone", "Room 20518 please"]
+        "Yes my mobile now is [PHONE_NUMBER]. and the old one is gone",
+        "Same card as my opponent and mid, [PHONE_NUMBER], I think", "Room 20518 please, we were there in 1998",
+        "The order number is [PHONE_NUMBER] I think"]
 
 
 def test_a_span_heard_with_low_probability_takes_the_words_around_it_in_its_turn():
@@ -210,6 +215,15 @@ def test_a_month_or_an_ordinal_with_a_year_decades_back_is_a_birth_date():
         "Order number is $1,731,2009 then."]
 
 
+def test_a_year_decades_back_with_a_day_and_a_month_after_it_is_a_birth_date_from_the_turns_start():
+    # "Oh four, twelve, nineteen forty-one. Sorry, I mean the fourth of December" after "And her date of birth?"
+    # heard as "Answer, Nate Umpers."
+    assert strict((AGENT, "Answer, Nate Umpers."),
+                  (CUSTOMER, "So for, well, 1941, sorry, I mean, the Fourth of December, I always mix up the order."),
+                  (AGENT, "We opened in 1998, and in 2012 moved here."), entities=["date_of_birth"])[1:] == [
+        "[DATE_OF_BIRTH], I always mix up the order.", "We opened in 1998, and in 2012 moved here."]
+
+
 def test_a_day_and_a_month_with_two_digits_after_them_are_a_birth_date_without_a_cue():
     # "And your date of birth, please, Shanice?" heard as "And your name on me, please, can it?"
     assert strict((AGENT, "And your name on me, please, can it?"), (CUSTOMER, "The 9th of May, 79."),
@@ -241,6 +255,16 @@ def test_a_mail_providers_name_is_an_email_said_around_it_however_garbled():
         "[EMAIL], anything else?"]
     assert strict((AGENT, "It's j.w at hotmail dot co dot uk, thanks."), entities=["email"]) == ["[EMAIL], thanks."]
     assert strict((AGENT, "I'll mail it to you, sir."), entities=["email"]) == ["I'll mail it to you, sir."]
+    # the provider at the end of the address heard as one word, before the domain's end
+    assert strict((CUSTOMER, "it's brand -and -kateoutlook .com, thanks"), entities=["email"]) == [
+        "[EMAIL], thanks"]
+
+
+def test_an_address_written_without_its_at_is_an_email():
+    # "f dot fairbairn at btinternet dot com", read back; a site is not one
+    assert strict((AGENT, "The tickets will be emailed to f.airman.me.internet.com."),
+                  (AGENT, "Our terms are on www.horizon.co.uk if you need them."), entities=["email"]) == [
+        "[EMAIL].", "Our terms are on www.horizon.co.uk if you need them."]
 
 
 def test_two_dots_heard_soon_after_an_email_is_named_are_an_email():
