@@ -1464,12 +1464,18 @@ def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityT
 
 def _said_before(call: _Call, si: int) -> list[int]:
     """The segments before si that a value found in si goes on from: the other speaker's turn right before where it
-    says a number (the answer a read-back repeats); else the same speaker's turns saying a number, back over the
-    other speaker's acknowledgements (no number, at most BACKCHANNEL_WORDS words or spelled letters: "M -M -A -K -M"
-    for "Mm-hm"), within JOIN_GAP_MS ("4 -I -6 -4", the first group, before the rest was heard as a card)."""
-    speaker, j = call.segments[si].speaker, si - 1
-    if j >= 0 and call.segments[j].speaker != speaker and _says_number(call, j):
+    says a number (the answer a read-back repeats); else its earlier groups (_groups_before)."""
+    j = si - 1
+    if j >= 0 and call.segments[j].speaker != call.segments[si].speaker and _says_number(call, j):
         return [j]
+    return _groups_before(call, si)
+
+
+def _groups_before(call: _Call, si: int) -> list[int]:
+    """The same speaker's turns saying a number right before segment si, back over the other speaker's
+    acknowledgements (no number, at most BACKCHANNEL_WORDS words or spelled letters: "M -M -A -K -M" for "Mm-hm"),
+    within JOIN_GAP_MS: a value given in groups ("4 -I -6 -4", the first group, before "7-7-0-2")."""
+    speaker, j = call.segments[si].speaker, si - 1
     out = []
     while j >= 0 and call.segments[si].start_ms - call.segments[j].end_ms <= JOIN_GAP_MS:
         if call.segments[j].speaker == speaker:
@@ -1546,9 +1552,9 @@ def _spelled(call: _Call, si: int) -> bool:
 
 
 def _email_named(call: _Call, found: _Found, si: int) -> bool:
-    """Whether an e-mail is named ("email", "e-mail address", "emailed to") or found in segment si or in one ending at most
-    EMAIL_CONTEXT_MS before it: a turn spelling something out then spells the e-mail ("R, M, E, H, T, A, T, N, O,
-    ..." after "The new one is ..." and "Could you spell that for me?")."""
+    """Whether an e-mail is named ("email", "e-mail address", "emailed to") or found in segment si or in one ending
+    at most EMAIL_CONTEXT_MS before it: a turn spelling something out then spells the e-mail ("R, M, E, H, T, A, T,
+    N, O, ..." after "The new one is ..." and "Could you spell that for me?")."""
     since = call.segments[si].start_ms - EMAIL_CONTEXT_MS
     for k in [k for k in range(si + 1) if call.segments[k].end_ms >= since]:
         toks = _segment_tokens(call, k)
@@ -1560,14 +1566,15 @@ def _email_named(call: _Call, found: _Found, si: int) -> bool:
 
 def _email_shapes(call: _Call, found: _Found) -> list[list[int]]:
     """The words of each e-mail heard in the shape of one, however garbled: around a mail provider's name
-    (_names_provider) or an address written without its "@" (_written_address), up to EMAIL_WORDS words before it and the domain's end after it (_domain_piece: "it'll go to
-    noshnublub8a .gmail," for "josh w eighty-eight at gmail"); and, soon after an e-mail was named (_email_named),
-    from up to EMAIL_WORDS words before a turn's first "dot" to a word or two after its last, where it says two or more
-    ("Email me or not and doctorate extra, not go not and then." for "olivia dot ngata at xtra dot co dot nz", "I
-    are not medium of MWM .co .nl.")."""
+    (_names_provider) or an address written without its "@" (_written_address), up to EMAIL_WORDS words before it
+    and the domain's end after it (_domain_piece: "it'll go to noshnublub8a .gmail," for "josh w eighty-eight at
+    gmail"); and, soon after an e-mail was named (_email_named), from up to EMAIL_WORDS words before a turn's first
+    "dot" or "underscore" (_joins_address) to a word or two after its last, where it says two or more ("Email me or
+    not and doctorate extra, not go not and then." for "olivia dot ngata at xtra dot co dot nz", "I are not medium
+    of MWM .co .nl.", "I'll underscore if it's a bit too bad I come not next")."""
     out = []
     for si, words in enumerate(call.by_segment):
-        dots = [i for i, w in enumerate(words) if _dot(call.words[w].text)]
+        dots = [i for i, w in enumerate(words) if _joins_address(call.words[w].text)]
         if len(dots) >= 2 and _email_named(call, found, si):
             end = min(len(words), dots[-1] + 2)  # with the domain's last piece, or two where the first goes on
             if end < len(words) and not _ends_clause(call.words[words[end - 1]].text):
@@ -1604,6 +1611,11 @@ def _dot(text: str) -> bool:
     """Whether a word is an e-mail's "dot" as heard: "dot", "not", or a piece written with its dot (".co")."""
     word = text.strip()
     return _bare(word).lower() in ("dot", "not") or bool(re.match(r"\.[a-z]", word, re.I))
+
+
+def _joins_address(text: str) -> bool:
+    """Whether a word joins the pieces of an e-mail address as heard: a dot (_dot) or "underscore"."""
+    return _dot(text) or _bare(text.strip()).lower() == "underscore"
 
 
 def _domain_piece(text: str) -> bool:
@@ -1673,7 +1685,8 @@ def _dates(call: _Call, reference: date | None) -> list[list[int]]:
             born = call.cued(call.words[w].token, "dob")
             year = said[i][0] if len(said[i]) == 1 else ""
             if not ((re.fullmatch(r"(19|20)\d\d", year) and (int(year) <= old or born)) or
-                    (re.fullmatch(r"\d\d", year) and (born or _ends_full_date(call, words, said, i)))):
+                    (re.fullmatch(r"\d\d", year) and born) or
+                    (re.fullmatch(r"\d\d(?:st|nd|rd|th)?", year) and _ends_full_date(call, words, said, i))):
                 continue
             first = next((j for j in range(max(0, i - DATE_REACH), i)
                           if any(_is_date_word(t, born) for t in said[j])), i)
@@ -1689,7 +1702,8 @@ def _dates(call: _Call, reference: date | None) -> list[list[int]]:
 
 def _ends_full_date(call: _Call, words: list[int], said: list[list[str]], i: int) -> bool:
     """Whether word i (two digits) ends what is said after both a day and a month within DATE_REACH words: a full
-    date with a two-digit year ("The 9th of May, 79."; not "the 9th of May, 10 boxes")."""
+    date with a two-digit year ("The 9th of May, 79.", "the 12th of June, 24th" for "twelfth of June,
+    seventy-four"; not "the 9th of May, 10 boxes")."""
     before = [t for j in range(max(0, i - DATE_REACH), i) for t in said[j]]
     return any(t in MONTHS for t in before) and any(
         t in ORDINALS or re.fullmatch(r"\d{1,2}(st|nd|rd|th)", t) for t in before) and (
@@ -1723,9 +1737,9 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
             embedder: Any = None, reference: date | None = None) -> None:
     """Strict mode's spans, beside the rules': answers to requests (found by their words, and by their meaning
     where a text embedder is given), the turns that say a number while a value is given, dates that may be birth
-    dates, runs of digits (a turn that is mostly one: whole), and the words around a span heard with a low
-    probability (not around a run an "other" cue names right before it: "your claim number is 4,4001,291"). A word
-    already found keeps its entity."""
+    dates, runs of digits (a turn that is mostly one: whole; with the groups said alone before it), and the words
+    around a span heard with a low probability (not around a run an "other" cue names right before it: "your claim
+    number is 4,4001,291"). A word already found keeps its entity."""
     taken = set().union(*found.words.values())
     numeric = [e for e in _NUMERIC if e in wanted]
     meant = requests_by_meaning(call.segments, embedder, language) if embedder is not None else None
@@ -1749,7 +1763,8 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
     plain: set[int] = set()
     for run, cue in runs:
         segments = {call.words[w].segment for w in run}
-        words = sorted({*run, *(w for si in segments if _value_turn(call, si) for w in call.by_segment[si])})
+        groups = [w for si in _groups_before(call, min(segments)) if _value_turn(call, si) for w in call.by_segment[si]]
+        words = sorted({*run, *groups, *(w for si in segments if _value_turn(call, si) for w in call.by_segment[si])})
         adds.append((cue if cue in numeric else numeric[0], words, "digit_run"))
         if call.nearest_cue(call.words[run[0]].token, NAMED_BY) == "other":
             plain.update(words)

@@ -229,6 +229,10 @@ def test_a_day_and_a_month_with_two_digits_after_them_are_a_birth_date_without_a
     assert strict((AGENT, "And your name on me, please, can it?"), (CUSTOMER, "The 9th of May, 79."),
                   (AGENT, "It ships on the 9th of May, 10 boxes."), entities=["date_of_birth"]) == [
         "And your name on me, please, can it?", "[DATE_OF_BIRTH].", "It ships on the 9th of May, 10 boxes."]
+    # "twelfth of June, seventy-four" heard with the year as an ordinal
+    assert strict((AGENT, "And your name's Umber, Margaret."), (CUSTOMER, "the 12th of June, 24th"),
+                  (AGENT, "We're closed from the 3rd of May to the 24th."), entities=["date_of_birth"])[1:] == [
+        "[DATE_OF_BIRTH]", "We're closed from the 3rd of May to the 24th."]
 
 
 def test_speech_without_words_is_listed_in_strict_mode_only():
@@ -272,6 +276,9 @@ def test_two_dots_heard_soon_after_an_email_is_named_are_an_email():
     assert strict((AGENT, "Where should I send the claim form?"),
                   (CUSTOMER, "Email me or not and doctorate extra, not go not and then."),
                   (AGENT, "So, I are not medium of MWM .co .nl."), entities=["email"])[1:] == ["[EMAIL].", "[EMAIL]."]
+    # "underscore" joins an address's pieces too ("Niall underscore fitz eighty-two at eircom dot net" read back)
+    assert strict((CUSTOMER, "Email please."), (AGENT, "I'll underscore if it's a bit too bad I come not next."),
+                  entities=["email"])[1] == "[EMAIL]."
     # no e-mail named: "not" is a word
     assert strict((CUSTOMER, "No, nobody, not a call, not an SMS, nothing."), entities=["email"]) == [
         "No, nobody, not a call, not an SMS, nothing."]
@@ -299,6 +306,11 @@ def test_the_first_group_of_a_card_heard_before_the_rest_is_taken_with_it():
     said = strict((AGENT, "No worries, go ahead with the numbers."), (CUSTOMER, "4 -I -6 -4"),
                   (AGENT, "M -M -A -K -M"), (CUSTOMER, "4556 7702 1938 8046"), (AGENT, "And the expiry?"))
     assert said[1:4] == ["[PAYMENT_CARD]", "M -M -A -K -M", "[PAYMENT_CARD]"]
+    # where each later group is heard as a short run alone and no card is recognised, the runs take it too
+    said = strict((AGENT, "No worries, go ahead with the numbers."), (CUSTOMER, "4 -I -64"),
+                  (AGENT, "M -M -A -K -M"), (CUSTOMER, "7 -7 -0 -2"), (AGENT, "Yeah,"),
+                  (CUSTOMER, "1 -I -38 -0 -4 -6"), (AGENT, "And the expiry?"))
+    assert said[1:6] == ["[PAYMENT_CARD]", "M -M -A -K -M", "[PAYMENT_CARD]", "Yeah,", "[PAYMENT_CARD]"]
 
 
 def test_the_rest_of_a_read_back_the_recogniser_cut_off_is_taken_with_it():
