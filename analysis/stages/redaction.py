@@ -1147,6 +1147,7 @@ _DIGITS_WITH_A_LETTER = re.compile(
 DIGIT_RUN = 4  # digits: the fewest that identify a part of a card (PCI's leak test: 4 consecutive digits)
 SHORT_RUN = 3  # digits: after a card, bank, ID or birth cue, a security code, or an expiry heard a digit short
 LAST_FOUR_RUN = 2  # digits: after "the card ending", two of its last four heard ("I'm 0, I'm 8")
+LAST_FOUR_WORDS = 4  # words right after "the card ending" or "ends in": its last four, however heard ("I know for")
 LONG_NUMBER = 6  # digits in one written number that make it a run alone, even named as no personal data
 CARD_DIGITS = 12  # the fewest digits of a card number (Maestro): a run this long with no cue is taken for one
 RUN_GAP = 1  # words: a misheard word between two digits of a run ("I1821 double-dine free", "11 Nash Nero 2")
@@ -1167,6 +1168,7 @@ _TAKEN = _phrases("""processed | approved | authorised | authorized | declined |
     found your account | you're verified | you've been verified | anything else | is paid | been paid | that's paid |
     that worked | is confirmed | all set | payment received | received your payment""")
 SPELLED_LETTERS = 4  # single letters in a turn, at least half its words: a value spelled out ("J O N dot M E R ...")
+HEARD_DOMAIN_ENDS = frozenset("com come calm net next org uk".split())  # a domain's end after "dot", as heard
 _EMAILED = frozenset("emailed emails emailing".split())  # strict mode: these name an e-mail too
 EMAIL_CONTEXT_MS = 30_000  # an e-mail named this soon before a turn spelling something out makes it the e-mail's
 # mail providers: one heard is an e-mail said around it, however garbled the rest ("noshnublub8a .gmail,")
@@ -1462,6 +1464,29 @@ def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityT
     return out
 
 
+def _last_fours(call: _Call) -> list[list[int]]:
+    """The LAST_FOUR_WORDS words said right after a "last four" cue ("the card ending", "ends in", "the last four";
+    in the speaker's next segment too, where the cue ends one and nobody speaks between, within JOIN_GAP_MS),
+    whatever was heard ("... the card ending, I know for / two," for "five oh four two", "the mean ending. / Oh, for
+    Evan, Evan," for "oh four seven seven"); not a question's ("can you read me the last four?") nor what a cue
+    names after "of" ("the last four of your social")."""
+    out = []
+    for w, word in enumerate(call.words):
+        last = word.token + len(tokens(word.text)) - 1
+        if last < word.token or call.cues[last] != "last4" or word.text.rstrip().endswith("?"):
+            continue
+        after = []
+        for k in range(word.segment, min(word.segment + 2, len(call.segments))):
+            if k > word.segment and (call.segments[k].speaker != call.segments[word.segment].speaker
+                                     or call.segments[k].start_ms - call.segments[k - 1].end_ms > JOIN_GAP_MS):
+                break
+            after += [v for v in call.by_segment[k] if v > w]
+        after = after[:LAST_FOUR_WORDS]
+        if after and tokens(call.words[after[0]].text)[:1] != ["of"]:
+            out.append(after[:next((i + 1 for i, v in enumerate(after) if "?" in call.words[v].text), None)])
+    return out
+
+
 def _said_before(call: _Call, si: int) -> list[int]:
     """The segments before si that a value found in si goes on from: the other speaker's turn right before where it
     says a number (the answer a read-back repeats); else its earlier groups (_groups_before)."""
@@ -1569,13 +1594,17 @@ def _email_shapes(call: _Call, found: _Found) -> list[list[int]]:
     (_names_provider) or an address written without its "@" (_written_address), up to EMAIL_WORDS words before it
     and the domain's end after it (_domain_piece: "it'll go to noshnublub8a .gmail," for "josh w eighty-eight at
     gmail"); and, soon after an e-mail was named (_email_named), from up to EMAIL_WORDS words before a turn's first
-    "dot" or "underscore" (_joins_address) to a word or two after its last, where it says two or more ("Email me or
-    not and doctorate extra, not go not and then." for "olivia dot ngata at xtra dot co dot nz", "I are not medium
-    of MWM .co .nl.", "I'll underscore if it's a bit too bad I come not next")."""
+    "dot" or "underscore" (_joins_address) to a word or two after its last, where it says two or more, or one
+    before a domain's end as heard (HEARD_DOMAIN_ENDS) ("Email me or not and doctorate extra, not go not and then."
+    for "olivia dot ngata at xtra dot co dot nz", "I are not medium of MWM .co .nl.", "I'll underscore if it's a bit
+    too bad I come not next", "it's met on Emobria like I've not come" for "beth hollis oh three at icloud dot
+    com")."""
     out = []
     for si, words in enumerate(call.by_segment):
         dots = [i for i, w in enumerate(words) if _joins_address(call.words[w].text)]
-        if len(dots) >= 2 and _email_named(call, found, si):
+        domain = any(i + 1 < len(words) and _bare(call.words[words[i + 1]].text).lower() in HEARD_DOMAIN_ENDS
+                     for i in dots)
+        if (len(dots) >= 2 or domain) and _email_named(call, found, si):
             end = min(len(words), dots[-1] + 2)  # with the domain's last piece, or two where the first goes on
             if end < len(words) and not _ends_clause(call.words[words[end - 1]].text):
                 end += 1
@@ -1737,7 +1766,8 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
             embedder: Any = None, reference: date | None = None) -> None:
     """Strict mode's spans, beside the rules': answers to requests (found by their words, and by their meaning
     where a text embedder is given), the turns that say a number while a value is given, dates that may be birth
-    dates, runs of digits (a turn that is mostly one: whole; with the groups said alone before it), and the words
+    dates, runs of digits (a turn that is mostly one: whole; with the groups said alone before it), the words right
+    after "the card ending", and the words
     around a span heard with a low probability (not around a run an "other" cue names right before it: "your claim
     number is 4,4001,291"). A word already found keeps its entity."""
     taken = set().union(*found.words.values())
@@ -1755,7 +1785,7 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
     if EntityType.DATE_OF_BIRTH in wanted:
         adds += [(EntityType.DATE_OF_BIRTH, words, "digit_run") for words in _dates(call, reference)]
     if EntityType.PAYMENT_CARD in wanted:
-        adds += [(EntityType.PAYMENT_CARD, words, "digit_run") for words in _expiries(call)]
+        adds += [(EntityType.PAYMENT_CARD, words, "digit_run") for words in [*_expiries(call), *_last_fours(call)]]
     if EntityType.EMAIL in wanted:
         adds += [(EntityType.EMAIL, call.by_segment[si], "spelled") for si in range(len(call.segments))
                  if _spelled(call, si) and _email_named(call, found, si)]

@@ -206,6 +206,19 @@ def test_after_the_card_ending_two_digits_of_its_last_four_are_a_run():
         "Thank you, the card ending, [PAYMENT_CARD], it will ship by March 5th."]
 
 
+def test_the_words_right_after_the_card_ending_are_its_last_four_however_heard():
+    # "... from the card ending five oh four two. Would you like ..." cut into two segments
+    assert strict((AGENT, "it's gone through, taken from the card ending, I know for"),
+                  (AGENT, "two, would you like a receipt?"), (CUSTOMER, "No thanks.")) == [
+        "it's gone through, taken from the card ending, [PAYMENT_CARD]", "[PAYMENT_CARD], would you like a receipt?",
+        "No thanks."]
+    # a question about them, and what a cue names after "of", are no last four
+    assert strict((AGENT, "Which card is it, can you read me the last four?"), (CUSTOMER, "It's the blue one."),
+                  (AGENT, "And the last four of your social please"), entities=["payment_card"]) == [
+        "Which card is it, can you read me the last four?", "It's the blue one.",
+        "And the last four of your social please"]
+
+
 def test_a_month_or_an_ordinal_with_a_year_decades_back_is_a_birth_date():
     # "fifth of December nineteen forty six" heard as "It's on September 1946." after a garbled request
     assert strict((AGENT, "Thank you, and can they come first?"), (CUSTOMER, "It's on September 1946."),
@@ -279,6 +292,10 @@ def test_two_dots_heard_soon_after_an_email_is_named_are_an_email():
     # "underscore" joins an address's pieces too ("Niall underscore fitz eighty-two at eircom dot net" read back)
     assert strict((CUSTOMER, "Email please."), (AGENT, "I'll underscore if it's a bit too bad I come not next."),
                   entities=["email"])[1] == "[EMAIL]."
+    # one "dot" before a domain's end as heard ("beth hollis oh three at icloud dot com")
+    assert strict((AGENT, "I've found your email."), (AGENT, "Which one would you like the letters to go to?"),
+                  (CUSTOMER, "Or, it's met on Emobria like I've not come all one word."), entities=["email"])[2] == \
+        "[EMAIL] one word."
     # no e-mail named: "not" is a word
     assert strict((CUSTOMER, "No, nobody, not a call, not an SMS, nothing."), entities=["email"]) == [
         "No, nobody, not a call, not an SMS, nothing."]
