@@ -1699,7 +1699,7 @@ def _is_date_word(token: str, born: bool) -> bool:
 
 def _dates(call: _Call, reference: date | None) -> list[list[int]]:
     """The words of each date said with a year that may be a birth date, however garbled the rest: a year (1900-2099,
-    or two digits after a birth cue or after both a day and a month: "The 9th of May, 79.") with a month or an
+    or two digits after a birth cue or ending a full date, from its start: _full_date_start) with a month or an
     ordinal (after a birth cue, a day's number) within DATE_REACH words before it or a month or an ordinal within
     DATE_AFTER words after it, and the year decades back (as _dates_of_birth) or a birth cue before it; from the
     first date word to the last, from the turn's start where at most OPENER_WORDS words come before (the rest of
@@ -1713,12 +1713,12 @@ def _dates(call: _Call, reference: date | None) -> list[list[int]]:
         for i, w in enumerate(words):
             born = call.cued(call.words[w].token, "dob")
             year = said[i][0] if len(said[i]) == 1 else ""
+            full = _full_date_start(call, words, said, i) if re.fullmatch(r"\d\d(?:st|nd|rd|th)?", year) else None
             if not ((re.fullmatch(r"(19|20)\d\d", year) and (int(year) <= old or born)) or
-                    (re.fullmatch(r"\d\d", year) and born) or
-                    (re.fullmatch(r"\d\d(?:st|nd|rd|th)?", year) and _ends_full_date(call, words, said, i))):
+                    (re.fullmatch(r"\d\d", year) and born) or full is not None):
                 continue
-            first = next((j for j in range(max(0, i - DATE_REACH), i)
-                          if any(_is_date_word(t, born) for t in said[j])), i)
+            first = full if full is not None else next(
+                (j for j in range(max(0, i - DATE_REACH), i) if any(_is_date_word(t, born) for t in said[j])), i)
             last = next((j for j in range(min(len(words), i + DATE_AFTER + 1) - 1, i, -1)
                          if any(_is_date_word(t, False) for t in said[j])), i)
             if first == last == i:
@@ -1729,14 +1729,30 @@ def _dates(call: _Call, reference: date | None) -> list[list[int]]:
     return out
 
 
-def _ends_full_date(call: _Call, words: list[int], said: list[list[str]], i: int) -> bool:
-    """Whether word i (two digits) ends what is said after both a day and a month within DATE_REACH words: a full
-    date with a two-digit year ("The 9th of May, 79.", "the 12th of June, 24th" for "twelfth of June,
-    seventy-four"; not "the 9th of May, 10 boxes")."""
-    before = [t for j in range(max(0, i - DATE_REACH), i) for t in said[j]]
-    return any(t in MONTHS for t in before) and any(
-        t in ORDINALS or re.fullmatch(r"\d{1,2}(st|nd|rd|th)", t) for t in before) and (
-        i + 1 == len(words) or _ends_clause(call.words[words[i]].text))
+def _full_date_start(call: _Call, words: list[int], said: list[list[str]], i: int) -> int | None:
+    """Where a full date with a two-digit year ending at word i starts (an index in words), if one does: both a day
+    and a month within DATE_REACH words before it, or a day and a month said as ordinals ("the second of the ninth")
+    right before it, and the year ending what is said ("The 9th of May, 79.", "the 12th of June, 24th" for "twelfth
+    of June, seventy-four", "The second on the 9th, 77th,"; not "the 9th of May, 10 boxes", "from the 3rd of May to
+    the 24th")."""
+    if not (i + 1 == len(words) or _ends_clause(call.words[words[i]].text)):
+        return None
+    near = range(max(0, i - DATE_REACH), i)
+    before = [t for j in near for t in said[j]]
+    if any(t in MONTHS for t in before) and any(_ordinal(t) for t in before):
+        return next(j for j in near if any(_is_date_word(t, False) for t in said[j]))
+    # "the 2nd of the 9th": four words, each one token
+    for j in range(max(0, i - DATE_REACH - 2), i - 3):
+        day, joint, the, month = (said[k][0] if len(said[k]) == 1 else "" for k in range(j, j + 4))
+        if _ordinal(day) and joint in ("of", "on") and the == "the" and 1 <= _ordinal(month) <= 12:
+            return j
+    return None
+
+
+def _ordinal(token: str) -> int:
+    """The number an ordinal says ("ninth", "9th": 9), 0 for any other token."""
+    written = re.fullmatch(r"(\d{1,2})(?:st|nd|rd|th)", token)
+    return int(written.group(1)) if written else ORDINALS.get(token, 0)
 
 
 def _expiries(call: _Call) -> list[list[int]]:

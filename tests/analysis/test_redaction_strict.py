@@ -242,6 +242,10 @@ def test_a_day_and_a_month_with_two_digits_after_them_are_a_birth_date_without_a
     assert strict((AGENT, "And your name on me, please, can it?"), (CUSTOMER, "The 9th of May, 79."),
                   (AGENT, "It ships on the 9th of May, 10 boxes."), entities=["date_of_birth"]) == [
         "And your name on me, please, can it?", "[DATE_OF_BIRTH].", "It ships on the 9th of May, 10 boxes."]
+    # a day and a month said as ordinals ("The second of the ninth, seventy-seven.")
+    assert strict((AGENT, "Lovely, and can I check the account holder?"), (CUSTOMER, "The second on the 9th, 77th,"),
+                  (AGENT, "Is that the second on the 9th floor?"), entities=["date_of_birth"])[1:] == [
+        "[DATE_OF_BIRTH],", "Is that the second on the 9th floor?"]
     # "twelfth of June, seventy-four" heard with the year as an ordinal
     assert strict((AGENT, "And your name's Umber, Margaret."), (CUSTOMER, "the 12th of June, 24th"),
                   (AGENT, "We're closed from the 3rd of May to the 24th."), entities=["date_of_birth"])[1:] == [
