@@ -1168,6 +1168,7 @@ _TAKEN = _phrases("""processed | approved | authorised | authorized | declined |
     found your account | you're verified | you've been verified | anything else | is paid | been paid | that's paid |
     that worked | is confirmed | all set | payment received | received your payment""")
 SPELLED_LETTERS = 4  # single letters in a turn, at least half its words: a value spelled out ("J O N dot M E R ...")
+AT_DOMAIN_WORDS = 4  # words: a domain's end this soon after "at" ends an address heard without its dots
 HEARD_DOMAIN_ENDS = frozenset("com come calm net next org uk".split())  # a domain's end after "dot", as heard
 _EMAILED = frozenset("emailed emails emailing".split())  # strict mode: these name an e-mail too
 EMAIL_CONTEXT_MS = 30_000  # an e-mail named this soon before a turn spelling something out makes it the e-mail's
@@ -1593,7 +1594,9 @@ def _email_shapes(call: _Call, found: _Found) -> list[list[int]]:
     """The words of each e-mail heard in the shape of one, however garbled: around a mail provider's name
     (_names_provider) or an address written without its "@" (_written_address), up to EMAIL_WORDS words before it
     and the domain's end after it (_domain_piece: "it'll go to noshnublub8a .gmail," for "josh w eighty-eight at
-    gmail"); and, soon after an e-mail was named (_email_named), from up to EMAIL_WORDS words before a turn's first
+    gmail"); soon after an e-mail was named (_email_named), "at" with a domain's end up to AT_DOMAIN_WORDS words
+    after it ("A P under store invoices at Lake Shore Collision .ca"), from EMAIL_WORDS words before it; and, soon
+    after an e-mail was named, from up to EMAIL_WORDS words before a turn's first
     "dot" or "underscore" (_joins_address) to a word or two after its last, where it says two or more, or one
     before a domain's end as heard (HEARD_DOMAIN_ENDS) ("Email me or not and doctorate extra, not go not and then."
     for "olivia dot ngata at xtra dot co dot nz", "I are not medium of MWM .co .nl.", "I'll underscore if it's a bit
@@ -1609,6 +1612,11 @@ def _email_shapes(call: _Call, found: _Found) -> list[list[int]]:
             if end < len(words) and not _ends_clause(call.words[words[end - 1]].text):
                 end += 1
             out.append(words[max(0, dots[0] - EMAIL_WORDS):end])
+        for i in [i for i, w in enumerate(words) if _bare(call.words[w].text).lower() == "at"]:
+            end = next((j for j in range(i + 1, min(len(words), i + AT_DOMAIN_WORDS + 1))
+                        if _is_domain_end(call, words[j])), None)
+            if end is not None and _email_named(call, found, si):
+                out.append(words[max(0, i - EMAIL_WORDS):end + 1])
         for i, w in enumerate(words):
             if _names_provider(call, words, i) or _written_address(call.words[w].text):
                 end = i + 1

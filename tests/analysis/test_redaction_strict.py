@@ -300,6 +300,12 @@ def test_two_dots_heard_soon_after_an_email_is_named_are_an_email():
     assert strict((AGENT, "I've found your email."), (AGENT, "Which one would you like the letters to go to?"),
                   (CUSTOMER, "Or, it's met on Emobria like I've not come all one word."), entities=["email"])[2] == \
         "[EMAIL] one word."
+    # "at" and a domain's end soon after it ("a p underscore invoices at lakeshorecollision dot c a")
+    assert strict((AGENT, "I've found your email."), (AGENT, "Where should the invoices go from now on?"),
+                  (CUSTOMER, "Sure, A P under store invoices at Lake Shore Collision .ca, cheers."),
+                  entities=["email"])[2] == "[EMAIL], cheers."
+    assert strict((CUSTOMER, "Meet me at the cafe, it's on the corner."), entities=["email"]) == [
+        "Meet me at the cafe, it's on the corner."]
     # no e-mail named: "not" is a word
     assert strict((CUSTOMER, "No, nobody, not a call, not an SMS, nothing."), entities=["email"]) == [
         "No, nobody, not a call, not an SMS, nothing."]
