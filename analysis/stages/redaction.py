@@ -1613,10 +1613,10 @@ def _email_shapes(call: _Call, found: _Found) -> list[list[int]]:
                 end += 1
             out.append(words[max(0, dots[0] - EMAIL_WORDS):end])
         for i in [i for i, w in enumerate(words) if _bare(call.words[w].text).lower() == "at"]:
-            end = next((j for j in range(i + 1, min(len(words), i + AT_DOMAIN_WORDS + 1))
-                        if _is_domain_end(call, words[j])), None)
-            if end is not None and _email_named(call, found, si):
-                out.append(words[max(0, i - EMAIL_WORDS):end + 1])
+            domain_end = next((j for j in range(i + 1, min(len(words), i + AT_DOMAIN_WORDS + 1))
+                               if _is_domain_end(call, words[j])), None)
+            if domain_end is not None and _email_named(call, found, si):
+                out.append(words[max(0, i - EMAIL_WORDS):domain_end + 1])
         for i, w in enumerate(words):
             if _names_provider(call, words, i) or _written_address(call.words[w].text):
                 end = i + 1
