@@ -65,7 +65,7 @@ run's strict mode finds requests by meaning too, as the pipeline does (``--words
 ``--asr-cache DIR`` keeps the transcripts between runs (keyed by the call, the voices and the Whisper model), for
 working on the rules; ``--part fit`` runs one part only (fitting without reading the report part; the margin is
 then that part's); ``--part holdout`` the "holdout" calls, written without reading the rules and never fitted on,
-beside the fit part, whose margin they use (``--part holdout2`` to ``--part holdout11``: more such parts, each
+beside the fit part, whose margin they use (``--part holdout2`` to ``--part holdout20``: more such parts, each
 written after the rules were refitted on the one before); ``--verbose`` prints a line per call.
 """
 
@@ -117,7 +117,7 @@ LONG_CALL_MS = 80_000  # the benchmark's long calls (18 turns or more); the othe
 # parts written by engineers who had not read the rules, in turn
 HELD_OUT = ("holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7",
             "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15",
-            "holdout16")
+            "holdout16", "holdout17", "holdout18", "holdout19", "holdout20")
 
 
 def segments(turns: list[list[str]]) -> list[TranscriptSegment]:
