@@ -1561,8 +1561,13 @@ def _says_number(call: _Call, si: int) -> bool:
     """Whether segment si says a number: a numeric token, or words a recogniser writes for digits, two or more and
     half its words ("too flash too high" for "oh two slash two nine"; not "I want to go for a walk")."""
     toks = _segment_tokens(call, si)
+    return any(map(_numeric_token, toks)) or _misheard_number(toks)
+
+
+def _misheard_number(toks: list[str]) -> bool:
+    """Whether tokens are words a recogniser writes for digits, two or more and half of them ("Oh, I'm time -free.")."""
     misheard = sum(1 for t in toks if t in MISHEARD_DIGITS)
-    return any(map(_numeric_token, toks)) or (misheard >= 2 and misheard * 2 >= len(toks))
+    return misheard >= 2 and misheard * 2 >= len(toks)
 
 
 def _numeric_token(token: str) -> bool:
@@ -1595,7 +1600,8 @@ def _email_shapes(call: _Call, found: _Found) -> list[list[int]]:
     (_names_provider) or an address written without its "@" (_written_address), up to EMAIL_WORDS words before it
     and the domain's end after it (_domain_piece: "it'll go to noshnublub8a .gmail," for "josh w eighty-eight at
     gmail"); soon after an e-mail was named (_email_named), "at" with a domain's end up to AT_DOMAIN_WORDS words
-    after it ("A P under store invoices at Lake Shore Collision .ca"), from EMAIL_WORDS words before it; and, soon
+    after it ("A P under store invoices at Lake Shore Collision .ca"; "at email" for "at gmail"), from EMAIL_WORDS
+    words before it, and letters spelled out in the turn (_spelled_runs: "S-Me-Y-M-N-S-K-I."); and, soon
     after an e-mail was named, from up to EMAIL_WORDS words before a turn's first
     "dot" or "underscore" (_joins_address) to a word or two after its last, where it says two or more, or one
     before a domain's end as heard (HEARD_DOMAIN_ENDS) ("Email me or not and doctorate extra, not go not and then."
@@ -1614,15 +1620,35 @@ def _email_shapes(call: _Call, found: _Found) -> list[list[int]]:
             out.append(words[max(0, dots[0] - EMAIL_WORDS):end])
         for i in [i for i, w in enumerate(words) if _bare(call.words[w].text).lower() == "at"]:
             domain_end = next((j for j in range(i + 1, min(len(words), i + AT_DOMAIN_WORDS + 1))
-                               if _is_domain_end(call, words[j])), None)
+                               if _is_domain_end(call, words[j])
+                               or (j == i + 1 and tokens(call.words[words[j]].text) == ["email"])), None)
             if domain_end is not None and _email_named(call, found, si):
                 out.append(words[max(0, i - EMAIL_WORDS):domain_end + 1])
+        if _email_named(call, found, si):
+            out += _spelled_runs(call, words)
         for i, w in enumerate(words):
             if _names_provider(call, words, i) or _written_address(call.words[w].text):
                 end = i + 1
                 while end < min(len(words), i + 4) and _domain_piece(call.words[words[end]].text):
                     end += 1
                 out.append(words[max(0, i - EMAIL_WORDS):end])
+    return out
+
+
+def _spelled_runs(call: _Call, words: list[int]) -> list[list[int]]:
+    """The runs of a segment's words spelling something out inside a longer turn: SPELLED_LETTERS single letters or
+    more in words that are mostly letters ("It's merit not shaman's key at email, S-Me-Y-M-N-S-K-I.")."""
+    out: list[list[int]] = []
+    run: list[int] = []
+    for w in [*words, -1]:
+        toks = tokens(call.words[w].text) if w >= 0 else []
+        letters = sum(1 for t in toks if _letter(t))
+        if toks and letters * 2 >= len(toks):
+            run.append(w)
+            continue
+        if sum(1 for v in run for t in tokens(call.words[v].text) if _letter(t)) >= SPELLED_LETTERS:
+            out.append(run)
+        run = []
     return out
 
 
@@ -1740,19 +1766,19 @@ def _dates(call: _Call, reference: date | None) -> list[list[int]]:
 def _full_date_start(call: _Call, words: list[int], said: list[list[str]], i: int) -> int | None:
     """Where a full date with a two-digit year ending at word i starts (an index in words), if one does: both a day
     and a month within DATE_REACH words before it, or a day and a month said as ordinals ("the second of the ninth")
-    right before it, and the year ending what is said ("The 9th of May, 79.", "the 12th of June, 24th" for "twelfth
-    of June, seventy-four", "The second on the 9th, 77th,"; not "the 9th of May, 10 boxes", "from the 3rd of May to
-    the 24th")."""
-    if not (i + 1 == len(words) or _ends_clause(call.words[words[i]].text)):
-        return None
+    right before it, and the year ending what is said or, after the ordinals, right after them ("The 9th of May,
+    79.", "the 12th of June, 24th" for "twelfth of June, seventy-four", "The second on the 9th, 77th,", "12th on the
+    11th, 58th and the ..."; not "the 9th of May, 10 boxes", "from the 3rd of May to the 24th")."""
+    ends = i + 1 == len(words) or _ends_clause(call.words[words[i]].text)
     near = range(max(0, i - DATE_REACH), i)
     before = [t for j in near for t in said[j]]
-    if any(t in MONTHS for t in before) and any(_ordinal(t) for t in before):
+    if ends and any(t in MONTHS for t in before) and any(_ordinal(t) for t in before):
         return next(j for j in near if any(_is_date_word(t, False) for t in said[j]))
     # "the 2nd of the 9th": four words, each one token
     for j in range(max(0, i - DATE_REACH - 2), i - 3):
         day, joint, the, month = (said[k][0] if len(said[k]) == 1 else "" for k in range(j, j + 4))
-        if _ordinal(day) and joint in ("of", "on") and the == "the" and 1 <= _ordinal(month) <= 12:
+        if _ordinal(day) and joint in ("of", "on") and the == "the" and 1 <= _ordinal(month) <= 12 and \
+                (ends or j + 4 == i):
             return j
     return None
 
@@ -1818,9 +1844,12 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
         segments = {call.words[w].segment for w in run}
         groups = [w for si in _groups_before(call, min(segments)) if _value_turn(call, si) for w in call.by_segment[si]]
         words = sorted({*run, *groups, *(w for si in segments if _value_turn(call, si) for w in call.by_segment[si])})
-        adds.append((cue if cue in numeric else numeric[0], words, "digit_run"))
+        entity = cue if cue in numeric else numeric[0]
+        adds.append((entity, words, "digit_run"))
         if call.nearest_cue(call.words[run[0]].token, NAMED_BY) == "other":
             plain.update(words)
+        else:
+            adds += [(entity, again, "digit_run") for again in _repeats_of(call, run)]
     for entity, words, by in adds:
         words = [w for w in words if w not in taken]
         found.add_words(words, entity, by)
@@ -1837,6 +1866,44 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
             if near and min(_probability(call, v) for v in [w, *near]) < LOW_PROBABILITY:
                 found.add_words(near, entity, "low_confidence")
                 taken.update(near)
+    # a segment taken whole that the speaker's next goes right on from, saying SHORT_RUN digits or more, or mostly
+    # words heard for digits: one utterance the recogniser cut ("Just the last four women been in time, but thank
+    # you." / "Oh, I'm time -free."; not "It will be there in three days.")
+    for entity in numeric:
+        for si in range(1, len(call.segments)):
+            said = _segment_tokens(call, si)
+            if set(call.by_segment[si - 1]) <= found.words[entity] and _same_utterance(call, si) and (
+                    _digits_in([t for t in said if _numeric_token(t)]) >= SHORT_RUN or _misheard_number(said)):
+                words = [w for w in call.by_segment[si] if w not in taken]
+                found.add_words(words, entity, "digit_run")
+                taken.update(words)
+
+
+def _repeats_of(call: _Call, run: list[int]) -> list[list[int]]:
+    """The digits said after a run, by either side, that repeat SHORT_RUN or more of its digits in order, however
+    little of them either time was heard: its read-back ("1, 2, 3, and the account number" after "Mirafix 4, 1, 2,
+    3." for "Zero six four, one two three"), the card's last four where the payment is confirmed ("028 I'm in the
+    month number ..." after "... 4, 6, 1, 0, 2, 9, no wait, 0, 2, 8, 9.")."""
+    digits = _digits_of(call, run)
+    out = []
+    for k in range(call.words[run[-1]].segment + 1, len(call.segments)):
+        group: list[int] = []
+        for w in [*call.by_segment[k], -1]:
+            toks = tokens(call.words[w].text) if w >= 0 else []
+            if toks and all(_digits_said(t, None) >= 0 and t not in MISHEARD_DIGITS for t in toks):
+                group.append(w)
+                continue
+            text = " ".join(call.words[g].text for g in group)
+            if len(said := _digits_of(call, group)) >= SHORT_RUN and said in digits and \
+                    not re.search(rf"[{_CURRENCY}:%]", text):  # an amount or a time, as for runs
+                out.append(group)
+            group = []
+    return out
+
+
+def _digits_of(call: _Call, words: list[int]) -> str:
+    """The digits words say, in order ("4, 1, 2, 3.": "4123")."""
+    return "".join(g for run in digit_runs(" ".join(call.words[w].text for w in words)) for g in run.groups)
 
 
 def _turn_words(call: _Call, si: int) -> list[int]:

@@ -250,6 +250,9 @@ def test_a_day_and_a_month_with_two_digits_after_them_are_a_birth_date_without_a
     assert strict((AGENT, "And your name's Umber, Margaret."), (CUSTOMER, "the 12th of June, 24th"),
                   (AGENT, "We're closed from the 3rd of May to the 24th."), entities=["date_of_birth"])[1:] == [
         "[DATE_OF_BIRTH]", "We're closed from the 3rd of May to the 24th."]
+    # the agent's read-back of "twelfth of November, nineteen fifty-eight", the next request right on
+    assert strict((AGENT, "12th on the 11th, 58th and the BBS number,"), entities=["date_of_birth"]) == [
+        "[DATE_OF_BIRTH] and the BBS number,"]
 
 
 def test_speech_without_words_is_listed_in_strict_mode_only():
@@ -541,3 +544,46 @@ def test_a_long_run_is_a_cards_unless_an_other_cue_names_it_right_before():
     assert "8263" not in " ".join(texts(redact(said, ["payment_card"], mode="strict").segments))
     order = call((CUSTOMER, "My order number is 4559 0147 8263 3018"), (AGENT, "Thanks, it ships on the 3rd."))
     assert texts(redact(order, ["payment_card"], mode="strict").segments)[1] == "Thanks, it ships on the 3rd."
+
+
+def test_at_email_and_letters_spelled_inside_a_turn_after_an_email_is_named_are_the_email():
+    # "It's derek dot szymanski at gmail, S Z Y M A N S K I."
+    said = strict((AGENT, "The confirmation goes by email, MaryKF at gmail.com."), (CUSTOMER, "Thanks."),
+                  (CUSTOMER, "Oh and it's merit not shaman's key at email, S-Me-Y-M-N-S-K-I."), entities=["email"])
+    assert said[1:] == ["Thanks.", "[EMAIL]."]
+    said = strict((AGENT, "The confirmation goes by email, MaryKF at gmail.com."), (CUSTOMER, "Thanks."),
+                  (CUSTOMER, "Oh and it's the other one, S-Me-Y-M-N-S-K-I, thanks."), entities=["email"])
+    assert "S-Me" not in said[2] and said[2].endswith(", thanks.")
+    # letters spelled with no e-mail named, or too few, are no e-mail's
+    assert strict((CUSTOMER, "That's Smith, S-M-I-T-H."), entities=["email"]) == ["That's Smith, S-M-I-T-H."]
+    assert strict((CUSTOMER, "I read that email on the B B C site."), entities=["email"]) == [
+        "I read that email on the B B C site."]
+
+
+def test_the_cards_last_digits_repeated_when_the_payment_is_confirmed_are_taken():
+    # "That's approved, four sixty-five fifty on the card ending oh two eight nine. Is the best number ..."
+    said = strict((AGENT, "What's the long number on the card?"),
+                  (CUSTOMER, "It's 5312 7780 4461 029, no wait, 0, 2, 8, 9."),
+                  (AGENT, "As approved, 46th I'm 50 on the car mending."),
+                  (AGENT, "028 I'm in the month number to reach you still."), (CUSTOMER, "Yes, it's 330 on Friday."))
+    assert said[2:] == ["As approved, 46th I'm 50 on the car mending.",
+                        "[PAYMENT_CARD] I'm in the month number to reach you still.", "Yes, it's 330 on Friday."]
+
+
+def test_a_number_going_right_on_from_a_segment_taken_whole_is_taken_with_it():
+    # an SSN's last four read back over two segments the recogniser cut: "... oh nine five three matches"
+    said = strict((AGENT, "And the last four of your social?"), (CUSTOMER, "It's all 1-2, 10-10-09-3."),
+                  (AGENT, "Just the last four women been in time, but thank you."), (AGENT, "Oh, I'm time -free."),
+                  (AGENT, "Okay, so your claim is for the rear bumper."),
+                  entities=["payment_card", "national_id"], unsure={"women", "been", "in", "time,"})
+    assert said[2:] == ["[PAYMENT_CARD].", "[PAYMENT_CARD].", "Okay, so your claim is for the rear bumper."]
+
+
+def test_the_other_speakers_read_back_of_part_of_a_run_is_taken():
+    # "Zero six four, one two three." read back, both heard in part; the request heard "ESP"
+    said = strict((AGENT, "Can I get your ESP?"), (CUSTOMER, "Mirafix 4, 1, 2, 3."),
+                  (AGENT, "1, 2, 3, and the account number"), entities=["bank_account"])
+    assert "1, 2, 3" not in said[2]
+    # an order number's digits repeated are not
+    assert strict((CUSTOMER, "My order number is 5 5 1 2 3."), (AGENT, "1 2 3? Let me check that."),
+                  entities=["bank_account"])[1] == "1 2 3? Let me check that."
