@@ -52,8 +52,10 @@ speech run also prints, per type, the true spans that survive: a word of one lef
 LEAK_SHARE of its speech samples left in the served audio; and by the issue's leak test, 4 consecutive digits of
 its own left in the transcript (spoken or written) or the audio test (a span of fewer digits: the word test), each
 one with what ASR heard under ``--misses``; and the share of the calls' time the served audio blanks, beside the
-true spans' share, and of it the time outside the true spans (the cost beyond the values), and the same for the
-long calls alone (80 s or more: a contact centre's calls, where values are a small part). Text mode prints the
+true spans' share, and of it the time outside the true spans (the cost beyond the values), that cost by what found
+the words (the result's found_by: a span's time outside the true spans shared among its finders), the speech
+without words and the margins (the rest: each range's reach to its neighbouring words and the audio margin), and
+the same for the long calls alone (80 s or more: a contact centre's calls, where values are a small part). Text mode prints the
 words outside true spans redacted.
 
 ``--requests`` measures strict mode's requests, per turn, found by their words (the rules) and by their meaning
@@ -314,6 +316,9 @@ class SpeechTally:
     leaks: dict[EntityType, list[int]] = field(default_factory=lambda: {e: [0, 0, 0, 0] for e in ENTITY_TYPES})
     blanked_ms: int = 0  # the served audio's filled time
     blanked_other_ms: int = 0  # of which outside the true spans: what redaction costs beyond the values
+    # that cost by what found the words (FOUND_BY: a span's time outside the true spans, shared among its finders),
+    # "speech without words", and "margins" (the rest: the audio margins around each redacted range)
+    blanked_by: dict[str, float] = field(default_factory=dict)
     truth_ms: int = 0  # the true spans' time (the least a redaction that takes them all must blank)
     audio_ms: int = 0
     # the same three of the calls of LONG_CALL_MS or more: calls as a contact centre has them, values a small part
@@ -409,9 +414,18 @@ def _score_audio(t: Transcribed, found: list[SpokenSpan], margin_ms: int, fill: 
               if s < t.duration_ms]
     true_ranges = merged((s.start_ms, s.end_ms) for s in t.truth)
     blanked = sum(e - s for s, e in ranges)
+    other = sum(_outside_ms(s, e, true_ranges) for s, e in ranges)
     tally.blanked_ms += blanked
-    tally.blanked_other_ms += blanked - sum(max(0, min(e, te) - max(s, ts))
-                                            for s, e in ranges for ts, te in true_ranges)
+    tally.blanked_other_ms += other
+    by = tally.blanked_by
+    for span in t.spans:
+        cost = _outside_ms(span.start_ms, span.end_ms, true_ranges)
+        other -= cost
+        for finder in span.found_by:
+            by[finder] = by.get(finder, 0) + cost / len(span.found_by)
+    unheard = sum(_outside_ms(s, e, true_ranges) for s, e in t.unheard)
+    by["speech without words"] = by.get("speech without words", 0) + unheard
+    by["margins"] = by.get("margins", 0) + other - unheard
     tally.truth_ms += sum(e - s for s, e in true_ranges)
     if t.duration_ms >= LONG_CALL_MS:
         tally.long_blanked_ms += blanked
@@ -457,6 +471,11 @@ def _score_audio(t: Transcribed, found: list[SpokenSpan], margin_ms: int, fill: 
     other = (np.abs(original) > S16_STEP) & outside
     tally.other_speech += int(other.sum())
     tally.other_filled += int((other & filled).sum())
+
+
+def _outside_ms(start: int, end: int, true_ranges: list[tuple[int, int]]) -> int:
+    """How much of start..end lies outside the (merged) true spans."""
+    return end - start - sum(max(0, min(end, te) - max(start, ts)) for ts, te in true_ranges)
 
 
 def _digits(text: str) -> str:
@@ -586,6 +605,9 @@ def _speech_figures(done: dict[str, list[Transcribed]], folder: Path, args: argp
               + (f"; calls of {LONG_CALL_MS // 1000} s or more: blanked "
                  f"{_pct(tally.long_blanked_ms, tally.long_audio_ms).strip()} % (true spans "
                  f"{_pct(tally.long_truth_ms, tally.long_audio_ms).strip()} %)" if tally.long_audio_ms else ""))
+        print(f"{part}: blanked outside the true spans, by what found it, % of the calls' time: " + ", ".join(
+            f"{finder} {100 * ms / tally.audio_ms:.1f}" for finder, ms in
+            sorted(tally.blanked_by.items(), key=lambda kv: -kv[1]) if ms >= 0.0005 * tally.audio_ms))
         print(f"{part}: survives (mode {mode}): type, true spans, in the transcript, in the transcript or audible, "
               "4 of its digits in a row in the transcript or audible")
         for entity, (n, written, either, digits) in tally.leaks.items():
