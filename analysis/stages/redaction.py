@@ -1162,7 +1162,7 @@ _CARD_CUES = frozenset({"card", "last4", "cvv", "expiry"})
 WINDOWED = (EntityType.PAYMENT_CARD, EntityType.BANK_ACCOUNT)
 # What an agent says once a value has been taken (a payment went through, a caller was found): it closes the
 # value's window (_value_windows)
-_TAKEN = _phrases("""processed | approved | authorised | authorized | declined | gone through | went through |
+_TAKEN = _phrases("""processed | approved | authorised | authorized | declined | charged | gone through | went through |
     payment is complete | payment complete | payment has been taken | payment's been taken | payment taken |
     that's saved | that's been saved | all done | successful | that's set up | all set up | i found you |
     found your account | you're verified | you've been verified | anything else | is paid | been paid | that's paid |
@@ -1417,8 +1417,8 @@ def _requested_answers(call: _Call, found: _Found, wanted: list[EntityType],
 
 
 def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityType, str]],
-                   cued_runs: dict[int, EntityType], entities: list[EntityType], max_answer_ms: int
-                   ) -> list[tuple[EntityType, list[int]]]:
+                   cued_runs: dict[int, EntityType], run_segments: set[int], entities: list[EntityType],
+                   max_answer_ms: int) -> list[tuple[EntityType, list[int]]]:
     """The turns that say a number while a card or bank details are being given (`entities`, of WINDOWED), whole,
     with the value's entity. A window opens at a request for such a value that the other speakers answer with
     digits (SHORT_RUN or more, before the asker says more than a backchannel), or after a turn where the rules
@@ -1429,8 +1429,10 @@ def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityT
     max_answer_ms pass after the window's last request or value. A card is given over several turns, with
     backchannels, corrections and read-backs between, and Whisper writes digits as anything on a phone line
     ("7692," after "Mm-hm. Go on."; a read-back heard "$1 .14, $2 .806, $1 .175"): while a value is being given,
-    what either side says with a number in it (_says_number) is taken, as a payment pause would take it, and such a
-    turn keeps the window open for max_answer_ms more. Where the window's request is known, the giver's other turns
+    what either side says with a number in it (_says_number) is taken, as a payment pause would take it, and a turn
+    with a run of digits in it (`run_segments`, _digit_runs) keeps the window open for max_answer_ms more (not
+    talk with numbers in it: "it's down for about 5 minutes each time", "you're on the 150 package" kept a
+    window open through a fault call). Where the window's request is known, the giver's other turns
     are taken too, within the bound (_gives: an expiry heard as words, "Hermann's last went in iron." for "Seven
     slash twenty-nine."); so is what a speaker says right on from a turn taken (UTTERANCE_GAP_MS: "right
     -wentifics" for "July twenty-six", the end of a read-back Whisper cut off); the asker's other turns without a
@@ -1448,7 +1450,8 @@ def _value_windows(call: _Call, found: _Found, requests: dict[int, tuple[EntityT
         said = next((e for e in entities if found.words[e] & words), cued_runs.get(k))
         if entity is not None and _says_number(call, k):
             out.append((entity, call.by_segment[k]))  # a read-back said with the next request included
-            until = max(until, segment.end_ms + max_answer_ms)  # the value is still being given
+            if k in run_segments:
+                until = max(until, segment.end_ms + max_answer_ms)  # the value is still being given
         elif entity is not None and (_goes_on(call, k, taken=bool(out) and out[-1][1] == call.by_segment[k - 1])
                                      or _gives(call, k, asker)):
             out.append((entity, [w for w in call.by_segment[k] if call.words[w].start_ms < until]))
@@ -1830,7 +1833,9 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
     cued_runs = {call.words[run[0]].segment: entity for run, cue in runs
                  if (entity := _run_names(call, run, cue)) in windowed}
     adds += [(entity, words, "value_window")
-             for entity, words in _value_windows(call, found, requests, cued_runs, windowed, max_answer_ms)]
+             for entity, words in _value_windows(call, found, requests, cued_runs,
+                                                 {call.words[w].segment for run, _ in runs for w in run}, windowed,
+                                                 max_answer_ms)]
     if EntityType.DATE_OF_BIRTH in wanted:
         adds += [(EntityType.DATE_OF_BIRTH, words, "digit_run") for words in _dates(call, reference)]
     if EntityType.PAYMENT_CARD in wanted:

@@ -587,3 +587,20 @@ def test_the_other_speakers_read_back_of_part_of_a_run_is_taken():
     # an order number's digits repeated are not
     assert strict((CUSTOMER, "My order number is 5 5 1 2 3."), (AGENT, "1 2 3? Let me check that."),
                   entities=["bank_account"])[1] == "1 2 3? Let me check that."
+
+
+def test_talk_with_numbers_in_it_does_not_keep_a_bank_details_window_open():
+    """A fault call whose first request named the account number: "20 minutes", "5 minutes" and "90 seconds" are
+    no digits being given, and the window closes its longest answer after the account number."""
+    said = call((AGENT, "Can I take the account number?"), (CUSTOMER, "It's 3 1 9 2 6 8 1 9."),
+                (AGENT, "Thanks, what seems to be the problem?"),
+                (CUSTOMER, "The internet keeps dropping out for 20 minutes at a time."),
+                (CUSTOMER, "And it's down for about 5 minutes each time, every evening this week."),
+                (AGENT, "Okay, I'm running a line test now, it takes about 90 seconds to finish."))
+    redacted = texts(redact(said, ["bank_account"], mode="strict", max_answer_ms=5_000).segments)
+    assert redacted[1] == "[BANK_ACCOUNT]." and redacted[4:] == texts(said)[4:]
+    # digits still coming keep it open
+    said = call((AGENT, "Can I take the account number?"), (CUSTOMER, "It's 3 1 9 2,"),
+                (AGENT, "Mm-hm, go on whenever you're ready, no rush at all."),
+                (CUSTOMER, "Sorry, the glasses, the light is bad here, it's 6 8 1 9."))
+    assert "6 8 1 9" not in " ".join(texts(redact(said, ["bank_account"], mode="strict", max_answer_ms=5_000).segments))
