@@ -55,8 +55,8 @@ one with what ASR heard under ``--misses``; and the share of the calls' time the
 true spans' share, and of it the time outside the true spans (the cost beyond the values), that cost by what found
 the words (the result's found_by: a span's time outside the true spans shared among its finders), the speech
 without words and the margins (the rest: each range's reach to its neighbouring words and the audio margin), and
-the same for the long calls alone (80 s or more: a contact centre's calls, where values are a small part). Text mode prints the
-words outside true spans redacted.
+the same for the long calls alone (80 s or more: a contact centre's calls, where values are a small part). Text mode
+prints the words outside true spans redacted.
 
 ``--requests`` measures strict mode's requests, per turn, found by their words (the rules) and by their meaning
 (the text model against request_examples.py; the threshold fitted on the fit part, the best F1 of meaning alone),
