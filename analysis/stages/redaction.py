@@ -1162,7 +1162,7 @@ _CARD_CUES = frozenset({"card", "last4", "cvv", "expiry"})
 WINDOWED = (EntityType.PAYMENT_CARD, EntityType.BANK_ACCOUNT)
 # What an agent says once a value has been taken (a payment went through, a caller was found): it closes the
 # value's window (_value_windows)
-_TAKEN = _phrases("""processed | approved | authorised | authorized | declined | charged | gone through | went through |
+_TAKEN = _phrases("""processed | approved | authorised | authorized | declined | gone through | went through |
     payment is complete | payment complete | payment has been taken | payment's been taken | payment taken |
     that's saved | that's been saved | all done | successful | that's set up | all set up | i found you |
     found your account | you're verified | you've been verified | anything else | is paid | been paid | that's paid |
