@@ -1819,9 +1819,10 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
             embedder: Any = None, reference: date | None = None) -> None:
     """Strict mode's spans, beside the rules': answers to requests (found by their words, and by their meaning
     where a text embedder is given), the turns that say a number while a value is given, dates that may be birth
-    dates, runs of digits (a turn that is mostly one: whole; with the groups said alone before it), the words right
-    after "the card ending", and the words around a span heard with a low probability (not around a run an "other"
-    cue names right before it: "your claim number is 4,4001,291"). A word already found keeps its entity."""
+    dates, runs of digits (a turn that is mostly one: whole; with the groups said alone before it, and their digits
+    said again later: _repeats_of), the words right after "the card ending", the words around a span heard with a
+    low probability (not around a run an "other" cue names right before it: "your claim number is 4,4001,291"),
+    and the digits going right on from a segment taken whole. A word already found keeps its entity."""
     taken = set().union(*found.words.values())
     numeric = [e for e in _NUMERIC if e in wanted]
     meant = requests_by_meaning(call.segments, embedder, language) if embedder is not None else None
