@@ -1287,7 +1287,12 @@ def _is_run(call: _Call, run: list[int], whole: bool) -> bool:
     other = call.nearest_cue(call.words[run[0]].token, NAMED_BY) == "other"
     long = any(sum(ch.isdigit() for ch in t) >= (LONG_NUMBER if other else DIGIT_RUN) for t in real)
     return _digits_in(said) >= least and (len(real) >= 2 or lettered or whole or long) and not years and \
-        not re.search(rf"[{_CURRENCY}:%]", text)
+        not _amount_or_time(text)
+
+
+def _amount_or_time(text: str) -> bool:
+    """Whether digits written in text are an amount or a time ("$1,250", "13:30", "15%"), no run of a value."""
+    return re.search(rf"[{_CURRENCY}:%]", text) is not None
 
 
 def requests_by_words(segments: Sequence[TranscriptSegment], language: str | None) -> dict[int, EntityType]:
@@ -1616,7 +1621,8 @@ def _email_shapes(call: _Call, found: _Found) -> list[list[int]]:
         dots = [i for i, w in enumerate(words) if _joins_address(call.words[w].text)]
         domain = any(i + 1 < len(words) and _bare(call.words[words[i + 1]].text).lower() in HEARD_DOMAIN_ENDS
                      for i in dots)
-        if (len(dots) >= 2 or domain) and _email_named(call, found, si):
+        named = _email_named(call, found, si)
+        if (len(dots) >= 2 or domain) and named:
             end = min(len(words), dots[-1] + 2)  # with the domain's last piece, or two where the first goes on
             if end < len(words) and not _ends_clause(call.words[words[end - 1]].text):
                 end += 1
@@ -1625,9 +1631,9 @@ def _email_shapes(call: _Call, found: _Found) -> list[list[int]]:
             domain_end = next((j for j in range(i + 1, min(len(words), i + AT_DOMAIN_WORDS + 1))
                                if _is_domain_end(call, words[j])
                                or (j == i + 1 and tokens(call.words[words[j]].text) == ["email"])), None)
-            if domain_end is not None and _email_named(call, found, si):
+            if domain_end is not None and named:
                 out.append(words[max(0, i - EMAIL_WORDS):domain_end + 1])
-        if _email_named(call, found, si):
+        if named:
             out += _spelled_runs(call, words)
         for i, w in enumerate(words):
             if _names_provider(call, words, i) or _written_address(call.words[w].text):
@@ -1830,6 +1836,7 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
     adds = _requested_answers(call, found, wanted, requests, max_answer_ms)
     runs = [(run, _CUE_ENTITY.get(call.nearest_cue(call.words[run[0]].token) or ""))
             for run in (_digit_runs(call) if numeric else [])]
+    digit_groups = _digit_groups(call) if runs else []
     windowed = [e for e in WINDOWED if e in wanted]
     cued_runs = {call.words[run[0]].segment: entity for run, cue in runs
                  if (entity := _run_names(call, run, cue)) in windowed}
@@ -1855,7 +1862,7 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
         if call.nearest_cue(call.words[run[0]].token, NAMED_BY) == "other":
             plain.update(words)
         else:
-            adds += [(entity, again, "digit_run") for again in _repeats_of(call, run)]
+            adds += [(entity, again, "digit_run") for again in _repeats_of(call, run, digit_groups)]
     for entity, words, by in adds:
         words = [w for w in words if w not in taken]
         found.add_words(words, entity, by)
@@ -1875,34 +1882,40 @@ def _strict(call: _Call, found: _Found, wanted: list[EntityType], language: str 
     # a segment taken whole that the speaker's next goes right on from, saying SHORT_RUN digits or more, or mostly
     # words heard for digits: one utterance the recogniser cut ("Just the last four women been in time, but thank
     # you." / "Oh, I'm time -free."; not "It will be there in three days.")
-    for entity in numeric:
-        for si in range(1, len(call.segments)):
-            said = _segment_tokens(call, si)
-            if set(call.by_segment[si - 1]) <= found.words[entity] and _same_utterance(call, si) and (
-                    _digits_in([t for t in said if _numeric_token(t)]) >= SHORT_RUN or _misheard_number(said)):
+    for si in range(1, len(call.segments)):
+        said = _segment_tokens(call, si)
+        if not (_same_utterance(call, si) and (
+                _digits_in([t for t in said if _numeric_token(t)]) >= SHORT_RUN or _misheard_number(said))):
+            continue
+        for entity in numeric:
+            if set(call.by_segment[si - 1]) <= found.words[entity]:
                 words = [w for w in call.by_segment[si] if w not in taken]
                 found.add_words(words, entity, "digit_run")
                 taken.update(words)
 
 
-def _repeats_of(call: _Call, run: list[int]) -> list[list[int]]:
-    """The digits said after a run, by either side, that repeat SHORT_RUN or more of its digits in order, however
-    little of them either time was heard: its read-back ("1, 2, 3, and the account number" after "Mirafix 4, 1, 2,
-    3." for "Zero six four, one two three"), the card's last four where the payment is confirmed ("028 I'm in the
-    month number ..." after "... 4, 6, 1, 0, 2, 9, no wait, 0, 2, 8, 9.")."""
-    digits = _digits_of(call, run)
+def _repeats_of(call: _Call, run: list[int], groups: list[tuple[int, list[int], str]]) -> list[list[int]]:
+    """The groups of digits (_digit_groups) said after a run, by either side, that repeat SHORT_RUN or more of its
+    digits in order, however little of them either time was heard: its read-back ("1, 2, 3, and the account number"
+    after "Mirafix 4, 1, 2, 3." for "Zero six four, one two three"), the card's last four where the payment is
+    confirmed ("028 I'm in the month number ..." after "... 4, 6, 1, 0, 2, 9, no wait, 0, 2, 8, 9.")."""
+    digits, after = _digits_of(call, run), call.words[run[-1]].segment
+    return [words for si, words, said in groups if si > after and len(said) >= SHORT_RUN and said in digits]
+
+
+def _digit_groups(call: _Call) -> list[tuple[int, list[int], str]]:
+    """(segment, words, digits) of each group of consecutive words saying digits only (no word heard for one, not
+    an amount or a time), read once per call for every run's repeats."""
     out = []
-    for k in range(call.words[run[-1]].segment + 1, len(call.segments)):
+    for si, words in enumerate(call.by_segment):
         group: list[int] = []
-        for w in [*call.by_segment[k], -1]:
+        for w in [*words, -1]:
             toks = tokens(call.words[w].text) if w >= 0 else []
             if toks and all(_digits_said(t, None) >= 0 and t not in MISHEARD_DIGITS for t in toks):
                 group.append(w)
                 continue
-            text = " ".join(call.words[g].text for g in group)
-            if len(said := _digits_of(call, group)) >= SHORT_RUN and said in digits and \
-                    not re.search(rf"[{_CURRENCY}:%]", text):  # an amount or a time, as for runs
-                out.append(group)
+            if group and not _amount_or_time(" ".join(call.words[g].text for g in group)):
+                out.append((si, group, _digits_of(call, group)))
             group = []
     return out
 
